@@ -1,0 +1,103 @@
+/*
+ * argus.c: main() and the table of subcommands.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "common.h"
+
+static const struct cmd cmds[] = {
+	{ "info", cmd_info, "summarize a trace: span, segments, events, threads" },
+	{ "dump", cmd_dump, "print the events of a trace, one per line" },
+	{ "record", cmd_record, "record the system in the foreground (or around a command)" },
+	{ "start", cmd_start, "start the flight recorder as a daemon" },
+	{ "stop", cmd_stop, "flush and stop the flight recorder daemon" },
+	{ "status", cmd_status, "show what the flight recorder records" },
+};
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: argus [--version] [--help] COMMAND [ARGS]\n"
+	    "\n"
+	    "argus records what every thread of the system waits for and who\n"
+	    "wakes it, and explains why an application hung.\n"
+	    "\n"
+	    "Commands:\n");
+	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
+		fprintf(f, "   %-9s %s\n", cmds[i].name, cmds[i].summary);
+	fprintf(f, "\nSee 'argus COMMAND --help' and argus(1).\n");
+}
+
+int
+cmd_error(const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "argus %s: ", name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 1;
+}
+
+int
+cmd_usage_error(const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "argus %s: ", name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see 'argus %s --help')\n", name);
+	return 2;
+}
+
+int
+cmd_parse_time(const char *s, unsigned long long first_ts,
+    unsigned long long *out)
+{
+	uint64_t v;
+
+	if (s[0] == '@') {
+		if (parse_u64(s + 1, &v) != 0)
+			return -1;
+		*out = v;
+		return 0;
+	}
+	if (parse_duration(s, &v) != 0)
+		return -1;
+	*out = first_ts + v;
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "--version") == 0 ||
+	    strcmp(argv[1], "version") == 0) {
+		printf("argus %s\n", ARGUS_VERSION);
+		return 0;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
+		if (strcmp(argv[1], cmds[i].name) == 0)
+			return cmds[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "argus: '%s' is not a command (see 'argus --help')\n",
+	    argv[1]);
+	return 2;
+}

@@ -1,0 +1,39 @@
+/*
+ * cmd.h: the subcommands of the argus binary.
+ *
+ * Each command is a function taking its own argv (argv[0] is the command
+ * name) and returning the process exit status: 0 success, 1 failure,
+ * 2 usage error. Commands print their errors as one line
+ * "argus COMMAND: ..." on stderr; only main() exits.
+ */
+#ifndef ARGUS_CMD_H
+#define ARGUS_CMD_H
+
+struct cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+int cmd_info(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+int cmd_record(int argc, char **argv);
+int cmd_start(int argc, char **argv);
+int cmd_stop(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+
+/* Print "argus NAME: message" on stderr; returns 1 (or 2 for usage). */
+int cmd_error(const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+int cmd_usage_error(const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/*
+ * Parse a time given on the command line: seconds since the trace start
+ * ("1.5", "250ms") or absolute nanoseconds on the trace clock ("@123456").
+ * first_ts is the trace start. Returns 0 or -1.
+ */
+int cmd_parse_time(const char *s, unsigned long long first_ts,
+    unsigned long long *out);
+
+#endif

@@ -1,0 +1,50 @@
+/*
+ * common.h: small helpers shared by every part of argus.
+ *
+ * Memory helpers abort on allocation failure (the only place argus aborts);
+ * parsers return 0 on success and -1 on malformed input, never exit.
+ */
+#ifndef ARGUS_COMMON_H
+#define ARGUS_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ARGUS_VERSION "0.1.0"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define UNUSED __attribute__((unused))
+#define PRINTFLIKE(f, a) __attribute__((format(printf, f, a)))
+
+/* Allocation wrappers: never return NULL; abort with a message on OOM. */
+void *xmalloc(size_t size);
+void *xcalloc(size_t nmemb, size_t size);
+void *xrealloc(void *ptr, size_t size);
+/* Grow *ptr (of *cap elements of elem bytes) to hold at least need. */
+void *xreallocarray(void *ptr, size_t nmemb, size_t size);
+char *xstrdup(const char *s);
+/* Allocated printf; never NULL. */
+char *xasprintf(const char *fmt, ...) PRINTFLIKE(1, 2);
+
+/*
+ * Parse "64M", "2G", "512k", "1048576" (binary units, optional "iB"/"B").
+ * Returns 0 and stores bytes, or -1 on a malformed or overflowing value.
+ */
+int parse_size(const char *s, uint64_t *out);
+/*
+ * Parse a duration in seconds with an optional unit: "1.5", "250ms",
+ * "10s", "2m", "1h", "800us", "100ns". Stores nanoseconds.
+ */
+int parse_duration(const char *s, uint64_t *out_ns);
+/* Parse an unsigned decimal integer fitting in 64 bits. */
+int parse_u64(const char *s, uint64_t *out);
+
+/* Format bytes as "12.3 MiB" into buf (at least 16 bytes). */
+const char *fmt_bytes(char *buf, size_t len, uint64_t bytes);
+/* Format a duration in ns as "1.234 s", "12.5 ms", "800 us". */
+const char *fmt_duration(char *buf, size_t len, uint64_t ns);
+
+/* Monotonic clock in nanoseconds. */
+uint64_t now_ns(void);
+
+#endif

@@ -1,0 +1,56 @@
+/*
+ * marker.h: the binary records libargus writes into the recorder's
+ * trace_marker_raw, and the recorder decodes into TT_USER and TT_STACK
+ * events. Shared by instrument/ and trace/; no other dependencies.
+ *
+ * One write() is one record: a fixed header, then len bytes: the name
+ * (no NUL) for user kinds, or len/8 little-endian u64 frames (innermost
+ * first) for ARGUS_MK_STACK. The thread is the writer's (the kernel
+ * records common_pid), the time the kernel's.
+ */
+#ifndef ARGUS_MARKER_H
+#define ARGUS_MARKER_H
+
+#include <stdint.h>
+
+#define ARGUS_MARKER_ID 0x41524755u	/* "UGRA" little-endian */
+#define ARGUS_MK_STACK 0x100		/* kind of a stack record */
+#define ARGUS_MARKER_MAX_NAME 64
+#define ARGUS_MARKER_MAX_FRAMES 32
+
+/*
+ * Additions (backward-compatible: older records are unchanged).
+ *
+ * ARGUS_MK_MMAP: one executable (or file-backed) mapping of the writer's
+ * process, written by libargus when it switches on: key = start address,
+ * arg = length, arg2 = file offset, payload = the path (no NUL). The
+ * recorder turns it into a TT_MMAP event for the writer's pid.
+ *
+ * ARGUS_MK_PROXY, or-ed into kind: the record is about another thread
+ * than the writer (argus watch writing for the thread that touched a
+ * watched flag; the watchdog writing a hang mark and the stack for the
+ * main thread). The payload then starts with a little-endian u64 whose
+ * low 32 bits are that thread's tid; the name or frames follow, and len
+ * counts the 8 bytes. The recorder uses that tid for the TT_USER or
+ * TT_STACK event instead of the writer's.
+ */
+#define ARGUS_MK_MMAP 0x101
+#define ARGUS_MK_PROXY 0x8000
+
+struct argus_marker_hdr {
+	uint32_t id;		/* ARGUS_MARKER_ID */
+	uint16_t kind;		/* enum trace_user, or ARGUS_MK_STACK */
+	uint16_t len;		/* payload bytes after the header */
+	uint64_t key;		/* stack: the TT_USER kind it belongs to */
+	uint64_t arg;
+	uint64_t arg2;
+};
+
+/*
+ * Where the recorder tells libargus which trace_marker_raw to write to:
+ * the recorder writes the path into this file while it runs and removes
+ * it when it stops. libargus also accepts ARGUS_MARKER=PATH.
+ */
+#define ARGUS_MARKER_PATH_FILE "/run/argus/marker"
+
+#endif

@@ -1,0 +1,680 @@
+/*
+ * test-store.c: the trace store, written and read back through real files.
+ *
+ * Fixtures are generated in code: gen_event(i) gives the i-th event of a
+ * deterministic stream (its CPU, type, fields and blob follow from i), so
+ * a test can check exactly which events survived damage or rotation.
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common.h"
+#include "trace.h"
+#include "trace-local.h"
+#include "store-fixture.h"
+
+static char *
+tmpdir(void)
+{
+	char tmpl[] = "/tmp/argus-test-XXXXXX";
+	char *d = mkdtemp(tmpl);
+
+	cr_assert_not_null(d);
+	return xstrdup(d);
+}
+
+static void
+rm_rf(const char *dir)
+{
+	char *cmd = xasprintf("rm -rf '%s'", dir);
+
+	(void)system(cmd);
+	free(cmd);
+}
+
+static uint64_t
+dir_bytes(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	uint64_t sum = 0;
+
+	cr_assert_not_null(d);
+	while ((de = readdir(d)) != NULL) {
+		struct stat sb;
+		char *p;
+
+		if (strncmp(de->d_name, "seg-", 4) != 0)
+			continue;
+		p = xasprintf("%s/%s", dir, de->d_name);
+		if (stat(p, &sb) == 0)
+			sum += (uint64_t)sb.st_size;
+		free(p);
+	}
+	closedir(d);
+	return sum;
+}
+
+static struct trace_writer *
+open_writer(const char *dir, uint64_t bound, uint64_t seg)
+{
+	struct trace_writer_opts o = { 0 };
+	struct trace_writer *w;
+	char *cause = NULL;
+
+	o.size_bound = bound;
+	o.segment_size = seg;
+	o.chunk_size = 16 << 10;	/* many chunks, so seeks and damage bite */
+	o.ncpus = FIX_NCPUS;
+	o.group = (gid_t)-1;
+	o.hostname = "testhost";
+	o.release = "6.0-test";
+	o.boot_id = "boot-1";
+	int err = trace_writer_open(&w, dir, &o, &cause);
+
+	cr_assert_eq(err, 0, "writer open: %s", cause ? cause : "?");
+	return w;
+}
+
+static struct trace_reader *
+open_reader(const char *dir)
+{
+	struct trace_reader *r;
+	char *cause = NULL;
+	int err = trace_reader_open(&r, dir, &cause);
+
+	cr_assert_eq(err, 0, "reader open: %s", cause ? cause : "?");
+	return r;
+}
+
+static void
+assert_same(const struct trace_event *a, const struct trace_event *b)
+{
+	cr_assert_eq(a->ts, b->ts, "ts %llu != %llu",
+	    (unsigned long long)a->ts, (unsigned long long)b->ts);
+	cr_assert_eq(a->type, b->type, "type %u != %u at ts %llu", a->type,
+	    b->type, (unsigned long long)a->ts);
+	cr_assert_eq(a->tid, b->tid, "tid %u != %u (type %s)", a->tid, b->tid,
+	    trace_type_name(a->type));
+	cr_assert_eq(a->cpu, b->cpu);
+	cr_assert_eq(a->flags & TRACE_CTX_MASK, b->flags & TRACE_CTX_MASK);
+	for (unsigned i = 0; i < trace_type_nargs(a->type); i++)
+		cr_assert_eq(a->arg[i], b->arg[i], "%s arg %u: %llx != %llx",
+		    trace_type_name(a->type), i,
+		    (unsigned long long)a->arg[i], (unsigned long long)b->arg[i]);
+	cr_assert_eq(a->blob_len, b->blob_len, "%s blob length",
+	    trace_type_name(a->type));
+	if (a->blob_len)
+		cr_assert(memcmp(a->blob, b->blob, a->blob_len) == 0);
+}
+
+/* Every type, with extreme field values, survives a round trip. */
+Test(store, roundtrip_every_type)
+{
+	char *dir = tmpdir();
+	struct trace_writer *w = open_writer(dir, 1ULL << 30, 64ULL << 20);
+	struct trace_event in[2 * TT_NTYPES], out;
+	size_t n = 0;
+
+	for (unsigned rep = 0; rep < 2; rep++) {
+		for (unsigned t = 1; t < TT_NTYPES; t++) {
+			struct trace_event *e = &in[n];
+
+			fix_event_of_type(e, t, rep, 1000 + n * 7);
+			cr_assert_eq(trace_writer_add(w, e), 0);
+			n++;
+		}
+	}
+	cr_assert_eq(trace_writer_close(w), 0);
+
+	struct trace_reader *r = open_reader(dir);
+	size_t got = 0;
+
+	/* Events were written in time order; the reader must merge back. */
+	while (trace_reader_next(r, &out)) {
+		cr_assert_lt(got, n);
+		assert_same(&out, &in[got]);
+		got++;
+	}
+	cr_assert_eq(got, n);
+	cr_assert_eq(trace_reader_ndamage(r), 0);
+	const struct trace_info *info = trace_reader_info(r);
+
+	cr_assert_str_eq(info->hostname, "testhost");
+	cr_assert_str_eq(info->release, "6.0-test");
+	cr_assert_eq(info->ncpus, FIX_NCPUS);
+	cr_assert_eq(info->nevents, n);
+	trace_reader_close(r);
+	rm_rf(dir);
+	free(dir);
+}
+
+/* The generated stream comes back whole and in time order. */
+Test(store, merge_order_and_counts)
+{
+	char *dir = tmpdir();
+	struct trace_writer *w = open_writer(dir, 1ULL << 30, 128 << 10);
+	struct trace_event e, out;
+	const size_t n = 200000;
+
+	for (size_t i = 0; i < n; i++) {
+		fix_gen_event(&e, i);
+		cr_assert_eq(trace_writer_add(w, &e), 0);
+	}
+	cr_assert_eq(trace_writer_close(w), 0);
+
+	struct trace_reader *r = open_reader(dir);
+	uint64_t last = 0;
+	size_t got = 0;
+	uint64_t next_seq[FIX_NCPUS] = { 0 };
+
+	while (trace_reader_next(r, &out)) {
+		cr_assert_geq(out.ts, last);
+		last = out.ts;
+		/* Per CPU the sequence numbers in arg of the fixture are
+		 * strictly those the generator gave that CPU. */
+		size_t i = fix_index_of(&out);
+
+		fix_gen_event(&e, i);
+		assert_same(&out, &e);
+		cr_assert_geq(i, next_seq[out.cpu]);
+		next_seq[out.cpu] = i + 1;
+		got++;
+	}
+	cr_assert_eq(got, n);
+	cr_assert_gt(trace_reader_info(r)->nsegments, 1,
+	    "128 KiB segments must rotate");
+	trace_reader_close(r);
+	rm_rf(dir);
+	free(dir);
+}
+
+/* The files never add up to more than the bound, at any chunk. */
+Test(store, size_bound_holds)
+{
+	char *dir = tmpdir();
+	const uint64_t bound = 512 << 10, seg = 128 << 10;
+	struct trace_writer *w = open_writer(dir, bound, seg);
+	struct trace_writer_stats st;
+	struct trace_event e, out;
+	uint64_t chunks = 0, max_seen = 0;
+	const size_t n = 400000;
+
+	for (size_t i = 0; i < n; i++) {
+		fix_gen_event(&e, i);
+		cr_assert_eq(trace_writer_add(w, &e), 0);
+		trace_writer_stats(w, &st);
+		if (st.chunks != chunks) {
+			uint64_t b = dir_bytes(dir);
+
+			chunks = st.chunks;
+			cr_assert_leq(b, bound, "disk %llu > bound",
+			    (unsigned long long)b);
+			cr_assert_leq(st.disk_bytes, bound);
+			if (b > max_seen)
+				max_seen = b;
+		}
+	}
+	cr_assert_eq(trace_writer_close(w), 0);
+	cr_assert_leq(dir_bytes(dir), bound);
+	cr_log_info("bound: %llu events, %llu bytes written, %.2f bytes/event",
+	    (unsigned long long)st.events,
+	    (unsigned long long)st.written_bytes,
+	    (double)st.written_bytes / (double)st.events);
+	cr_assert_gt(max_seen, bound / 2, "the bound was not approached");
+	cr_assert_gt(st.deleted, 0, "no segment was deleted");
+
+	/* What is left is the newest part of the stream, intact. */
+	struct trace_reader *r = open_reader(dir);
+	size_t got = 0, last_i = 0;
+
+	while (trace_reader_next(r, &out)) {
+		last_i = fix_index_of(&out);
+		fix_gen_event(&e, last_i);
+		assert_same(&out, &e);
+		got++;
+	}
+	cr_assert_gt(got, 1000);
+	cr_assert_lt(got, n);
+	cr_assert_geq(last_i, n - FIX_NCPUS * 2);
+	cr_assert_eq(trace_reader_ndamage(r), 0);
+	trace_reader_close(r);
+	rm_rf(dir);
+	free(dir);
+}
+
+/* Names of threads survive the deletion of the segment that saw them. */
+Test(store, thread_names_survive_rotation)
+{
+	char *dir = tmpdir();
+	struct trace_writer *w = open_writer(dir, 256 << 10, 64 << 10);
+	struct trace_thread t = { .tid = 4242, .pid = 4240, .ppid = 1 };
+	struct trace_thread gone = { .tid = 777, .pid = 777, .ppid = 1 };
+	struct trace_writer_stats st;
+	struct trace_event e;
+
+	snprintf(t.comm, sizeof(t.comm), "long-lived");
+	snprintf(gone.comm, sizeof(gone.comm), "short-lived");
+	cr_assert_eq(trace_writer_thread(w, 1, &t), 0);
+	cr_assert_eq(trace_writer_thread(w, 1, &gone), 0);
+	gone.flags = TRACE_THREAD_EXITED;
+	cr_assert_eq(trace_writer_thread(w, 2, &gone), 0);
+	for (size_t i = 0; i < 300000; i++) {
+		fix_gen_event(&e, i);
+		cr_assert_eq(trace_writer_add(w, &e), 0);
+	}
+	trace_writer_stats(w, &st);
+	cr_assert_gt(st.deleted, 2);
+	cr_assert_eq(trace_writer_close(w), 0);
+
+	struct trace_reader *r = open_reader(dir);
+	const struct trace_thread *x = trace_reader_thread(r, 4242);
+
+	cr_assert_not_null(x, "thread lost with its segment");
+	cr_assert_str_eq(x->comm, "long-lived");
+	cr_assert_eq(x->pid, 4240);
+	cr_assert_null(trace_reader_thread(r, 777),
+	    "an exited thread stays out of later headers");
+	trace_reader_close(r);
+	rm_rf(dir);
+	free(dir);
+}
+
+/* Count events per CPU of a reader; checks each is the generator's. */
+static size_t
+read_checked(struct trace_reader *r, size_t *per_cpu_max)
+{
+	struct trace_event out, e;
+	size_t got = 0;
+
+	while (trace_reader_next(r, &out)) {
+		size_t i = fix_index_of(&out);
+
+		fix_gen_event(&e, i);
+		assert_same(&out, &e);
+		if (per_cpu_max && i + 1 > per_cpu_max[out.cpu])
+			per_cpu_max[out.cpu] = i + 1;
+		got++;
+	}
+	return got;
+}
+
+/* A writer killed with SIGKILL leaves every completed chunk readable. */
+Test(store, sigkill_leaves_readable_trace)
+{
+	char *dir = tmpdir();
+
+	for (int round = 0; round < 4; round++) {
+		char *sub = xasprintf("%s/t%d", dir, round);
+		pid_t pid = fork();
+
+		cr_assert_geq(pid, 0);
+		if (pid == 0) {
+			struct trace_writer_opts o = { 0 };
+			struct trace_writer *w;
+			struct trace_event e;
+
+			o.size_bound = 4 << 20;
+			o.segment_size = 1 << 20;
+			o.ncpus = FIX_NCPUS;
+			o.group = (gid_t)-1;
+			if (trace_writer_open(&w, sub, &o, NULL) != 0)
+				_exit(3);
+			for (size_t i = 0;; i++) {
+				fix_gen_event(&e, i);
+				trace_writer_add(w, &e);
+				if (i % 5000 == 0)
+					trace_writer_flush(w);
+			}
+		}
+		usleep(150000 + round * 70000);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+
+		struct trace_reader *r = open_reader(sub);
+		size_t got = read_checked(r, NULL);
+
+		cr_assert_gt(got, 0, "nothing readable after SIGKILL");
+		cr_assert_leq(trace_reader_ndamage(r), 1,
+		    "only a torn tail may be damaged");
+		trace_reader_close(r);
+		free(sub);
+	}
+	rm_rf(dir);
+	free(dir);
+}
+
+static void
+copy_file(const char *from, const char *to, off_t len)
+{
+	char *cmd = xasprintf("head -c %lld '%s' > '%s'", (long long)len, from, to);
+
+	cr_assert_eq(system(cmd), 0);
+	free(cmd);
+}
+
+static char *
+write_small_trace(const char *dir, size_t n)
+{
+	struct trace_writer *w = open_writer(dir, 64 << 20, 32 << 20);
+	struct trace_event e;
+
+	for (size_t i = 0; i < n; i++) {
+		fix_gen_event(&e, i);
+		cr_assert_eq(trace_writer_add(w, &e), 0);
+		if (i % 3000 == 2999)
+			cr_assert_eq(trace_writer_flush(w), 0);
+	}
+	cr_assert_eq(trace_writer_close(w), 0);
+	return xasprintf("%s/seg-00000001.argus", dir);
+}
+
+/* A file truncated at any byte yields exactly its complete chunks. */
+Test(store, torn_tail_at_random_offsets)
+{
+	char *dir = tmpdir();
+	char *seg = write_small_trace(dir, 60000);
+	struct stat sb;
+
+	cr_assert_eq(stat(seg, &sb), 0);
+	srand(1234);
+	for (int k = 0; k < 40; k++) {
+		char *sub = xasprintf("%s/cut%d", dir, k);
+		char *file = xasprintf("%s/seg-00000001.argus", sub);
+		off_t cut = 100 + (off_t)((double)rand() / RAND_MAX *
+		    (double)(sb.st_size - 200));
+
+		mkdir(sub, 0700);
+		copy_file(seg, file, cut);
+
+		struct trace_reader *r;
+		char *cause = NULL;
+		int err = trace_reader_open(&r, sub, &cause);
+
+		if (cut < 600 && err != 0) {
+			/* Cut inside the header: a clear error. */
+			cr_assert(err == TRACE_ECORRUPT || err == TRACE_EMAGIC);
+			free(cause);
+		} else {
+			cr_assert_eq(err, 0, "cut at %lld: %s", (long long)cut,
+			    cause ? cause : "");
+			size_t got = read_checked(r, NULL);
+
+			/* Exactly the chunks that lie whole before the cut. */
+			cr_assert_eq(got, trace_reader_info(r)->nevents);
+			cr_assert_leq(trace_reader_ndamage(r), 1);
+			trace_reader_close(r);
+		}
+		free(file);
+		free(sub);
+	}
+	free(seg);
+	rm_rf(dir);
+	free(dir);
+}
+
+static void
+poke(const char *path, off_t off, const void *bytes, size_t n)
+{
+	int fd = open(path, O_RDWR);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(pwrite(fd, bytes, n, off), (ssize_t)n);
+	close(fd);
+}
+
+/* A corrupt chunk in the middle is reported once and skipped. */
+Test(store, corrupt_chunk_in_the_middle)
+{
+	char *dir = tmpdir();
+	char *seg = write_small_trace(dir, 60000);
+	struct trace_reader *r = open_reader(dir);
+	size_t total = read_checked(r, NULL);
+	uint64_t nchunks = trace_reader_info(r)->nchunks;
+
+	trace_reader_close(r);
+	cr_assert_gt(nchunks, 6);
+
+	/* Find the offset of the 4th chunk by walking the headers. */
+	struct seg_header h;
+	uint8_t head[65536];
+	size_t need;
+	int fd = open(seg, O_RDONLY);
+	ssize_t k = read(fd, head, sizeof(head));
+
+	cr_assert_gt(k, 0);
+	cr_assert_eq(seg_header_decode(&h, head, (size_t)k, &need), 0);
+	uint64_t off = h.header_len;
+	struct chunk_hdr ch;
+	uint8_t hb[CHUNK_HDR_LEN];
+
+	for (int i = 0; i < 3; i++) {
+		cr_assert_eq(pread(fd, hb, sizeof(hb), (off_t)off), CHUNK_HDR_LEN);
+		cr_assert_eq(chunk_hdr_decode(&ch, hb), 0);
+		off += CHUNK_HDR_LEN + ch.csize;
+	}
+	cr_assert_eq(pread(fd, hb, sizeof(hb), (off_t)off), CHUNK_HDR_LEN);
+	cr_assert_eq(chunk_hdr_decode(&ch, hb), 0);
+	close(fd);
+	seg_header_free(&h);
+
+	/* Damage the frame's payload: zstd's checksum must catch it. */
+	poke(seg, (off_t)(off + CHUNK_HDR_LEN + ch.csize / 2), "\xde\xad\xbe\xef", 4);
+	r = open_reader(dir);
+	size_t got = read_checked(r, NULL);
+
+	cr_assert_eq(got, total - ch.count, "got %zu of %zu - %u", got, total,
+	    ch.count);
+	cr_assert_eq(trace_reader_ndamage(r), 1);
+	cr_assert_eq(trace_reader_damage(r, 0)->offset, off);
+	trace_reader_close(r);
+
+	/* Damage the chunk header as well and drop the index: resync. */
+	poke(seg, (off_t)(off + 8), "\xff\xff\xff\xff", 4);
+	struct stat sb;
+
+	stat(seg, &sb);
+	poke(seg, sb.st_size - 8, "XXXXXXXX", 8);
+	r = open_reader(dir);
+	got = read_checked(r, NULL);
+	cr_assert_eq(got, total - ch.count);
+	cr_assert_geq(trace_reader_ndamage(r), 1);
+	trace_reader_close(r);
+	free(seg);
+	rm_rf(dir);
+	free(dir);
+}
+
+Test(store, bad_magic_is_a_clear_error)
+{
+	char *dir = tmpdir();
+	char *f = xasprintf("%s/seg-00000001.argus", dir);
+	FILE *fp = fopen(f, "w");
+	struct trace_reader *r;
+	char *cause = NULL;
+
+	fputs("this is not a trace at all, just some text\n", fp);
+	fclose(fp);
+	cr_assert_eq(trace_reader_open(&r, dir, &cause), TRACE_EMAGIC);
+	cr_assert_not_null(strstr(cause, "seg-00000001.argus"));
+	cr_assert_not_null(strstr(cause, "bad magic"));
+	free(cause);
+	cr_assert_eq(trace_reader_open(&r, f, &cause), TRACE_EMAGIC);
+	free(cause);
+	cr_assert_eq(trace_reader_open(&r, "/nonexistent/argus", &cause), ENOENT);
+	free(cause);
+	unlink(f);
+	cr_assert_eq(trace_reader_open(&r, dir, &cause), TRACE_EEMPTY);
+	free(cause);
+	free(f);
+	rm_rf(dir);
+	free(dir);
+}
+
+Test(store, newer_version_is_refused)
+{
+	char *dir = tmpdir();
+	char *seg = write_small_trace(dir, 1000);
+	struct trace_reader *r;
+	char *cause = NULL;
+
+	poke(seg, 8, "\x63\x00\x00\x00", 4);	/* version 99 */
+	cr_assert_eq(trace_reader_open(&r, dir, &cause), TRACE_EVERSION);
+	cr_assert_not_null(strstr(cause, "version"));
+	free(cause);
+	free(seg);
+	rm_rf(dir);
+	free(dir);
+}
+
+/* A type this reader does not know (renamed in the file) is skipped. */
+Test(store, unknown_type_is_skipped)
+{
+	char *dir = tmpdir();
+	struct trace_writer *w = open_writer(dir, 1 << 30, 1 << 20);
+	struct trace_event e = { .cpu = 0, .tid = 5 };
+	size_t nsw = 0, nlost = 0;
+
+	for (int i = 0; i < 1000; i++) {
+		e.ts = 100 + (uint64_t)i;
+		e.type = (i % 3 == 0) ? TT_LOST : TT_SWITCH;
+		e.arg[0] = 1;
+		e.arg[1] = 5;
+		e.arg[2] = 120;
+		if (e.type == TT_LOST)
+			nlost++;
+		else
+			nsw++;
+		cr_assert_eq(trace_writer_add(w, &e), 0);
+	}
+	cr_assert_eq(trace_writer_close(w), 0);
+
+	/* Rename "lost" to "lozt" in the schema and fix the header crc. */
+	char *seg = xasprintf("%s/seg-00000001.argus", dir);
+	int fd = open(seg, O_RDWR);
+	uint8_t head[8192];
+	ssize_t k = pread(fd, head, sizeof(head), 0);
+	uint32_t hlen = get_le32(head + 12);
+
+	cr_assert_gt(k, (ssize_t)hlen);
+	uint8_t *p = memmem(head, hlen, "\x04lost", 5);
+
+	cr_assert_not_null(p);
+	p[3] = 'z';
+	put_le32(head + 16, trace_crc32(0, head + SEG_FIXED_LEN,
+	    hlen - SEG_FIXED_LEN));
+	cr_assert_eq(pwrite(fd, head, hlen, 0), (ssize_t)hlen);
+	close(fd);
+
+	struct trace_reader *r = open_reader(dir);
+	struct trace_reader_stats st;
+	size_t got = 0;
+
+	while (trace_reader_next(r, &e)) {
+		cr_assert_eq(e.type, TT_SWITCH);
+		got++;
+	}
+	trace_reader_stats(r, &st);
+	cr_assert_eq(got, nsw);
+	cr_assert_eq(st.unknown, nlost);
+	trace_reader_close(r);
+	free(seg);
+	rm_rf(dir);
+	free(dir);
+}
+
+/* Seeking decompresses only the chunks from the target time on. */
+Test(store, seek_uses_the_index)
+{
+	char *dir = tmpdir();
+	struct trace_writer *w = open_writer(dir, 1 << 30, 4 << 20);
+	struct trace_event e;
+	const size_t n = 300000;
+
+	for (size_t i = 0; i < n; i++) {
+		fix_gen_event(&e, i);
+		cr_assert_eq(trace_writer_add(w, &e), 0);
+	}
+	cr_assert_eq(trace_writer_close(w), 0);
+	fix_gen_event(&e, n * 3 / 4);
+	uint64_t target = e.ts;
+
+	struct trace_reader *r = open_reader(dir);
+	struct trace_reader_stats st;
+
+	cr_assert_eq(trace_reader_seek(r, target), 0);
+	cr_assert_eq(trace_reader_next(r, &e), 1);
+	cr_assert_geq(e.ts, target);
+	cr_assert_leq(fix_index_of(&e), n * 3 / 4 + FIX_NCPUS);
+	trace_reader_stats(r, &st);
+	cr_assert_lt(st.chunks_read, trace_reader_info(r)->nchunks / 2,
+	    "seek decompressed %llu of %llu chunks",
+	    (unsigned long long)st.chunks_read,
+	    (unsigned long long)trace_reader_info(r)->nchunks);
+	/* Rewind reads everything again. */
+	cr_assert_eq(trace_reader_seek(r, 0), 0);
+	size_t got = 0;
+
+	while (trace_reader_next(r, &e))
+		got++;
+	cr_assert_eq(got, n);
+	trace_reader_close(r);
+	rm_rf(dir);
+	free(dir);
+}
+
+Test(store, one_writer_per_directory_and_no_symlinks)
+{
+	char *dir = tmpdir();
+	struct trace_writer *w = open_writer(dir, 1 << 30, 1 << 20), *w2;
+	char *cause = NULL;
+	char *link = xasprintf("%s-link", dir);
+	struct trace_event e;
+
+	cr_assert_eq(trace_writer_open(&w2, dir, NULL, &cause), TRACE_ELOCKED);
+	free(cause);
+	fix_gen_event(&e, 0);
+	cr_assert_eq(trace_writer_add(w, &e), 0);
+	cr_assert_eq(trace_writer_close(w), 0);
+
+	struct stat sb;
+	char *seg = xasprintf("%s/seg-00000001.argus", dir);
+
+	cr_assert_eq(stat(seg, &sb), 0);
+	cr_assert_eq(sb.st_mode & 0777, 0600);
+	cr_assert_eq(symlink(dir, link), 0);
+	cr_assert_neq(trace_writer_open(&w2, link, NULL, &cause), 0);
+	free(cause);
+	unlink(link);
+
+	/* Out-of-order events on one CPU are refused and counted. */
+	w = open_writer(dir, 1 << 30, 1 << 20);
+	e.ts = 1000;
+	cr_assert_eq(trace_writer_add(w, &e), 0);
+	e.ts = 999;
+	cr_assert_eq(trace_writer_add(w, &e), TRACE_EORDER);
+	struct trace_writer_stats st;
+
+	trace_writer_stats(w, &st);
+	cr_assert_eq(st.dropped, 1);
+	cr_assert_eq(trace_writer_close(w), 0);
+	/* A bound that cannot hold two segments is refused. */
+	struct trace_writer_opts o = { .size_bound = 100 << 10,
+	    .segment_size = 64 << 10 };
+
+	cr_assert_eq(trace_writer_open(&w2, dir, &o, &cause), TRACE_EBOUND);
+	free(cause);
+	free(seg);
+	free(link);
+	rm_rf(dir);
+	free(dir);
+}

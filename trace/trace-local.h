@@ -1,0 +1,208 @@
+/*
+ * trace-local.h: internals shared by the trace store's files.
+ *
+ * Field kinds say how a numeric field is encoded before compression:
+ * FK_U unsigned varint, FK_S zigzag varint, FK_D zigzag delta against the
+ * same field of the previous event of the same type in the chunk (for
+ * addresses and counters that move by small steps), FK_T like FK_U but a
+ * thread id. A type has at most one variable field: BK_STR (string) or
+ * BK_ARR (array of u64, stored as zigzag deltas), interned per chunk.
+ */
+#ifndef ARGUS_TRACE_LOCAL_H
+#define ARGUS_TRACE_LOCAL_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "trace.h"
+
+enum field_kind { FK_U = 'u', FK_S = 's', FK_D = 'd', FK_T = 't' };
+enum blob_kind { BK_NONE = 0, BK_STR = 1, BK_ARR = 2 };
+
+struct type_desc {
+	const char *name;
+	const char *kinds;		/* one FK_* letter per numeric field */
+	const char *args[TRACE_NARGS];
+	int blob;			/* enum blob_kind */
+	const char *blob_name;
+};
+
+extern const struct type_desc trace_types[TT_NTYPES];
+
+/* File layout constants (argus-trace(5)). */
+#define SEG_MAGIC "ARGUSSEG"
+#define SEG_MAGIC_LEN 8
+#define CHUNK_MAGIC 0x4b4e4843u		/* "CHNK" little-endian */
+#define CHUNK_HDR_LEN 44
+#define INDEX_MAGIC "ARGUSIDX"
+#define INDEX_ENTRY_LEN 32
+#define TRAILER_LEN 24
+#define INDEX_HDR_LEN 16
+#define TRAILER_MAGIC "ARGUSEND"
+#define SEG_FIXED_LEN 24		/* magic, version, header length, crc */
+
+struct chunk_hdr {
+	uint32_t magic;
+	uint16_t cpu;
+	uint16_t flags;
+	uint32_t count;			/* events */
+	uint32_t csize;			/* bytes of the zstd frame */
+	uint32_t rsize;			/* bytes after decompression */
+	uint64_t first_ts, last_ts;
+	uint32_t first_tid;		/* thread current at the start */
+	uint32_t crc;			/* of the 40 bytes before */
+};
+
+uint32_t trace_crc32(uint32_t crc, const void *buf, size_t len);
+
+void chunk_hdr_encode(const struct chunk_hdr *h, uint8_t out[CHUNK_HDR_LEN]);
+/* Returns 0 when magic and crc hold. */
+int chunk_hdr_decode(struct chunk_hdr *h, const uint8_t in[CHUNK_HDR_LEN]);
+
+/* --- little-endian and varint helpers --------------------------------- */
+
+static inline void
+put_le16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+
+static inline void
+put_le32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline void
+put_le64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline uint16_t
+get_le16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static inline uint32_t
+get_le32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static inline uint64_t
+get_le64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static inline uint64_t
+zigzag(int64_t v)
+{
+	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static inline int64_t
+unzigzag(uint64_t v)
+{
+	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+/* Write a varint at p (room for 10 bytes); returns the new end. */
+static inline uint8_t *
+put_varint(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+/*
+ * Read a varint from [*pp, end). Returns 0 and advances, or -1 when the
+ * input ends or the varint is longer than 10 bytes.
+ */
+static inline int
+get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *out)
+{
+	const uint8_t *p = *pp;
+	uint64_t v = 0;
+	unsigned shift = 0;
+
+	if (p < end && *p < 0x80) {
+		*out = *p;
+		*pp = p + 1;
+		return 0;
+	}
+	while (p < end && shift < 64) {
+		uint8_t b = *p++;
+
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (b < 0x80) {
+			*out = v;
+			*pp = p;
+			return 0;
+		}
+		shift += 7;
+	}
+	return -1;
+}
+
+/* --- buffer ---------------------------------------------------------- */
+
+struct buf {
+	uint8_t *data;
+	size_t len, cap;
+};
+
+void buf_reserve(struct buf *b, size_t more);
+void buf_put(struct buf *b, const void *p, size_t n);
+void buf_varint(struct buf *b, uint64_t v);
+void buf_str(struct buf *b, const char *s);
+void buf_free(struct buf *b);
+
+/* --- segment header (segment.c) -------------------------------------- */
+
+struct seg_header {
+	uint32_t version;
+	uint64_t seq;
+	uint64_t created_ts;		/* trace clock at creation */
+	int64_t realtime_offset;
+	uint32_t ncpus;
+	char *clock, *hostname, *release, *boot_id;
+	/* schema: file type id -> local type (TT_NONE when unknown) */
+	uint32_t ntypes;
+	uint16_t *type_map;
+	uint8_t *type_nargs;		/* fields per file type */
+	char **type_kinds;		/* field kinds per file type */
+	uint8_t *type_blob;		/* blob kind per file type */
+	/* thread table */
+	size_t nthreads;
+	struct trace_thread *threads;
+	uint32_t header_len;		/* bytes up to the first chunk */
+};
+
+/* Encode this build's header (schema from trace_types) into b. */
+void seg_header_encode(struct buf *b, const struct seg_header *h);
+/*
+ * Decode a header from the start of a file image prefix. Returns 0,
+ * TRACE_EMAGIC, TRACE_EVERSION or TRACE_ECORRUPT (or EAGAIN when more
+ * bytes are needed: *need says how many in all).
+ */
+int seg_header_decode(struct seg_header *h, const uint8_t *p, size_t len,
+    size_t *need);
+void seg_header_free(struct seg_header *h);
+
+#endif

@@ -1,0 +1,447 @@
+/*
+ * trace.h: the argus trace store, the one public interface of trace/.
+ *
+ * A trace is a directory of segment files ("seg-NNNNNNNN.argus"). Each
+ * segment starts with a self-describing header (host, clock, CPUs, the
+ * event schema and the thread table valid at its start), continues with
+ * chunks (a small header plus one zstd frame holding the events of one
+ * CPU stream over a stretch of time) and, once complete, ends with a seek
+ * index. argus-trace(5) documents the bytes.
+ *
+ * Events are decoded into struct trace_event: a timestamp, the thread
+ * that was current on the CPU, the CPU, the interrupt context, up to six
+ * numeric fields whose meaning depends on the type (see the table in
+ * trace/schema.c and argus-trace(5)) and at most one variable-length
+ * field (a string or an array of 64-bit values), interned by the reader.
+ *
+ * Error convention: functions that can fail return 0 or a positive error
+ * code, either an errno value or one of enum trace_error (outside errno's
+ * range); trace_strerror() turns either into text. Opening functions also
+ * fill *cause, when not NULL, with an allocated sentence naming the file.
+ */
+#ifndef ARGUS_TRACE_H
+#define ARGUS_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum trace_error {
+	TRACE_EBASE = 10000,
+	TRACE_EMAGIC,		/* not an argus segment or trace */
+	TRACE_EVERSION,		/* format version newer than this argus */
+	TRACE_ECORRUPT,		/* damaged header or index */
+	TRACE_EEMPTY,		/* directory holds no segment */
+	TRACE_EZSTD,		/* compression library failure */
+	TRACE_EBOUND,		/* size bound too small for the segment size */
+	TRACE_EORDER,		/* event older than the previous one of its CPU */
+	TRACE_ELOCKED,		/* another writer holds the directory */
+	TRACE_EARG,		/* invalid argument */
+};
+
+/* Text for an error code (errno or enum trace_error). */
+const char *trace_strerror(int err);
+
+/* Format version written by this argus. */
+#define TRACE_FORMAT_VERSION 1
+
+/* Event types. Numbers are this build's; files carry names (schema). */
+enum trace_type {
+	TT_NONE = 0,
+	/* scheduling */
+	TT_SWITCH,		/* prev_state, next_tid, next_prio */
+	TT_WAKING,		/* wakee, target_cpu, prio */
+	TT_WAKEUP_NEW,		/* wakee, target_cpu */
+	TT_MIGRATE,		/* tid, orig_cpu, dest_cpu */
+	/* task life */
+	TT_FORK,		/* child, child_pid, clone_flags; blob comm */
+	TT_EXEC,		/* pid, old_tid; blob filename */
+	TT_EXIT,		/* tid */
+	TT_RENAME,		/* tid; blob new comm */
+	/* interrupts */
+	TT_IRQ_ENTRY,		/* irq; blob handler name */
+	TT_IRQ_EXIT,		/* irq, ret */
+	TT_SOFTIRQ_ENTRY,	/* vec */
+	TT_SOFTIRQ_EXIT,	/* vec */
+	TT_SOFTIRQ_RAISE,	/* vec */
+	TT_IPI,			/* kind (enum trace_ipi), arg; blob reason */
+	/* timers */
+	TT_TIMER_START,		/* timer, function, expires, kind, mode */
+	TT_TIMER_CANCEL,	/* timer, kind */
+	TT_TIMER_EXPIRE,	/* timer, kind, function */
+	TT_TIMER_EXPIRE_EXIT,	/* timer, kind */
+	/* work queues */
+	TT_WQ_QUEUE,		/* work, function, req_cpu, cpu; blob wq */
+	TT_WQ_START,		/* work, function */
+	TT_WQ_END,		/* work, function */
+	/* signals */
+	TT_SIGNAL_GEN,		/* sig, target tid, code, result */
+	TT_SIGNAL_DELIVER,	/* sig, code, handler */
+	/* sockets */
+	TT_SOCK_SEND,		/* sk, family, protocol, ret, flags */
+	TT_SOCK_RECV,		/* sk, family, protocol, ret, flags */
+	TT_SK_DATA_READY,	/* sk, family, protocol */
+	/* syscalls */
+	TT_SYS_ENTER,		/* nr, a0, a1, a2, a3, a4 */
+	TT_SYS_EXIT,		/* nr, ret */
+	/* user space (instrumentation library, probes, watchpoints) */
+	TT_USER,		/* kind (enum trace_user), key, arg, arg2; blob name */
+	TT_STACK,		/* tid, kind; blob u64 frames, innermost first */
+	/* metadata written by the recorder */
+	TT_MMAP,		/* pid, start, len, pgoff; blob path */
+	TT_FD,			/* pid, fd, kind (enum trace_fd), ino, peer; blob text */
+	TT_THREAD,		/* tid, pid, ppid, start_ts, flags; blob comm */
+	TT_LOST,		/* count (events the kernel lost on ev.cpu) */
+	TT_NTYPES
+};
+
+/* Interrupt context of an event, in trace_event.flags & TRACE_CTX_MASK. */
+enum trace_ctx {
+	TRACE_CTX_TASK = 0,
+	TRACE_CTX_SOFTIRQ = 1,
+	TRACE_CTX_HARDIRQ = 2,
+	TRACE_CTX_NMI = 3,
+};
+#define TRACE_CTX_MASK 3u
+
+/* Subkinds of TT_USER events (argus.h and the recorder share them). */
+enum trace_user {
+	TU_MARK = 1,		/* named mark; arg free */
+	TU_TASK_SUBMIT,		/* key task id, arg queue */
+	TU_TASK_BEGIN,
+	TU_TASK_END,
+	TU_RUNLOOP_SUBMIT,	/* key source id */
+	TU_CALLOUT_BEGIN,
+	TU_CALLOUT_END,
+	TU_FLAG_WRITE,		/* key address, arg value, arg2 ip */
+	TU_FLAG_READ,
+	TU_INPUT,		/* a UI input event was received */
+	TU_HANG_BEGIN,		/* key main tid, arg threshold ns */
+	TU_HANG_END,
+	TU_LOCK_WAIT,		/* key lock address, arg op */
+	TU_LOCK_ACQUIRED,
+	TU_LOCK_RELEASE,
+	TU_COND_WAIT,		/* key cond address, arg timeout ns (0 none) */
+	TU_COND_DONE,		/* key cond address, arg result */
+	TU_COND_SIGNAL,		/* key cond address, arg broadcast */
+	TU_LOOP_WAIT,		/* main loop entered its wait */
+	TU_LOOP_WAKE,		/* main loop wait returned */
+	TU_PROBE,		/* uprobe hit; name in blob */
+	TU_NKINDS
+};
+
+/* Kinds of file descriptor identity (TT_FD). */
+enum trace_fd {
+	TFD_OTHER = 0,
+	TFD_FILE,
+	TFD_PIPE,		/* ino: pipe inode */
+	TFD_UNIX,		/* ino: socket inode, peer: peer socket inode */
+	TFD_TCP,
+	TFD_UDP,
+	TFD_TTY,
+	TFD_EVENTFD,
+	TFD_TIMERFD,
+	TFD_EPOLL,
+	TFD_SOCKET,		/* other socket families */
+};
+
+enum trace_ipi { TIPI_SEND = 0, TIPI_ENTRY = 1, TIPI_EXIT = 2 };
+
+/* Flags of struct trace_thread. */
+#define TRACE_THREAD_KERNEL	0x1	/* a kernel thread */
+#define TRACE_THREAD_EXITED	0x2	/* exited during the trace */
+
+/* CPU number of the metadata stream (thread table updates, fds, maps). */
+#define TRACE_CPU_META 0xffffu
+
+#define TRACE_NARGS 6
+
+struct trace_event {
+	uint64_t ts;		/* nanoseconds on the trace clock */
+	uint32_t tid;		/* thread current on the CPU; 0 is idle */
+	uint16_t type;		/* enum trace_type */
+	uint16_t cpu;		/* CPU, or TRACE_CPU_META */
+	uint32_t flags;		/* enum trace_ctx in the low bits */
+	uint32_t blob_len;	/* bytes at blob (a string has no NUL in len) */
+	uint64_t arg[TRACE_NARGS];
+	const void *blob;	/* NUL-terminated string, or uint64_t array */
+};
+
+#define TRACE_COMM_LEN 16
+
+struct trace_thread {
+	uint32_t tid;
+	uint32_t pid;		/* thread group id */
+	uint32_t ppid;
+	uint32_t flags;		/* TRACE_THREAD_* */
+	uint64_t start_ts;	/* 0 when it started before the trace */
+	char comm[TRACE_COMM_LEN];
+};
+
+/* --- schema ------------------------------------------------------------ */
+
+/* Short name of a type ("switch", "waking", ...), or NULL if unknown. */
+const char *trace_type_name(unsigned type);
+/* Type number of a name, or TT_NONE. */
+unsigned trace_type_lookup(const char *name);
+/* Number of numeric fields of a type and the name of field i. */
+unsigned trace_type_nargs(unsigned type);
+const char *trace_type_arg_name(unsigned type, unsigned i);
+/* Name of the variable field, or NULL; whether it is a string (1) or array (2). */
+const char *trace_type_blob_name(unsigned type);
+int trace_type_blob_kind(unsigned type);
+/* Name of a TT_USER kind ("task_begin", ...), or NULL. */
+const char *trace_user_kind_name(unsigned kind);
+unsigned trace_user_kind_lookup(const char *name);
+const char *trace_fd_kind_name(unsigned kind);
+
+/* --- writer ------------------------------------------------------------ */
+
+struct trace_writer;
+
+struct trace_writer_opts {
+	uint64_t size_bound;	/* bytes of segment files at most; 0: 2 GiB */
+	uint64_t segment_size;	/* bytes per segment at most; 0: 64 MiB */
+	uint32_t chunk_size;	/* raw bytes per chunk; 0: automatic */
+	int zstd_level;		/* 0: default */
+	mode_t file_mode;	/* 0: 0600 */
+	gid_t group;		/* group of new files, (gid_t)-1: unchanged */
+	uint32_t ncpus;		/* 0: online CPUs */
+	const char *clock;	/* name of the trace clock; NULL: "boot" */
+	int64_t realtime_offset;/* wall clock minus trace clock, ns */
+	const char *hostname;	/* NULL: uname */
+	const char *release;	/* NULL: uname */
+	const char *boot_id;	/* NULL: /proc/sys/kernel/random/boot_id */
+};
+
+#define TRACE_DEFAULT_BOUND (2ULL << 30)
+#define TRACE_DEFAULT_SEGMENT (64ULL << 20)
+
+/*
+ * Open a trace directory for appending (created if missing, never through
+ * a symbolic link). Existing segments are kept, counted against the bound
+ * and continued after. Only one writer may hold a directory (flock on
+ * DIR/.lock). Returns 0 and *wp, or an error with *cause set.
+ */
+int trace_writer_open(struct trace_writer **wp, const char *dir,
+    const struct trace_writer_opts *opts, char **cause);
+
+/*
+ * Append an event to the stream of ev->cpu. Events of one CPU must come in
+ * non-decreasing time order (TRACE_EORDER otherwise, and the event is
+ * dropped). The blob is copied. May compress and write a chunk.
+ */
+int trace_writer_add(struct trace_writer *w, const struct trace_event *ev);
+
+/*
+ * Record a thread's identity at time ts: updates the table written into
+ * every new segment header and appends a TT_THREAD event to the metadata
+ * stream. With TRACE_THREAD_EXITED in flags the thread leaves the table
+ * of later segments.
+ */
+int trace_writer_thread(struct trace_writer *w, uint64_t ts,
+    const struct trace_thread *t);
+
+/* Compress and write everything pending, so readers see it. */
+int trace_writer_flush(struct trace_writer *w);
+
+/* Flush, write the seek index of the open segment and release *w. */
+int trace_writer_close(struct trace_writer *w);
+
+struct trace_writer_stats {
+	uint64_t events;	/* events accepted */
+	uint64_t dropped;	/* events refused (TRACE_EORDER) */
+	uint64_t chunks;	/* chunks written */
+	uint64_t raw_bytes;	/* encoded bytes before compression */
+	uint64_t disk_bytes;	/* bytes of segment files now on disk */
+	uint64_t written_bytes;	/* bytes written since open */
+	uint64_t segments;	/* segments now on disk */
+	uint64_t deleted;	/* segments deleted to hold the bound */
+};
+void trace_writer_stats(const struct trace_writer *w,
+    struct trace_writer_stats *st);
+
+/* Detail of the last error of a writer (file and reason), or "". */
+const char *trace_writer_error(const struct trace_writer *w);
+
+/* --- reader ------------------------------------------------------------ */
+
+struct trace_reader;
+
+struct trace_info {
+	const char *hostname;
+	const char *release;
+	const char *clock;
+	const char *boot_id;
+	uint32_t ncpus;
+	uint32_t version;
+	int64_t realtime_offset;	/* of the newest segment */
+	uint64_t first_ts, last_ts;	/* from chunk headers; 0 if none */
+	uint32_t nsegments;
+	uint64_t nchunks;
+	uint64_t nevents;		/* from chunk headers */
+	uint64_t disk_bytes;
+};
+
+struct trace_segment_info {
+	const char *path;
+	uint64_t seq;
+	uint64_t size;
+	uint64_t first_ts, last_ts;
+	uint64_t nchunks, nevents;
+	int complete;			/* has a valid seek index */
+	int skipped;			/* unreadable, or from another boot */
+};
+
+struct trace_damage {
+	const char *path;
+	uint64_t offset;
+	const char *reason;
+};
+
+/* Called once per damaged spot as the reader meets it. */
+typedef void (*trace_damage_fn)(const struct trace_damage *d, void *arg);
+
+/*
+ * Open a trace directory (or a single segment file) for reading. Reads
+ * segment headers and chunk headers only. Fails when no segment is
+ * readable; damaged segments and chunks are skipped and reported.
+ */
+int trace_reader_open(struct trace_reader **rp, const char *path,
+    char **cause);
+void trace_reader_close(struct trace_reader *r);
+
+/* Report damage through fn (also kept for trace_reader_damage()). */
+void trace_reader_on_damage(struct trace_reader *r, trace_damage_fn fn,
+    void *arg);
+
+const struct trace_info *trace_reader_info(const struct trace_reader *r);
+size_t trace_reader_nsegments(const struct trace_reader *r);
+const struct trace_segment_info *trace_reader_segment(
+    const struct trace_reader *r, size_t i);
+
+/*
+ * Position the reader at the first event at or after ts, using the seek
+ * index; ts 0 rewinds. Chunks that end before ts are not decompressed.
+ */
+int trace_reader_seek(struct trace_reader *r, uint64_t ts);
+
+/*
+ * Next event in time order across CPUs and segments. Returns 1 and fills
+ * *ev, or 0 at the end. ev->blob stays valid until the reader is closed.
+ * Events of types this argus does not know are skipped.
+ */
+int trace_reader_next(struct trace_reader *r, struct trace_event *ev);
+
+/* Up to n events into evs; returns how many (0 at the end). */
+size_t trace_reader_read(struct trace_reader *r, struct trace_event *evs,
+    size_t n);
+
+/*
+ * Thread table: every thread named by a segment header or a TT_THREAD
+ * event read so far (all headers are read at open). Latest wins.
+ */
+const struct trace_thread *trace_reader_thread(const struct trace_reader *r,
+    uint32_t tid);
+size_t trace_reader_nthreads(const struct trace_reader *r);
+const struct trace_thread *trace_reader_thread_at(const struct trace_reader *r,
+    size_t i);
+
+struct trace_reader_stats {
+	uint64_t events;		/* events returned */
+	uint64_t unknown;		/* events of unknown types skipped */
+	uint64_t chunks_read;		/* chunks decompressed */
+	uint64_t damaged;		/* damaged spots met */
+	uint64_t lost;			/* sum of TT_LOST counts returned */
+};
+void trace_reader_stats(const struct trace_reader *r,
+    struct trace_reader_stats *st);
+size_t trace_reader_ndamage(const struct trace_reader *r);
+const struct trace_damage *trace_reader_damage(const struct trace_reader *r,
+    size_t i);
+
+/* Duplicate of a string interned for the reader's life (for comm names). */
+const char *trace_reader_intern(struct trace_reader *r, const char *s);
+
+/* --- recorder (trace/record*.c) --------------------------------------- */
+/* Owned by the recorder; declarations go between these two markers. */
+
+/*
+ * The kernel flight recorder: a private tracefs instance whose per-CPU
+ * raw buffers are read as binary, decoded with the kernel's format
+ * descriptions and written through a trace_writer. Needs root.
+ */
+struct recorder;
+
+enum record_set {
+	RECORD_SET_SCHED = 0,	/* scheduling, interrupts, timers, task life */
+	RECORD_SET_DEFAULT,	/* + work queues, signals, sockets, the
+				   syscalls that block or communicate */
+	RECORD_SET_FULL,	/* + every syscall */
+};
+
+struct record_opts {
+	const char *dir;		/* trace directory (created) */
+	struct trace_writer_opts wopts;	/* bound, segment size, mode, group */
+	int set;			/* enum record_set */
+	unsigned buffer_kb;		/* kernel buffer per CPU; 0: 8192 */
+	int marker_file;		/* publish ARGUS_MARKER_PATH_FILE */
+};
+
+#define RECORD_DEFAULT_DIR "/var/lib/argus/trace"
+#define RECORD_DEFAULT_BUFFER_KB 8192
+
+/* Event set by name ("sched", "default", "full"); -1 when unknown. */
+int record_set_lookup(const char *name);
+const char *record_set_name(int set);
+
+/*
+ * Remove the tracefs instances left by recorders that died (named
+ * "argus-PID" with PID no longer alive). Returns how many were removed.
+ */
+int record_remove_stale(void);
+
+/*
+ * Create the instance, enable the events of the set, open the trace
+ * directory, scan /proc and start tracing. Events the kernel lacks are
+ * skipped with a warning (record_warning). Returns 0 and *rp, or an error
+ * with *cause set; nothing is left behind on failure.
+ */
+int record_open(struct recorder **rp, const struct record_opts *o,
+    char **cause);
+
+/* Warnings gathered by record_open, e.g. missing kernel events. */
+size_t record_nwarnings(const struct recorder *r);
+const char *record_warning(const struct recorder *r, size_t i);
+
+/* Path of the instance's trace_marker_raw (for ARGUS_MARKER). */
+const char *record_marker_path(const struct recorder *r);
+
+/*
+ * Read and store everything the kernel has buffered on every CPU, then
+ * flush the writer when flush is set. Returns 0 or the first writer error
+ * (the recorder should then be closed).
+ */
+int record_poll(struct recorder *r, int flush);
+
+struct record_stats {
+	uint64_t events;	/* kernel records decoded */
+	uint64_t stored;	/* trace events written (incl. metadata) */
+	uint64_t lost;		/* records the kernel lost (ring overruns) */
+	uint64_t bytes;		/* raw bytes read from the kernel */
+	uint64_t disk_bytes;	/* segment bytes on disk */
+	uint64_t bound;
+	uint64_t first_ts, last_ts;	/* of the events read */
+	uint64_t fds;		/* fd identities written */
+	uint32_t ncpus;
+};
+void record_stats(const struct recorder *r, struct record_stats *st);
+
+/*
+ * Stop tracing, store what is left, close the trace and remove the
+ * instance and the marker path file. Returns 0 or the first error.
+ */
+int record_close(struct recorder *r, char **cause);
+/* --- end of recorder ------------------------------------------------- */
+
+#endif
