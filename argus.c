@@ -2,20 +2,18 @@
  * argus.c: main() and the table of subcommands.
  */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
 #include "common.h"
+#include "trace.h"
 
 static const struct cmd cmds[] = {
 	{ "info", cmd_info, "summarize a trace: span, segments, events, threads" },
 	{ "dump", cmd_dump, "print the events of a trace, one per line" },
-	{ "record", cmd_record, "record the system in the foreground (or around a command)" },
-	{ "start", cmd_start, "start the flight recorder as a daemon" },
-	{ "stop", cmd_stop, "flush and stop the flight recorder daemon" },
-	{ "status", cmd_status, "show what the flight recorder records" },
 };
 
 static void
@@ -57,6 +55,31 @@ cmd_usage_error(const char *name, const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, " (see 'argus %s --help')\n", name);
 	return 2;
+}
+
+static void
+warn_damage(const struct trace_damage *d, void *arg)
+{
+	fprintf(stderr, "argus %s: warning: %s at offset %llu: %s\n",
+	    (const char *)arg, d->path, (unsigned long long)d->offset,
+	    d->reason);
+}
+
+struct trace_reader *
+cmd_open_trace(const char *name, const char *path)
+{
+	struct trace_reader *r;
+	char *cause = NULL;
+
+	if (path == NULL)
+		path = ARGUS_DEFAULT_TRACE;
+	if (trace_reader_open(&r, path, &cause) != 0) {
+		cmd_error(name, "%s", cause);
+		free(cause);
+		return NULL;
+	}
+	trace_reader_on_damage(r, warn_damage, (void *)name);
+	return r;
 }
 
 int

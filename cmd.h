@@ -17,6 +17,8 @@ struct cmd {
 
 int cmd_info(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
+int cmd_probe(int argc, char **argv);
+int cmd_watch(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_start(int argc, char **argv);
 int cmd_stop(int argc, char **argv);
@@ -33,6 +35,17 @@ int cmd_usage_error(const char *name, const char *fmt, ...)
  * ("1.5", "250ms") or absolute nanoseconds on the trace clock ("@123456").
  * first_ts is the trace start. Returns 0 or -1.
  */
+/*
+ * Open a trace for command NAME, printing a one-line error on failure
+ * (returns NULL) and reporting damaged spots on stderr as warnings while
+ * reading. A NULL path means the default trace directory.
+ */
+struct trace_reader;
+struct trace_reader *cmd_open_trace(const char *name, const char *path);
+
+/* Where argus record writes when no -o is given. */
+#define ARGUS_DEFAULT_TRACE "/var/tmp/argus"
+
 int cmd_parse_time(const char *s, unsigned long long first_ts,
     unsigned long long *out);
 

@@ -346,6 +346,18 @@ seg_header_decode(struct seg_header *h, const uint8_t *p, size_t len,
 		seg_header_free(h);
 		return TRACE_ECORRUPT;
 	}
+	h->plan = xcalloc(h->ntypes ? h->ntypes : 1, sizeof(*h->plan));
+	for (uint32_t i = 0; i < h->ntypes; i++) {
+		struct type_plan *pl = &h->plan[i];
+
+		if (h->type_kinds[i] == NULL)
+			continue;
+		pl->valid = 1;
+		pl->local = h->type_map[i];
+		pl->blob = h->type_blob[i];
+		pl->nargs = h->type_nargs[i];
+		memcpy(pl->kinds, h->type_kinds[i], pl->nargs);
+	}
 	h->header_len = hlen;
 	return 0;
 }
@@ -363,6 +375,7 @@ seg_header_free(struct seg_header *h)
 	free(h->type_nargs);
 	free(h->type_kinds);
 	free(h->type_blob);
+	free(h->plan);
 	free(h->threads);
 	memset(h, 0, sizeof(*h));
 }

@@ -175,6 +175,15 @@ void buf_free(struct buf *b);
 
 /* --- segment header (segment.c) -------------------------------------- */
 
+/* How to decode one file type: a flat record so decoding chases no pointers. */
+struct type_plan {
+	uint16_t local;			/* this build's type, TT_NONE if unknown */
+	uint8_t blob;			/* enum blob_kind */
+	uint8_t nargs;
+	char kinds[TRACE_NARGS + 1];	/* FK_* letters, NUL-terminated */
+	uint8_t valid;			/* the schema defines this id */
+};
+
 struct seg_header {
 	uint32_t version;
 	uint64_t seq;
@@ -188,6 +197,7 @@ struct seg_header {
 	uint8_t *type_nargs;		/* fields per file type */
 	char **type_kinds;		/* field kinds per file type */
 	uint8_t *type_blob;		/* blob kind per file type */
+	struct type_plan *plan;		/* [ntypes], built from the above */
 	/* thread table */
 	size_t nthreads;
 	struct trace_thread *threads;

@@ -194,6 +194,10 @@ int trace_type_blob_kind(unsigned type);
 const char *trace_user_kind_name(unsigned kind);
 unsigned trace_user_kind_lookup(const char *name);
 const char *trace_fd_kind_name(unsigned kind);
+/* Name of a system call number of this architecture, or NULL. */
+const char *trace_syscall_name(unsigned long nr);
+/* Number of a system call name, or -1. */
+long trace_syscall_lookup(const char *name);
 
 /* --- writer ------------------------------------------------------------ */
 
@@ -360,6 +364,18 @@ size_t trace_reader_ndamage(const struct trace_reader *r);
 const struct trace_damage *trace_reader_damage(const struct trace_reader *r,
     size_t i);
 
+/*
+ * Format an event as one line (no newline) into buf, the stable text of
+ * argus-dump(1): time (seconds after base_ts, or absolute nanoseconds when
+ * base_ts is UINT64_MAX), CPU, tid, comm (from r when not NULL), type name
+ * and the fields as name=value. Returns the length it needed.
+ */
+size_t trace_format_event(const struct trace_reader *r,
+    const struct trace_event *ev, uint64_t base_ts, char *buf, size_t len);
+/* Only the "name=value ..." part of trace_format_event. */
+size_t trace_format_fields(const struct trace_event *ev, char *buf,
+    size_t len);
+
 /* Duplicate of a string interned for the reader's life (for comm names). */
 const char *trace_reader_intern(struct trace_reader *r, const char *s);
 
@@ -388,7 +404,6 @@ struct record_opts {
 	int marker_file;		/* publish ARGUS_MARKER_PATH_FILE */
 };
 
-#define RECORD_DEFAULT_DIR "/var/lib/argus/trace"
 #define RECORD_DEFAULT_BUFFER_KB 8192
 
 /* Event set by name ("sched", "default", "full"); -1 when unknown. */

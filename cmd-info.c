@@ -1,0 +1,210 @@
+/*
+ * cmd-info.c: argus info: what a trace holds. Segment and chunk figures
+ * come from headers; per-type counts, lost events and the process table
+ * from one pass over the events (with a progress line on a terminal).
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "common.h"
+#include "trace.h"
+
+static const char info_usage[] =
+    "usage: argus info [TRACE] [--segments] [--threads]\n"
+    "\n"
+    "Summarize TRACE (default " ARGUS_DEFAULT_TRACE "): host, time span,\n"
+    "segments, chunks, events by type, events lost by the kernel, bytes per\n"
+    "event, damaged chunks skipped, and the processes seen.\n"
+    "\n"
+    "  --segments   list every segment file\n"
+    "  --threads    list every thread under its process\n"
+    "  -h, --help   show this help\n";
+
+struct proc_count {
+	uint32_t pid;
+	uint32_t threads;
+	uint64_t events;
+};
+
+static uint64_t *ev_per_tid_tab;	/* events by tid (bounded table) */
+#define MAX_TID (1u << 22)
+
+static void
+print_wall(const char *label, uint64_t ts, int64_t off)
+{
+	time_t secs = (time_t)(((int64_t)ts + off) / 1000000000LL);
+	struct tm tm;
+	char buf[64];
+
+	gmtime_r(&secs, &tm);
+	strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S UTC", &tm);
+	printf("%-12s%s (clock %llu.%09llu)\n", label, buf,
+	    (unsigned long long)(ts / 1000000000ULL),
+	    (unsigned long long)(ts % 1000000000ULL));
+}
+
+static int
+cmp_pid(const void *a, const void *b)
+{
+	const struct proc_count *x = a, *y = b;
+
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+int
+cmd_info(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "segments", no_argument, NULL, 's' },
+		{ "threads", no_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, list_segs = 0, list_threads = 0;
+	char b1[32], b2[32];
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 's': list_segs = 1; break;
+		case 't': list_threads = 1; break;
+		case 'h':
+			fputs(info_usage, stdout);
+			return 0;
+		default:
+			return cmd_usage_error("info", "unknown option '%s'",
+			    argv[optind - 1]);
+		}
+	}
+	if (argc - optind > 1)
+		return cmd_usage_error("info", "one trace at a time");
+	const char *path = optind < argc ? argv[optind] : ARGUS_DEFAULT_TRACE;
+	struct trace_reader *r = cmd_open_trace("info", path);
+
+	if (r == NULL)
+		return 1;
+	const struct trace_info *in = trace_reader_info(r);
+	uint64_t per_type[TT_NTYPES] = { 0 }, n = 0, lost_cpu = 0;
+	struct trace_event ev;
+	int tty = isatty(2);
+	uint64_t span = in->last_ts > in->first_ts ? in->last_ts - in->first_ts : 1;
+
+	ev_per_tid_tab = xcalloc(MAX_TID, sizeof(*ev_per_tid_tab));
+	while (trace_reader_next(r, &ev)) {
+		per_type[ev.type]++;
+		if (ev.tid < MAX_TID)
+			ev_per_tid_tab[ev.tid]++;
+		if (ev.type == TT_LOST && ev.arg[0])
+			lost_cpu++;
+		if (tty && (++n & 0xfffff) == 0)
+			fprintf(stderr, "\rargus info: reading %3.0f%%",
+			    100.0 * (double)(ev.ts - in->first_ts) / (double)span);
+	}
+	if (tty && n >= 0x100000)
+		fprintf(stderr, "\r%40s\r", "");
+
+	struct trace_reader_stats st;
+
+	trace_reader_stats(r, &st);
+	printf("%-12s%s\n", "trace:", path);
+	printf("%-12s%s, kernel %s, %u CPUs, clock %s, format %u\n", "host:",
+	    in->hostname, in->release, in->ncpus, in->clock, in->version);
+	if (in->nchunks) {
+		print_wall("start:", in->first_ts, in->realtime_offset);
+		print_wall("end:", in->last_ts, in->realtime_offset);
+		printf("%-12s%s\n", "span:", fmt_duration(b1, sizeof(b1),
+		    in->last_ts - in->first_ts));
+	}
+	printf("%-12s%u readable of %zu, %s on disk\n", "segments:",
+	    in->nsegments, trace_reader_nsegments(r),
+	    fmt_bytes(b2, sizeof(b2), in->disk_bytes));
+	printf("%-12s%llu, %llu damaged spots skipped\n", "chunks:",
+	    (unsigned long long)in->nchunks, (unsigned long long)st.damaged);
+	printf("%-12s%llu read (%.2f bytes each on disk)", "events:",
+	    (unsigned long long)st.events, st.events ?
+	    (double)in->disk_bytes / (double)st.events : 0.0);
+	if (st.unknown)
+		printf(", %llu of unknown types skipped",
+		    (unsigned long long)st.unknown);
+	printf("\n%-12s%llu", "lost:", (unsigned long long)st.lost);
+	if (st.lost)
+		printf(" (the kernel overran its buffers %llu times)",
+		    (unsigned long long)lost_cpu);
+	printf("\n");
+
+	/* Processes: from the thread table. */
+	size_t nt = trace_reader_nthreads(r), np = 0;
+	struct proc_count *pc = xcalloc(nt + 1, sizeof(*pc));
+
+	for (size_t i = 0; i < nt; i++) {
+		const struct trace_thread *t = trace_reader_thread_at(r, i);
+		size_t k;
+
+		for (k = 0; k < np && pc[k].pid != t->pid; k++)
+			;
+		if (k == np)
+			pc[np++].pid = t->pid;
+		pc[k].threads++;
+		if (t->tid < MAX_TID)
+			pc[k].events += ev_per_tid_tab[t->tid];
+	}
+	if (np > 1)
+		qsort(pc, np, sizeof(*pc), cmp_pid);
+	printf("%-12s%zu processes, %zu threads\n", "tasks:", np, nt);
+
+	printf("\nevents by type:\n");
+	for (unsigned t = 1; t < TT_NTYPES; t++)
+		if (per_type[t])
+			printf("  %-18s %12llu\n", trace_type_name(t),
+			    (unsigned long long)per_type[t]);
+
+	printf("\nprocesses:\n  %7s %-16s %7s %12s\n", "PID", "COMMAND",
+	    "THREADS", "EVENTS");
+	for (size_t k = 0; k < np; k++) {
+		const struct trace_thread *m = trace_reader_thread(r, pc[k].pid);
+
+		printf("  %7u %-16s %7u %12llu\n", pc[k].pid,
+		    m ? m->comm : "?", pc[k].threads,
+		    (unsigned long long)pc[k].events);
+		for (size_t i = 0; list_threads && i < nt; i++) {
+			const struct trace_thread *t = trace_reader_thread_at(r, i);
+
+			if (t->pid == pc[k].pid)
+				printf("  %7s   %-7u %-16s%s\n", "", t->tid,
+				    t->comm, (t->flags & TRACE_THREAD_EXITED) ?
+				    " (exited)" : "");
+		}
+	}
+	if (list_segs) {
+		printf("\nsegments:\n");
+		for (size_t i = 0; i < trace_reader_nsegments(r); i++) {
+			const struct trace_segment_info *s = trace_reader_segment(r, i);
+
+			printf("  %s: %s, %llu chunks, %llu events, %s%s\n", s->path,
+			    fmt_bytes(b1, sizeof(b1), s->size),
+			    (unsigned long long)s->nchunks,
+			    (unsigned long long)s->nevents,
+			    s->complete ? "indexed" : "open or unindexed",
+			    s->skipped ? " (skipped)" : "");
+		}
+	}
+	if (st.damaged) {
+		printf("\ndamaged:\n");
+		for (size_t i = 0; i < trace_reader_ndamage(r); i++) {
+			const struct trace_damage *d = trace_reader_damage(r, i);
+
+			printf("  %s at %llu: %s\n", d->path,
+			    (unsigned long long)d->offset, d->reason);
+		}
+	}
+	free(pc);
+	free(ev_per_tid_tab);
+	trace_reader_close(r);
+	return 0;
+}

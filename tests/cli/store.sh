@@ -1,0 +1,114 @@
+#!/bin/sh
+# Command-line tests of argus info and argus dump on traces written by the
+# store's API (tests/tools/mktrace): golden output with sizes normalized,
+# filters, damage, and the error cases (one line, non-zero exit, no signal).
+# UPDATE_GOLDEN=1 rewrites the golden files.
+set -u
+B=${B:-build}
+ARGUS=${ARGUS:-./argus}
+MK=$B/tests/tools/mktrace
+G=tests/golden
+T=$(mktemp -d /tmp/argus-cli-XXXXXX)
+trap 'rm -rf "$T"' EXIT
+
+ok() { echo "ok $1"; }
+nok() { echo "not ok $1"; shift; [ $# -gt 0 ] && echo "  $*"; }
+
+# Compare stdin with a golden file (or rewrite it).
+golden() {
+	name=$1
+	cat > "$T/$name.out"
+	if [ "${UPDATE_GOLDEN:-0}" = 1 ]; then
+		cp "$T/$name.out" "$G/$name"
+		ok "golden $name (updated)"
+	elif diff -u "$G/$name" "$T/$name.out" > "$T/$name.diff"; then
+		ok "golden $name"
+	else
+		nok "golden $name"; head -n 20 "$T/$name.diff"
+	fi
+}
+
+normalize() {
+	sed -e "s#$T#TRACE#g" \
+	    -e 's/[0-9.]* \(B\|KiB\|MiB\) on disk/N on disk/' \
+	    -e 's/([0-9.]* bytes each on disk)/(N bytes each on disk)/'
+}
+
+# A signal (exit > 128) is always a failure; else the status must match.
+expect_status() {
+	name=$1 want=$2 got=$3
+	if [ "$got" -gt 128 ]; then
+		nok "$name" "killed by signal $((got - 128))"
+	elif [ "$got" -ne "$want" ]; then
+		nok "$name" "exit $got, wanted $want"
+	else
+		ok "$name"
+	fi
+}
+
+# One line on stderr that starts with the command's prefix.
+expect_one_line() {
+	name=$1 prefix=$2 file=$3
+	if [ "$(wc -l < "$file")" -eq 1 ] && grep -q "^$prefix" "$file"; then
+		ok "$name one-line error"
+	else
+		nok "$name one-line error" "$(cat "$file")"
+	fi
+}
+
+"$MK" "$T/t" 300 || { nok "mktrace"; exit 1; }
+
+"$ARGUS" dump "$T/t" | golden dump.txt
+"$ARGUS" info "$T/t" | normalize | golden info.txt
+"$ARGUS" dump "$T/t" --type switch,waking --tid 100 | golden dump-filter-tid.txt
+"$ARGUS" dump "$T/t" --pid 120 --from 0.0010016 --to 0.0010019 | golden dump-filter-time.txt
+"$ARGUS" dump "$T/t" --abs --type user | golden dump-abs.txt
+
+# A multi-segment trace: info counts every event and segment.
+"$MK" "$T/big" 200000 131072 || nok "mktrace big"
+n=$("$ARGUS" dump "$T/big" | wc -l)
+nbig=$((200000 + 33 + 4))
+[ "$n" -eq "$nbig" ] && ok "dump of a rotated trace has every event" ||
+	nok "dump of a rotated trace has every event" "$n != $nbig"
+segs=$("$ARGUS" info "$T/big" | sed -n 's/^segments: *\([0-9]*\) readable.*/\1/p')
+[ "${segs:-0}" -gt 1 ] && ok "info counts segments ($segs)" || nok "info counts segments"
+
+# Damage: a corrupt chunk is reported once as a warning; the rest reads.
+cp -r "$T/big" "$T/dmg"
+seg=$(ls "$T"/dmg/seg-*.argus | head -n 1)
+printf 'XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX' | dd of="$seg" bs=1 seek=20000 conv=notrunc 2>/dev/null
+"$ARGUS" info "$T/dmg" > "$T/dmg.out" 2> "$T/dmg.err"
+expect_status "info on a damaged trace" 0 $?
+grep -q 'damaged spots skipped' "$T/dmg.out" && ! grep -q '^chunks: .*, 0 damaged' "$T/dmg.out" &&
+	ok "info reports damage" || nok "info reports damage" "$(cat "$T/dmg.out")"
+[ "$(grep -c warning "$T/dmg.err")" -eq 1 ] && ok "damage warned once" ||
+	nok "damage warned once" "$(cat "$T/dmg.err")"
+n=$("$ARGUS" dump "$T/dmg" 2>/dev/null | wc -l)
+[ "$n" -gt 150000 ] && [ "$n" -lt "$nbig" ] && ok "damaged trace keeps the rest ($n)" ||
+	nok "damaged trace keeps the rest" "$n"
+
+# Errors: clear one-line messages and non-zero exits.
+"$ARGUS" info "$T/none" 2> "$T/e1"; expect_status "info on a missing trace" 1 $?
+expect_one_line "missing trace" "argus info: " "$T/e1"
+mkdir "$T/bad"; echo "garbage garbage garbage garbage" > "$T/bad/seg-00000001.argus"
+"$ARGUS" dump "$T/bad" 2> "$T/e2"; expect_status "dump with bad magic" 1 $?
+expect_one_line "bad magic" "argus dump: .*bad magic" "$T/e2"
+cp -r "$T/t" "$T/v"; printf '\143' | dd of="$T/v/seg-00000001.argus" bs=1 seek=8 conv=notrunc 2>/dev/null
+"$ARGUS" info "$T/v" 2> "$T/e3"; expect_status "info on a newer version" 1 $?
+expect_one_line "newer version" "argus info: .*version" "$T/e3"
+: > "$T/empty.argus"
+"$ARGUS" dump "$T/empty.argus" 2> "$T/e4"; expect_status "dump of an empty file" 1 $?
+expect_one_line "empty file" "argus dump: " "$T/e4"
+"$ARGUS" dump --type nosuch "$T/t" 2> "$T/e5"; expect_status "unknown type" 2 $?
+expect_one_line "unknown type" "argus dump: unknown event type" "$T/e5"
+"$ARGUS" info --bogus 2> "$T/e6"; expect_status "unknown option" 2 $?
+"$ARGUS" nosuchcommand 2> "$T/e7"; expect_status "unknown command" 2 $?
+"$ARGUS" dump --from xyz "$T/t" 2> "$T/e8"; expect_status "bad time" 2 $?
+
+for c in info dump; do
+	"$ARGUS" $c --help > "$T/h" 2>&1; expect_status "$c --help" 0 $?
+	grep -q "^usage: argus $c" "$T/h" && ok "$c --help text" || nok "$c --help text"
+done
+"$ARGUS" --help > "$T/h"; expect_status "argus --help" 0 $?
+"$ARGUS" --version | grep -q '^argus [0-9]' && ok "argus --version" || nok "argus --version"
+exit 0

@@ -1,0 +1,371 @@
+/*
+ * reader-decode.c: decoding chunks and merging CPU streams in time order.
+ *
+ * Each cursor holds one decompressed chunk of its CPU stream and peeks
+ * only the time of its next event; the event itself is decoded once,
+ * straight into the caller's struct, when the heap says it is next. So
+ * memory stays at one chunk per CPU whatever the length of the trace.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+#include "common.h"
+#include "reader-local.h"
+
+/* Load chunk c->next_chunk into the cursor; 0 when one is ready. */
+static int
+load_chunk(struct trace_reader *r, struct cursor *c)
+{
+	while (c->next_chunk < c->nchunks) {
+		const struct chunkref *ref = &c->chunks[c->next_chunk++];
+		const struct seg *s = &r->segs[ref->seg];
+		uint8_t *z;
+		size_t n;
+
+		if (ref->h.rsize > MAX_RAW_CHUNK || ref->h.csize > MAX_RAW_CHUNK) {
+			rd_report(r, s->path, ref->offset, "chunk too large (skipped)");
+			continue;
+		}
+		z = xmalloc(ref->h.csize ? ref->h.csize : 1);
+		if (rd_read_at(s->fd, z, ref->h.csize,
+		    ref->offset + CHUNK_HDR_LEN) != 0) {
+			free(z);
+			rd_report(r, s->path, ref->offset, "chunk cut short (skipped)");
+			continue;
+		}
+		if (c->raw_cap < ref->h.rsize) {
+			c->raw_cap = ref->h.rsize;
+			free(c->raw);
+			c->raw = xmalloc(c->raw_cap);
+		}
+		n = ZSTD_decompressDCtx(r->dctx, c->raw, ref->h.rsize, z,
+		    ref->h.csize);
+		free(z);
+		if (ZSTD_isError(n) || n != ref->h.rsize) {
+			char *why = xasprintf("chunk does not decompress (%s; "
+			    "skipped)", ZSTD_isError(n) ? ZSTD_getErrorName(n) :
+			    "wrong size");
+
+			rd_report(r, s->path, ref->offset, why);
+			free(why);
+			continue;
+		}
+		r->st.chunks_read++;
+		c->seg = s;
+		c->plan = s->h.plan;
+		c->nplan = s->h.ntypes;
+		c->p = c->raw;
+		c->end = c->raw + n;
+		c->left = ref->h.count;
+		c->ts = ref->h.first_ts;
+		c->tid = ref->h.first_tid;
+		c->chunk_offset = ref->offset;
+		size_t np = (size_t)s->h.ntypes * TRACE_NARGS;
+
+		if (c->prev_cap < np) {
+			free(c->prev);
+			c->prev = xmalloc(np * sizeof(*c->prev));
+			c->prev_cap = np;
+		}
+		memset(c->prev, 0, np * sizeof(*c->prev));
+		c->nblobs = 0;
+		return 0;
+	}
+	return -1;
+}
+
+static int
+decode_blob(struct trace_reader *r, struct cursor *c, int kind,
+    struct trace_event *ev)
+{
+	uint64_t idx, n;
+
+	if (get_varint(&c->p, c->end, &idx) != 0 || idx > c->nblobs)
+		return -1;
+	if (idx < c->nblobs) {
+		ev->blob = c->blobs[idx].p;
+		ev->blob_len = c->blobs[idx].len;
+		return 0;
+	}
+	if (get_varint(&c->p, c->end, &n) != 0)
+		return -1;
+	if (kind == BK_STR) {
+		if (n > (uint64_t)(c->end - c->p))
+			return -1;
+		ev->blob = rd_intern(r, c->p, (size_t)n);
+		ev->blob_len = (uint32_t)n;
+		c->p += n;
+	} else {
+		uint64_t prev = 0, d;
+
+		if (n > (uint64_t)(c->end - c->p))
+			return -1;
+		if (r->arrbuf_cap < n) {
+			r->arrbuf_cap = n;
+			r->arrbuf = xreallocarray(r->arrbuf, n, 8);
+		}
+		for (uint64_t i = 0; i < n; i++) {
+			if (get_varint(&c->p, c->end, &d) != 0)
+				return -1;
+			prev += (uint64_t)unzigzag(d);
+			r->arrbuf[i] = prev;
+		}
+		ev->blob = rd_intern(r, r->arrbuf, (size_t)n * 8);
+		ev->blob_len = (uint32_t)(n * 8);
+	}
+	if (c->nblobs == c->blobs_cap) {
+		c->blobs_cap = c->blobs_cap ? 2 * c->blobs_cap : 64;
+		c->blobs = xreallocarray(c->blobs, c->blobs_cap,
+		    sizeof(*c->blobs));
+	}
+	c->blobs[c->nblobs++] = (struct blobref){ ev->blob, ev->blob_len };
+	return 0;
+}
+
+/*
+ * Decode the body of the cursor's peeked event (thread, fields, blob)
+ * into ev. Returns 0, or -1 when the bytes do not decode.
+ */
+static int
+cursor_body(struct trace_reader *r, struct cursor *c, struct trace_event *ev)
+{
+	uint64_t ftype = c->hd >> 3, v;
+	const struct type_plan *pl = &c->plan[ftype];
+	const char *kinds = pl->kinds;
+	uint64_t *prev = c->prev + ftype * TRACE_NARGS;
+	/* Local cursor: keeps the hot pointer in a register. */
+	const uint8_t *p = c->p, *end = c->end;
+	unsigned i;
+
+#define VARINT(out) do {						\
+		if (p < end && *p < 0x80) {				\
+			(out) = *p++;					\
+		} else if (p + 1 < end && p[1] < 0x80) {		\
+			(out) = (uint64_t)(p[0] & 0x7f) | ((uint64_t)p[1] << 7); \
+			p += 2;						\
+		} else if (get_varint(&p, end, &(out)) != 0) {		\
+			return -1;					\
+		}							\
+	} while (0)
+
+	if (c->hd & 4) {
+		VARINT(v);
+		c->tid = (uint32_t)v;
+	}
+	for (i = 0; kinds[i]; i++) {
+		VARINT(v);
+		if (kinds[i] == FK_D) {
+			v = prev[i] + (uint64_t)unzigzag(v);
+			prev[i] = v;
+		} else if (kinds[i] == FK_S) {
+			v = (uint64_t)unzigzag(v);
+		}
+		ev->arg[i] = v;
+	}
+	for (; i < TRACE_NARGS; i++)
+		ev->arg[i] = 0;
+#undef VARINT
+	c->p = p;
+	ev->blob = NULL;
+	ev->blob_len = 0;
+	if (pl->blob != BK_NONE && decode_blob(r, c, pl->blob, ev) != 0)
+		return -1;
+	c->left--;
+	ev->ts = c->ts;
+	ev->tid = c->tid;
+	ev->cpu = c->cpu;
+	ev->flags = (uint32_t)(c->hd & TRACE_CTX_MASK);
+	ev->type = pl->local;
+	if (ev->type == TT_SWITCH)
+		c->tid = (uint32_t)ev->arg[1];
+	return 0;
+}
+
+static void
+cursor_damaged(struct trace_reader *r, struct cursor *c)
+{
+	rd_report(r, c->seg->path, c->chunk_offset,
+	    "undecodable events in chunk (rest of chunk skipped)");
+	c->left = 0;
+	c->p = c->end;
+}
+
+/*
+ * Make the cursor's next event of a known type ready: c->ts is its time,
+ * c->hd its header and c->p points at its body. Events of unknown types
+ * are decoded and dropped. Returns 1, or 0 when the stream is exhausted.
+ */
+static int
+cursor_peek(struct trace_reader *r, struct cursor *c)
+{
+	for (;;) {
+		while (c->left == 0 || c->p >= c->end) {
+			if (c->left != 0 && c->seg) {
+				rd_report(r, c->seg->path, c->chunk_offset,
+				    "chunk holds fewer events than its header says");
+				c->left = 0;
+			}
+			if (load_chunk(r, c) != 0) {
+				c->has_ev = 0;
+				return 0;
+			}
+		}
+		uint64_t hd, dt;
+
+		if (get_varint(&c->p, c->end, &hd) != 0 ||
+		    get_varint(&c->p, c->end, &dt) != 0 ||
+		    (hd >> 3) >= c->nplan || !c->plan[hd >> 3].valid) {
+			cursor_damaged(r, c);
+			continue;
+		}
+		c->ts += (uint64_t)unzigzag(dt);
+		c->hd = hd;
+		if (c->plan[hd >> 3].local != TT_NONE) {
+			c->has_ev = 1;
+			return 1;
+		}
+		if (cursor_body(r, c, &c->scratch) != 0)
+			cursor_damaged(r, c);
+		else
+			r->st.unknown++;
+	}
+}
+
+static inline int
+hent_less(const struct hent *a, const struct hent *b)
+{
+	return a->ts < b->ts || (a->ts == b->ts && a->order < b->order);
+}
+
+static void
+sift_down(struct trace_reader *r, size_t i)
+{
+	struct hent *h = r->heap, x = h[i];
+	size_t n = r->nheap;
+
+	for (;;) {
+		size_t l = 2 * i + 1, m;
+
+		if (l >= n)
+			break;
+		m = (l + 1 < n && hent_less(&h[l + 1], &h[l])) ? l + 1 : l;
+		if (!hent_less(&h[m], &x))
+			break;
+		h[i] = h[m];
+		i = m;
+	}
+	h[i] = x;
+}
+
+static struct hent
+hent_of(const struct trace_reader *r, size_t idx)
+{
+	const struct cursor *c = &r->cursors[idx];
+
+	return (struct hent){ c->ts, (uint16_t)(c->cpu + 1), (uint32_t)idx };
+}
+
+/* Position each cursor at its first chunk ending at or after ts. */
+int
+trace_reader_seek(struct trace_reader *r, uint64_t ts)
+{
+	r->nheap = 0;
+	for (size_t i = 0; i < r->ncursors; i++) {
+		struct cursor *c = &r->cursors[i];
+		size_t k = 0;
+
+		/* Chunks of a stream are in time order: binary search. */
+		size_t lo = 0, hi = c->nchunks;
+
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+
+			if (c->chunks[mid].h.last_ts < ts)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		k = lo;
+		c->next_chunk = k;
+		c->left = 0;
+		c->seg = NULL;
+		c->p = c->end = NULL;
+		while (cursor_peek(r, c) && c->ts < ts)
+			if (cursor_body(r, c, &c->scratch) != 0)
+				cursor_damaged(r, c);
+		if (c->has_ev)
+			r->heap[r->nheap++] = hent_of(r, i);
+	}
+	for (size_t i = r->nheap; i-- > 0;)
+		sift_down(r, i);
+	return 0;
+}
+
+int
+trace_reader_next(struct trace_reader *r, struct trace_event *ev)
+{
+	struct cursor *c;
+	int bad;
+
+	do {
+		if (r->nheap == 0)
+			return 0;
+		c = &r->cursors[r->heap[0].idx];
+		bad = cursor_body(r, c, ev) != 0;
+		if (bad)
+			cursor_damaged(r, c);
+		if (cursor_peek(r, c))
+			r->heap[0].ts = c->ts;
+		else
+			r->heap[0] = r->heap[--r->nheap];
+		if (r->nheap > 1)
+			sift_down(r, 0);
+	} while (bad);
+	r->st.events++;
+	if (ev->type == TT_THREAD) {
+		struct trace_thread t = { 0 };
+
+		t.tid = (uint32_t)ev->arg[0];
+		t.pid = (uint32_t)ev->arg[1];
+		t.ppid = (uint32_t)ev->arg[2];
+		t.start_ts = ev->arg[3];
+		t.flags = (uint32_t)ev->arg[4];
+		if (ev->blob)
+			snprintf(t.comm, sizeof(t.comm), "%s",
+			    (const char *)ev->blob);
+		rd_thread_update(r, &t);
+	} else if (ev->type == TT_LOST) {
+		r->st.lost += ev->arg[0];
+	}
+	return 1;
+}
+
+size_t
+trace_reader_read(struct trace_reader *r, struct trace_event *evs, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && trace_reader_next(r, &evs[i]))
+		i++;
+	return i;
+}
+
+void
+trace_reader_stats(const struct trace_reader *r, struct trace_reader_stats *st)
+{
+	*st = r->st;
+}
+
+size_t
+trace_reader_ndamage(const struct trace_reader *r)
+{
+	return r->ndamage;
+}
+
+const struct trace_damage *
+trace_reader_damage(const struct trace_reader *r, size_t i)
+{
+	return i < r->ndamage ? &r->damage[i] : NULL;
+}

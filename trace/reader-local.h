@@ -1,0 +1,117 @@
+/*
+ * reader-local.h: the reader's internals, shared by reader.c (opening a
+ * trace: segments, seek index or chunk scan, thread table, interning,
+ * damage) and reader-decode.c (cursors, decoding, the time merge).
+ *
+ * A cursor follows one CPU stream through its chunks in write order; the
+ * heap orders cursors by the time of their next event, with its keys
+ * inline so the merge touches only the heap.
+ */
+#ifndef ARGUS_READER_LOCAL_H
+#define ARGUS_READER_LOCAL_H
+
+#include "trace-local.h"
+
+#define MAX_RAW_CHUNK (256u << 20)
+
+struct seg {
+	char *path;
+	int fd;
+	uint64_t size;
+	struct seg_header h;
+	struct trace_segment_info info;
+};
+
+struct chunkref {
+	uint32_t seg;
+	uint64_t offset;		/* of the chunk header */
+	struct chunk_hdr h;
+};
+
+struct blobref {
+	const void *p;
+	uint32_t len;
+};
+
+struct cursor {
+	uint16_t cpu;
+	struct chunkref *chunks;	/* in write order */
+	size_t nchunks, cap;
+	size_t next_chunk;		/* index of the chunk to load next */
+	/* current chunk */
+	const struct seg *seg;
+	const struct type_plan *plan;	/* of seg */
+	uint32_t nplan;
+	uint8_t *raw;
+	size_t raw_cap;
+	const uint8_t *p, *end;
+	uint32_t left;			/* events left in the chunk */
+	uint64_t ts;
+	uint32_t tid;
+	uint64_t *prev;			/* [ntypes * TRACE_NARGS] of the seg */
+	size_t prev_cap;
+	struct blobref *blobs;
+	size_t nblobs, blobs_cap;
+	uint64_t chunk_offset;
+	/* the next event: its header and time, valid when has_ev */
+	uint64_t hd;
+	int has_ev;
+	struct trace_event scratch;	/* where unknown types are dropped */
+};
+
+/* A heap entry keeps its keys inline: the merge compares only these. */
+struct hent {
+	uint64_t ts;
+	uint32_t order;			/* metadata first, then by CPU */
+	uint32_t idx;			/* cursor */
+};
+
+struct arena {
+	uint8_t *block;
+	size_t used, size;
+	uint8_t **blocks;
+	size_t nblocks;
+};
+
+struct intern_ent {
+	uint32_t hash, len;
+	const void *p;
+};
+
+struct trace_reader {
+	struct seg *segs;
+	size_t nsegs;
+	struct cursor *cursors;
+	size_t ncursors;
+	struct hent *heap;		/* cursors by next event time */
+	size_t nheap;
+	ZSTD_DCtx *dctx;
+	struct trace_info info;
+	struct trace_reader_stats st;
+
+	struct trace_thread *threads;	/* sorted by tid after open */
+	size_t nthreads, threads_cap;
+
+	struct arena arena;
+	struct intern_ent *itab;
+	size_t itab_cap, itab_n;
+
+	struct trace_damage *damage;
+	size_t ndamage;
+	trace_damage_fn damage_fn;
+	void *damage_arg;
+	uint64_t *arrbuf;
+	size_t arrbuf_cap;
+};
+
+
+/* Intern n bytes (plus a NUL after them) for the reader's life. */
+const void *rd_intern(struct trace_reader *r, const void *p, size_t n);
+/* Record a damaged spot once and tell the damage callback. */
+void rd_report(struct trace_reader *r, const char *path, uint64_t off,
+    const char *reason);
+void rd_thread_update(struct trace_reader *r, const struct trace_thread *t);
+/* pread exactly n bytes at off; -1 on error or end of file. */
+int rd_read_at(int fd, void *buf, size_t n, uint64_t off);
+
+#endif
