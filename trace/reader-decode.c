@@ -14,65 +14,73 @@
 #include "common.h"
 #include "reader-local.h"
 
+/*
+ * Read and decompress one chunk into the cursor with dctx. Returns 0, or
+ * -1 when it is damaged (reported).
+ */
+static int
+load_ref(struct trace_reader *r, struct cursor *c, const struct chunkref *ref,
+    ZSTD_DCtx *dctx)
+{
+	const struct seg *s = &r->segs[ref->seg];
+	uint8_t *z;
+	size_t n;
+
+	if (ref->h.rsize > MAX_RAW_CHUNK || ref->h.csize > MAX_RAW_CHUNK) {
+		rd_report(r, s->path, ref->offset, "chunk too large (skipped)");
+		return -1;
+	}
+	z = xmalloc(ref->h.csize ? ref->h.csize : 1);
+	if (rd_read_at(s->fd, z, ref->h.csize, ref->offset + CHUNK_HDR_LEN)) {
+		free(z);
+		rd_report(r, s->path, ref->offset, "chunk cut short (skipped)");
+		return -1;
+	}
+	if (c->raw_cap < ref->h.rsize) {
+		c->raw_cap = ref->h.rsize;
+		free(c->raw);
+		c->raw = xmalloc(c->raw_cap);
+	}
+	n = ZSTD_decompressDCtx(dctx, c->raw, ref->h.rsize, z, ref->h.csize);
+	free(z);
+	if (ZSTD_isError(n) || n != ref->h.rsize) {
+		char *why = xasprintf("chunk does not decompress (%s; skipped)",
+		    ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong size");
+
+		rd_report(r, s->path, ref->offset, why);
+		free(why);
+		return -1;
+	}
+	__atomic_fetch_add(&r->st.chunks_read, 1, __ATOMIC_RELAXED);
+	c->cpu = ref->h.cpu;
+	c->seg = s;
+	c->plan = s->h.plan;
+	c->nplan = s->h.ntypes;
+	c->p = c->raw;
+	c->end = c->raw + n;
+	c->left = ref->h.count;
+	c->ts = ref->h.first_ts;
+	c->tid = ref->h.first_tid;
+	c->chunk_offset = ref->offset;
+	size_t np = (size_t)s->h.ntypes * TRACE_NARGS;
+
+	if (c->prev_cap < np) {
+		free(c->prev);
+		c->prev = xmalloc(np * sizeof(*c->prev));
+		c->prev_cap = np;
+	}
+	memset(c->prev, 0, np * sizeof(*c->prev));
+	c->nblobs = 0;
+	return 0;
+}
+
 /* Load chunk c->next_chunk into the cursor; 0 when one is ready. */
 static int
 load_chunk(struct trace_reader *r, struct cursor *c)
 {
-	while (c->next_chunk < c->nchunks) {
-		const struct chunkref *ref = &c->chunks[c->next_chunk++];
-		const struct seg *s = &r->segs[ref->seg];
-		uint8_t *z;
-		size_t n;
-
-		if (ref->h.rsize > MAX_RAW_CHUNK || ref->h.csize > MAX_RAW_CHUNK) {
-			rd_report(r, s->path, ref->offset, "chunk too large (skipped)");
-			continue;
-		}
-		z = xmalloc(ref->h.csize ? ref->h.csize : 1);
-		if (rd_read_at(s->fd, z, ref->h.csize,
-		    ref->offset + CHUNK_HDR_LEN) != 0) {
-			free(z);
-			rd_report(r, s->path, ref->offset, "chunk cut short (skipped)");
-			continue;
-		}
-		if (c->raw_cap < ref->h.rsize) {
-			c->raw_cap = ref->h.rsize;
-			free(c->raw);
-			c->raw = xmalloc(c->raw_cap);
-		}
-		n = ZSTD_decompressDCtx(r->dctx, c->raw, ref->h.rsize, z,
-		    ref->h.csize);
-		free(z);
-		if (ZSTD_isError(n) || n != ref->h.rsize) {
-			char *why = xasprintf("chunk does not decompress (%s; "
-			    "skipped)", ZSTD_isError(n) ? ZSTD_getErrorName(n) :
-			    "wrong size");
-
-			rd_report(r, s->path, ref->offset, why);
-			free(why);
-			continue;
-		}
-		r->st.chunks_read++;
-		c->seg = s;
-		c->plan = s->h.plan;
-		c->nplan = s->h.ntypes;
-		c->p = c->raw;
-		c->end = c->raw + n;
-		c->left = ref->h.count;
-		c->ts = ref->h.first_ts;
-		c->tid = ref->h.first_tid;
-		c->chunk_offset = ref->offset;
-		size_t np = (size_t)s->h.ntypes * TRACE_NARGS;
-
-		if (c->prev_cap < np) {
-			free(c->prev);
-			c->prev = xmalloc(np * sizeof(*c->prev));
-			c->prev_cap = np;
-		}
-		memset(c->prev, 0, np * sizeof(*c->prev));
-		c->nblobs = 0;
-		return 0;
-	}
+	while (c->next_chunk < c->nchunks)
+		if (load_ref(r, c, &c->chunks[c->next_chunk++], r->dctx) == 0)
+			return 0;
 	return -1;
 }
 
@@ -102,17 +110,17 @@ decode_blob(struct trace_reader *r, struct cursor *c, int kind,
 
 		if (n > (uint64_t)(c->end - c->p))
 			return -1;
-		if (r->arrbuf_cap < n) {
-			r->arrbuf_cap = n;
-			r->arrbuf = xreallocarray(r->arrbuf, n, 8);
+		if (c->arrbuf_cap < n) {
+			c->arrbuf_cap = n;
+			c->arrbuf = xreallocarray(c->arrbuf, n, 8);
 		}
 		for (uint64_t i = 0; i < n; i++) {
 			if (get_varint(&c->p, c->end, &d) != 0)
 				return -1;
 			prev += (uint64_t)unzigzag(d);
-			r->arrbuf[i] = prev;
+			c->arrbuf[i] = prev;
 		}
-		ev->blob = rd_intern(r, r->arrbuf, (size_t)n * 8);
+		ev->blob = rd_intern(r, c->arrbuf, (size_t)n * 8);
 		ev->blob_len = (uint32_t)(n * 8);
 	}
 	if (c->nblobs == c->blobs_cap) {
@@ -229,7 +237,7 @@ cursor_peek(struct trace_reader *r, struct cursor *c)
 		if (cursor_body(r, c, &c->scratch) != 0)
 			cursor_damaged(r, c);
 		else
-			r->st.unknown++;
+			__atomic_fetch_add(&r->st.unknown, 1, __ATOMIC_RELAXED);
 	}
 }
 
@@ -368,4 +376,83 @@ const struct trace_damage *
 trace_reader_damage(const struct trace_reader *r, size_t i)
 {
 	return i < r->ndamage ? &r->damage[i] : NULL;
+}
+
+/* --- bulk access ------------------------------------------------------ */
+
+struct trace_chunk_buf {
+	struct cursor c;
+	ZSTD_DCtx *dctx;
+};
+
+struct trace_chunk_buf *
+trace_chunk_buf_new(void)
+{
+	struct trace_chunk_buf *b = xcalloc(1, sizeof(*b));
+
+	b->dctx = ZSTD_createDCtx();
+	if (b->dctx == NULL)
+		abort();
+	return b;
+}
+
+void
+trace_chunk_buf_free(struct trace_chunk_buf *b)
+{
+	if (b == NULL)
+		return;
+	free(b->c.raw);
+	free(b->c.prev);
+	free(b->c.blobs);
+	free(b->c.arrbuf);
+	ZSTD_freeDCtx(b->dctx);
+	free(b);
+}
+
+size_t
+trace_reader_nchunks(const struct trace_reader *r)
+{
+	return r->ncinfo;
+}
+
+const struct trace_chunk_info *
+trace_reader_chunk(const struct trace_reader *r, size_t i)
+{
+	return i < r->ncinfo ? &r->cinfo[i] : NULL;
+}
+
+size_t
+trace_reader_decode_chunk(struct trace_reader *r, size_t i,
+    struct trace_chunk_buf *b, struct trace_event *evs)
+{
+	struct cursor *c = &b->c;
+	size_t n = 0;
+
+	if (i >= r->ncinfo)
+		return 0;
+	const struct chunkref *ref =
+	    &r->cursors[r->cmap[i].cur].chunks[r->cmap[i].k];
+
+	if (load_ref(r, c, ref, b->dctx) != 0)
+		return 0;
+	while (c->left > 0 && c->p < c->end) {
+		uint64_t hd, dt;
+
+		if (get_varint(&c->p, c->end, &hd) != 0 ||
+		    get_varint(&c->p, c->end, &dt) != 0 ||
+		    (hd >> 3) >= c->nplan || !c->plan[hd >> 3].valid)
+			break;
+		c->ts += (uint64_t)unzigzag(dt);
+		c->hd = hd;
+		if (cursor_body(r, c, &evs[n]) != 0)
+			break;
+		if (evs[n].type != TT_NONE)
+			n++;
+		else
+			__atomic_fetch_add(&r->st.unknown, 1, __ATOMIC_RELAXED);
+	}
+	if (c->left > 0)
+		rd_report(r, c->seg->path, c->chunk_offset,
+		    "undecodable events in chunk (rest of chunk skipped)");
+	return n;
 }

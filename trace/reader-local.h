@@ -10,6 +10,8 @@
 #ifndef ARGUS_READER_LOCAL_H
 #define ARGUS_READER_LOCAL_H
 
+#include <pthread.h>
+
 #include "trace-local.h"
 
 #define MAX_RAW_CHUNK (256u << 20)
@@ -52,6 +54,8 @@ struct cursor {
 	size_t prev_cap;
 	struct blobref *blobs;
 	size_t nblobs, blobs_cap;
+	uint64_t *arrbuf;		/* an array blob being decoded */
+	size_t arrbuf_cap;
 	uint64_t chunk_offset;
 	/* the next event: its header and time, valid when has_ev */
 	uint64_t hd;
@@ -100,12 +104,17 @@ struct trace_reader {
 	size_t ndamage;
 	trace_damage_fn damage_fn;
 	void *damage_arg;
-	uint64_t *arrbuf;
-	size_t arrbuf_cap;
+	pthread_mutex_t lock;		/* interning, damage, for bulk decoding */
+	struct trace_chunk_info *cinfo;	/* bulk view of the chunks */
+	struct { uint32_t cur, k; } *cmap;
+	size_t ncinfo;
 };
 
 
-/* Intern n bytes (plus a NUL after them) for the reader's life. */
+/*
+ * Intern n bytes (plus a NUL after them) for the reader's life. Takes the
+ * reader's lock; rd_report() does too, so neither is called with it held.
+ */
 const void *rd_intern(struct trace_reader *r, const void *p, size_t n);
 /* Record a damaged spot once and tell the damage callback. */
 void rd_report(struct trace_reader *r, const char *path, uint64_t off,

@@ -54,8 +54,8 @@ hash_bytes(const void *p, size_t n)
 }
 
 /* Intern n bytes (plus a NUL after them) for the reader's life. */
-const void *
-rd_intern(struct trace_reader *r, const void *p, size_t n)
+static const void *
+intern_nolock(struct trace_reader *r, const void *p, size_t n)
 {
 	uint32_t h = hash_bytes(p, n);
 	size_t mask, i;
@@ -91,6 +91,17 @@ rd_intern(struct trace_reader *r, const void *p, size_t n)
 	return q;
 }
 
+const void *
+rd_intern(struct trace_reader *r, const void *p, size_t n)
+{
+	const void *q;
+
+	pthread_mutex_lock(&r->lock);
+	q = intern_nolock(r, p, n);
+	pthread_mutex_unlock(&r->lock);
+	return q;
+}
+
 const char *
 trace_reader_intern(struct trace_reader *r, const char *s)
 {
@@ -103,21 +114,26 @@ void
 rd_report(struct trace_reader *r, const char *path, uint64_t off,
     const char *reason)
 {
-	struct trace_damage *d;
+	struct trace_damage d;
 
+	pthread_mutex_lock(&r->lock);
 	/* Each spot is reported once, even when a seek passes it again. */
-	for (size_t i = 0; i < r->ndamage; i++)
+	for (size_t i = 0; i < r->ndamage; i++) {
 		if (r->damage[i].offset == off &&
-		    strcmp(r->damage[i].path, path) == 0)
+		    strcmp(r->damage[i].path, path) == 0) {
+			pthread_mutex_unlock(&r->lock);
 			return;
+		}
+	}
+	d.path = path;
+	d.offset = off;
+	d.reason = intern_nolock(r, reason, strlen(reason));
 	r->damage = xreallocarray(r->damage, r->ndamage + 1, sizeof(*r->damage));
-	d = &r->damage[r->ndamage++];
-	d->path = path;
-	d->offset = off;
-	d->reason = rd_intern(r, reason, strlen(reason));
+	r->damage[r->ndamage++] = d;
 	r->st.damaged++;
+	pthread_mutex_unlock(&r->lock);
 	if (r->damage_fn)
-		r->damage_fn(d, r->damage_arg);
+		r->damage_fn(&d, r->damage_arg);
 }
 
 void
@@ -455,6 +471,31 @@ list_dir(struct trace_reader *r, const char *dir)
 	return 0;
 }
 
+/* The bulk view: every chunk, stream after stream, in time order. */
+static void
+build_chunk_map(struct trace_reader *r)
+{
+	size_t n = 0, k = 0;
+
+	for (size_t i = 0; i < r->ncursors; i++)
+		n += r->cursors[i].nchunks;
+	r->cinfo = xcalloc(n + 1, sizeof(*r->cinfo));
+	r->cmap = xcalloc(n + 1, sizeof(*r->cmap));
+	for (size_t i = 0; i < r->ncursors; i++) {
+		const struct cursor *c = &r->cursors[i];
+
+		for (size_t j = 0; j < c->nchunks; j++, k++) {
+			const struct chunk_hdr *h = &c->chunks[j].h;
+
+			r->cinfo[k] = (struct trace_chunk_info){ h->cpu, h->count,
+			    h->first_ts, h->last_ts };
+			r->cmap[k].cur = (uint32_t)i;
+			r->cmap[k].k = (uint32_t)j;
+		}
+	}
+	r->ncinfo = n;
+}
+
 static void
 fill_info(struct trace_reader *r, const struct seg *newest)
 {
@@ -489,6 +530,8 @@ trace_reader_open(struct trace_reader **rp, const char *path, char **cause)
 {
 	struct trace_reader *r = xcalloc(1, sizeof(*r));
 	struct stat sb;
+
+	pthread_mutex_init(&r->lock, NULL);
 	int err = 0, first_err = 0;
 	const char *first_path = path;
 	struct seg *newest = NULL;
@@ -552,6 +595,7 @@ trace_reader_open(struct trace_reader **rp, const char *path, char **cause)
 	if (r->dctx == NULL)
 		abort();
 	r->heap = xcalloc(r->ncursors + 1, sizeof(*r->heap));
+	build_chunk_map(r);
 	trace_reader_seek(r, 0);
 	*rp = r;
 	return 0;
@@ -584,6 +628,7 @@ trace_reader_close(struct trace_reader *r)
 		free(r->cursors[i].raw);
 		free(r->cursors[i].prev);
 		free(r->cursors[i].blobs);
+		free(r->cursors[i].arrbuf);
 	}
 	for (size_t i = 0; i < r->arena.nblocks; i++)
 		free(r->arena.blocks[i]);
@@ -594,7 +639,9 @@ trace_reader_close(struct trace_reader *r)
 	free(r->heap);
 	free(r->threads);
 	free(r->damage);
-	free(r->arrbuf);
+	free(r->cinfo);
+	free(r->cmap);
+	pthread_mutex_destroy(&r->lock);
 	ZSTD_freeDCtx(r->dctx);
 	free(r);
 }

@@ -364,6 +364,38 @@ size_t trace_reader_ndamage(const struct trace_reader *r);
 const struct trace_damage *trace_reader_damage(const struct trace_reader *r,
     size_t i);
 
+/* --- bulk access: chunks decoded independently, for loaders ----------- */
+
+struct trace_chunk_info {
+	uint16_t cpu;			/* or TRACE_CPU_META */
+	uint32_t count;			/* events in the chunk's header */
+	uint64_t first_ts, last_ts;
+};
+
+/*
+ * Chunks of the trace: those of one CPU stream are consecutive and in time
+ * order, streams one after another. A chunk decodes on its own, so a
+ * loader may decode chunks on several threads and order events itself.
+ */
+size_t trace_reader_nchunks(const struct trace_reader *r);
+const struct trace_chunk_info *trace_reader_chunk(const struct trace_reader *r,
+    size_t i);
+
+/* Decoding state (zstd context, buffers) for one thread. */
+struct trace_chunk_buf;
+struct trace_chunk_buf *trace_chunk_buf_new(void);
+void trace_chunk_buf_free(struct trace_chunk_buf *b);
+
+/*
+ * Decode chunk i into evs, which has room for its count. Returns how many
+ * events were stored: all of them, or those before a damaged spot (which
+ * is reported once). Threads may decode at the same time, each with its
+ * own buffer. Blobs live as long as the reader. TT_THREAD events are
+ * returned but, unlike trace_reader_next(), do not update the thread table.
+ */
+size_t trace_reader_decode_chunk(struct trace_reader *r, size_t i,
+    struct trace_chunk_buf *b, struct trace_event *evs);
+
 /*
  * Format an event as one line (no newline) into buf, the stable text of
  * argus-dump(1): time (seconds after base_ts, or absolute nanoseconds when

@@ -7,6 +7,7 @@
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <pthread.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -675,6 +676,79 @@ Test(store, one_writer_per_directory_and_no_symlinks)
 	free(cause);
 	free(seg);
 	free(link);
+	rm_rf(dir);
+	free(dir);
+}
+
+struct bulk_job {
+	struct trace_reader *r;
+	size_t first, step;
+	size_t events;
+	int bad;
+};
+
+static void *
+bulk_worker(void *arg)
+{
+	struct bulk_job *j = arg;
+	struct trace_chunk_buf *b = trace_chunk_buf_new();
+
+	for (size_t i = j->first; i < trace_reader_nchunks(j->r); i += j->step) {
+		const struct trace_chunk_info *ci = trace_reader_chunk(j->r, i);
+		struct trace_event *evs = xcalloc(ci->count, sizeof(*evs)), e;
+		size_t n = trace_reader_decode_chunk(j->r, i, b, evs);
+
+		if (n != ci->count)
+			j->bad++;
+		for (size_t k = 0; k < n; k++) {
+			fix_gen_event(&e, fix_index_of(&evs[k]));
+			if (memcmp(evs[k].arg, e.arg, sizeof(e.arg)) != 0 ||
+			    evs[k].tid != e.tid || evs[k].cpu != ci->cpu ||
+			    evs[k].ts != e.ts || evs[k].blob_len != e.blob_len ||
+			    (k && evs[k].ts < evs[k - 1].ts))
+				j->bad++;
+		}
+		j->events += n;
+		free(evs);
+	}
+	trace_chunk_buf_free(b);
+	return NULL;
+}
+
+/* Chunks decoded on two threads give exactly the generator's events. */
+Test(store, bulk_decode_on_two_threads)
+{
+	char *dir = tmpdir();
+	struct trace_writer *w = open_writer(dir, 1 << 30, 1 << 20);
+	struct trace_event e;
+	const size_t n = 200000;
+
+	for (size_t i = 0; i < n; i++) {
+		fix_gen_event(&e, i);
+		cr_assert_eq(trace_writer_add(w, &e), 0);
+	}
+	cr_assert_eq(trace_writer_close(w), 0);
+
+	struct trace_reader *r = open_reader(dir);
+	struct bulk_job jobs[2] = { { r, 0, 2, 0, 0 }, { r, 1, 2, 0, 0 } };
+	pthread_t th[2];
+
+	cr_assert_gt(trace_reader_nchunks(r), 10);
+	for (int i = 0; i < 2; i++)
+		pthread_create(&th[i], NULL, bulk_worker, &jobs[i]);
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	cr_assert_eq(jobs[0].bad + jobs[1].bad, 0);
+	cr_assert_eq(jobs[0].events + jobs[1].events, n);
+	/* Chunks of one CPU are consecutive and in time order. */
+	for (size_t i = 1; i < trace_reader_nchunks(r); i++) {
+		const struct trace_chunk_info *a = trace_reader_chunk(r, i - 1);
+		const struct trace_chunk_info *b = trace_reader_chunk(r, i);
+
+		if (a->cpu == b->cpu)
+			cr_assert_leq(a->last_ts, b->first_ts);
+	}
+	trace_reader_close(r);
 	rm_rf(dir);
 	free(dir);
 }
