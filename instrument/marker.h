@@ -37,6 +37,21 @@
 #define ARGUS_MK_MMAP 0x101
 #define ARGUS_MK_PROXY 0x8000
 
+/*
+ * Fields as libargus fills them, beyond enum trace_user's comments:
+ * lock kinds: arg = 0 mutex, 1 rwlock read, 2 rwlock write, 3 semaphore;
+ * TU_LOCK_ACQUIRED arg2 = result. TU_COND_WAIT arg2 = the mutex.
+ * TU_LOOP_WAIT arg = timeout ms (-1 none); TU_LOOP_WAKE arg = result.
+ * TU_HANG_BEGIN (proxy, for the main thread) and TU_HANG_END: arg2 =
+ * CLOCK_BOOTTIME ns when the main thread left its loop wait (the start
+ * of the unresponsive interval); TU_HANG_END arg = hang length ns.
+ * TU_MARK "sched_yield": arg = yields since the previous such record.
+ * TU_CALLOUT_* / TU_RUNLOOP_SUBMIT from GLib: key = source id, arg =
+ * the GMainContext; TU_TASK_* from GLib pools: key = data, arg = pool.
+ * TU_FLAG_* from argus watch (proxy): key = address, arg = value, arg2 =
+ * the instruction after the access.
+ */
+
 struct argus_marker_hdr {
 	uint32_t id;		/* ARGUS_MARKER_ID */
 	uint16_t kind;		/* enum trace_user, or ARGUS_MK_STACK */

@@ -1,0 +1,531 @@
+/*
+ * core.c: libargus state, the on/off switch, record writing, stack walks
+ * and the mapping records.
+ *
+ * The switch is one int (ins.on) read by every wrapper: when it is 0 a
+ * wrapper costs a load and a branch. The marker descriptor ins.fd keeps
+ * its number for the life of the process: switching off points it at
+ * /dev/null (dup3) instead of closing it, so a writer racing with the
+ * switch never writes into a reused descriptor, and the recorder's
+ * instance is released (an open trace_marker_raw pins an instance).
+ * Switching on later, and off (the recorder's instance's tracing_on
+ * going to 0, or the path file disappearing), is noticed by
+ * ins_recheck(), run at most once a second from the watchdog, main-thread
+ * loop waits and recorded waits.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "instrument-local.h"
+#include "trace.h"
+
+struct ins_state ins = { .fd = -1, .hang_ns = 2000000000ull };
+__thread struct ins_thread ins_self __attribute__((tls_model("initial-exec")));
+
+static char cur_path[256];
+static char env_path[256];		/* ARGUS_MARKER */
+static uintptr_t self_lo, self_hi;	/* libargus's own code */
+static int recheck_busy;
+
+void *
+ins_next(const char *name)
+{
+	return dlsym(RTLD_NEXT, name);
+}
+
+pid_t
+ins_tid(void)
+{
+	if (INS_UNLIKELY(ins_self.tid == 0))
+		ins_self.tid = (pid_t)syscall(SYS_gettid);
+	return ins_self.tid;
+}
+
+uint64_t
+ins_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t
+ins_boot_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void
+write_record(unsigned kind, pid_t proxy, uint64_t key, uint64_t arg,
+    uint64_t arg2, const void *payload, size_t len)
+{
+	char buf[sizeof(struct argus_marker_hdr) + 8 +
+	    ARGUS_MARKER_MAX_FRAMES * 8];
+	struct argus_marker_hdr *h = (struct argus_marker_hdr *)buf;
+	size_t off = sizeof(*h);
+	int saved = errno;
+
+	if (proxy) {
+		uint64_t t = (uint32_t)proxy;
+
+		memcpy(buf + off, &t, 8);
+		off += 8;
+		kind |= ARGUS_MK_PROXY;
+	}
+	if (len > sizeof(buf) - off)
+		len = sizeof(buf) - off;
+	if (len)
+		memcpy(buf + off, payload, len);
+	off += len;
+	h->id = ARGUS_MARKER_ID;
+	h->kind = (uint16_t)kind;
+	h->len = (uint16_t)(off - sizeof(*h));
+	h->key = key;
+	h->arg = arg;
+	h->arg2 = arg2;
+	if (write(ins.fd, buf, off) < 0) {
+		/* nothing to do: a record lost is not an error of the app */
+	}
+	errno = saved;
+}
+
+void
+ins_emit(unsigned kind, uint64_t key, uint64_t arg, uint64_t arg2,
+    const char *name)
+{
+	if (!ins.on)
+		return;
+	write_record(kind, 0, key, arg, arg2, name,
+	    name ? strnlen(name, ARGUS_MARKER_MAX_NAME) : 0);
+}
+
+void
+ins_emit_proxy(pid_t proxy_tid, unsigned kind, uint64_t key, uint64_t arg,
+    uint64_t arg2, const char *name, size_t namelen)
+{
+	if (!ins.on)
+		return;
+	if (namelen > ARGUS_MARKER_MAX_NAME)
+		namelen = ARGUS_MARKER_MAX_NAME;
+	write_record(kind, proxy_tid, key, arg, arg2, name, namelen);
+}
+
+void
+ins_emit_stack(pid_t proxy_tid, unsigned kind, const uint64_t *frames,
+    unsigned n)
+{
+	if (!ins.on || n == 0)
+		return;
+	if (n > ARGUS_MARKER_MAX_FRAMES)
+		n = ARGUS_MARKER_MAX_FRAMES;
+	write_record(ARGUS_MK_STACK, proxy_tid, kind, n, 0, frames,
+	    (size_t)n * 8);
+}
+
+unsigned
+ins_walk_from(uintptr_t pc, uintptr_t sp, uintptr_t fp, uintptr_t hi,
+    uint64_t *frames, unsigned max)
+{
+	unsigned n = 0;
+	uintptr_t a, end;
+
+	if (pc && n < max)
+		frames[n++] = pc;
+	/*
+	 * Functions without frames (a libc wrapper, a leaf) keep their
+	 * callers' return addresses between sp and the first frame: take up
+	 * to four code addresses from there.
+	 */
+	sp &= ~(uintptr_t)7;
+	end = fp > sp && fp < hi ? fp : sp + 256;
+	if (end > sp + 4096)
+		end = sp + 4096;
+	if (end > hi)
+		end = hi;
+	for (a = sp; a < end && n < max && n < 5; a += 8) {
+		uintptr_t v = *(uintptr_t *)a;
+
+		if (ins_is_text(v) && !(v >= self_lo && v < self_hi))
+			frames[n++] = v;
+	}
+	return n + ins_walk_fp(0, fp, sp, hi, frames + n, max - n);
+}
+
+unsigned
+ins_walk_fp(uintptr_t pc, uintptr_t fp, uintptr_t lo, uintptr_t hi,
+    uint64_t *frames, unsigned max)
+{
+	unsigned n = 0;
+
+	if (pc && n < max)
+		frames[n++] = pc;
+	while (n < max) {
+		uintptr_t next, ret;
+
+		if (fp < lo || fp > hi - 16 || (fp & 7))
+			break;
+		next = ((uintptr_t *)fp)[0];
+		ret = ((uintptr_t *)fp)[1];
+		if (ret < 4096)
+			break;
+		frames[n++] = ret;
+		if (next <= fp)
+			break;
+		fp = next;
+	}
+	return n;
+}
+
+__attribute__((noinline)) unsigned
+ins_stack_here(uint64_t *frames, unsigned max)
+{
+	uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
+
+	if (ins_tid() != ins.main_tid || !ins.main_stack_hi)
+		return 0;
+	unsigned n = ins_walk_fp(0, fp, fp, ins.main_stack_hi, frames, max);
+	unsigned skip = 0;
+
+	/* drop the frames inside libargus (the wrappers) */
+	while (skip < n && frames[skip] >= self_lo && frames[skip] < self_hi)
+		skip++;
+	memmove(frames, frames + skip, (n - skip) * sizeof(*frames));
+	return n - skip;
+}
+
+/* --- /proc/self/maps without allocation ------------------------------- */
+
+typedef void (*line_fn)(const char *line, size_t len);
+
+static void
+for_each_map_line(line_fn fn)
+{
+	char buf[4096];
+	size_t have = 0;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	for (;;) {
+		ssize_t r = read(fd, buf + have, sizeof(buf) - have);
+		size_t start = 0;
+
+		if (r <= 0)
+			break;
+		have += (size_t)r;
+		for (size_t i = 0; i < have; i++)
+			if (buf[i] == '\n') {
+				fn(buf + start, i - start);
+				start = i + 1;
+			}
+		if (start == 0 && have == sizeof(buf))
+			start = have;	/* overlong line: skip */
+		memmove(buf, buf + start, have - start);
+		have -= start;
+	}
+	close(fd);
+}
+
+static uint64_t
+hex(const char **p, const char *end)
+{
+	uint64_t v = 0;
+
+	for (; *p < end; (*p)++) {
+		char c = **p;
+		int d = c >= '0' && c <= '9' ? c - '0' :
+		    c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+		if (d < 0)
+			break;
+		v = v * 16 + (uint64_t)d;
+	}
+	return v;
+}
+
+struct map_line {
+	uint64_t start, end, off;
+	char perms[5];
+	const char *path;
+	size_t pathlen;
+};
+
+static int
+parse_map(const char *l, size_t len, struct map_line *m)
+{
+	const char *p = l, *end = l + len;
+
+	m->start = hex(&p, end);
+	if (p >= end || *p++ != '-')
+		return -1;
+	m->end = hex(&p, end);
+	if (p + 6 > end || *p++ != ' ')
+		return -1;
+	memcpy(m->perms, p, 4);
+	m->perms[4] = 0;
+	p += 5;
+	m->off = hex(&p, end);
+	/* skip dev and inode */
+	for (int f = 0; f < 2 && p < end; f++) {
+		while (p < end && *p == ' ')
+			p++;
+		while (p < end && *p != ' ')
+			p++;
+	}
+	while (p < end && *p == ' ')
+		p++;
+	m->path = p;
+	m->pathlen = (size_t)(end - p);
+	return 0;
+}
+
+/* Executable ranges, for the watchdog's stack scan (refreshed on switch). */
+#define INS_MAX_TEXT 128
+static struct { uintptr_t lo, hi; } text[INS_MAX_TEXT];
+static unsigned ntext, ntext_new;
+
+static void
+stack_line(const char *l, size_t len)
+{
+	struct map_line m;
+
+	if (parse_map(l, len, &m) != 0)
+		return;
+	if (m.pathlen == 7 && memcmp(m.path, "[stack]", 7) == 0) {
+		ins.main_stack_lo = m.start;
+		ins.main_stack_hi = m.end;
+	}
+	if (m.perms[2] == 'x' && (uintptr_t)ins_init >= m.start &&
+	    (uintptr_t)ins_init < m.end) {
+		self_lo = m.start;
+		self_hi = m.end;
+	}
+	if (m.perms[2] == 'x' && ntext_new < INS_MAX_TEXT) {
+		text[ntext_new].lo = m.start;
+		text[ntext_new].hi = m.end;
+		ntext_new++;
+	}
+}
+
+static void
+scan_maps(void)
+{
+	ntext_new = 0;
+	for_each_map_line(stack_line);
+	ntext = ntext_new;
+}
+
+int
+ins_is_text(uintptr_t pc)
+{
+	for (unsigned i = 0; i < ntext; i++)
+		if (pc >= text[i].lo && pc < text[i].hi)
+			return 1;
+	return 0;
+}
+
+static void
+mmap_line(const char *l, size_t len)
+{
+	struct map_line m;
+
+	if (parse_map(l, len, &m) != 0 || m.perms[2] != 'x' ||
+	    m.pathlen == 0)
+		return;
+	if (m.pathlen > 240)
+		m.pathlen = 240;
+	write_record(ARGUS_MK_MMAP, 0, m.start, m.end - m.start, m.off,
+	    m.path, m.pathlen);
+}
+
+static void scan_maps(void);
+
+void
+ins_record_maps(void)
+{
+	if (ins.on) {
+		for_each_map_line(mmap_line);
+		scan_maps();
+	}
+}
+
+/* --- switch ------------------------------------------------------------ */
+
+int
+ins_switch_on(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	if (ins.fd < 0) {
+		ins.fd = fd;
+	} else {
+		dup3(fd, ins.fd, O_CLOEXEC);
+		close(fd);
+	}
+	strncpy(cur_path, path, sizeof(cur_path) - 1);
+	__atomic_store_n(&ins.on, 1, __ATOMIC_RELEASE);
+	ins_record_maps();
+	return 0;
+}
+
+void
+ins_switch_off(void)
+{
+	int null;
+
+	__atomic_store_n(&ins.on, 0, __ATOMIC_RELEASE);
+	cur_path[0] = 0;
+	if (ins.fd < 0)
+		return;
+	null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (null >= 0) {
+		dup3(null, ins.fd, O_CLOEXEC);
+		close(null);
+	}
+}
+
+/* Read the recorder's path file into buf; returns 0 or -1 if absent. */
+static int
+read_path_file(char *buf, size_t size)
+{
+	int fd = open(ARGUS_MARKER_PATH_FILE, O_RDONLY | O_CLOEXEC);
+	ssize_t r;
+
+	if (fd < 0)
+		return -1;
+	r = read(fd, buf, size - 1);
+	close(fd);
+	if (r <= 0)
+		return -1;
+	buf[r] = 0;
+	while (r > 0 && (buf[r - 1] == '\n' || buf[r - 1] == ' '))
+		buf[--r] = 0;
+	return r > 0 ? 0 : -1;
+}
+
+/*
+ * The recorder's instance is pinned by every open marker descriptor (the
+ * kernel refuses to remove it), so libargus lets go when the instance's
+ * tracing_on reads 0: -1 unknown (no such file), 0 off, 1 on.
+ */
+static int
+instance_on(const char *marker)
+{
+	char path[300], c = 0;
+	const char *slash = strrchr(marker, '/');
+	int fd;
+
+	if (!slash || (size_t)(slash - marker) + 12 > sizeof(path))
+		return -1;
+	memcpy(path, marker, (size_t)(slash - marker));
+	strcpy(path + (slash - marker), "/tracing_on");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (read(fd, &c, 1) != 1)
+		c = 0;
+	close(fd);
+	return c == '0' ? 0 : 1;
+}
+
+void
+ins_recheck(void)
+{
+	char path[256];
+	uint64_t now = ins_mono_ns();
+
+	if (now < ins.next_check_ns)
+		return;
+	if (__atomic_exchange_n(&recheck_busy, 1, __ATOMIC_ACQUIRE))
+		return;
+	ins.next_check_ns = now + 1000000000ull;
+	if (ins.from_env) {
+		snprintf(path, sizeof(path), "%s", env_path);
+	} else if (read_path_file(path, sizeof(path)) != 0) {
+		if (ins.on)
+			ins_switch_off();
+		goto out;
+	}
+	if (instance_on(path) == 0) {
+		if (ins.on)
+			ins_switch_off();
+	} else if (!ins.on || strcmp(path, cur_path) != 0) {
+		ins_switch_on(path);
+	}
+out:
+	__atomic_store_n(&recheck_busy, 0, __ATOMIC_RELEASE);
+}
+
+/* --- life cycle ---------------------------------------------------------- */
+
+static void
+atfork_child(void)
+{
+	ins_self.tid = 0;
+	ins_self.busy = 0;
+	ins.pid = getpid();
+	/* the forking thread is the child's only, hence main, thread */
+	ins.main_tid = ins_tid();
+	ins.main_stack_lo = ins.main_stack_hi = 0;
+	scan_maps();
+	recheck_busy = 0;
+	ins_watchdog_atfork_child();
+	if (ins.on)
+		ins_record_maps();
+}
+
+static int inited;
+
+void
+ins_init(void)
+{
+	const char *e;
+	char path[256];
+
+	if (__atomic_exchange_n(&inited, 1, __ATOMIC_ACQ_REL))
+		return;
+	ins.pid = getpid();
+	ins.main_tid = ins.pid;
+	scan_maps();
+	e = getenv("ARGUS_HANG_MS");
+	if (e && *e) {
+		char *endp;
+		unsigned long ms = strtoul(e, &endp, 10);
+
+		if (*endp == 0 && ms > 0)
+			ins.hang_ns = (uint64_t)ms * 1000000ull;
+	}
+	pthread_atfork(NULL, NULL, atfork_child);
+	e = getenv("ARGUS_MARKER");
+	if (e && *e) {
+		ins.from_env = 1;
+		snprintf(env_path, sizeof(env_path), "%s", e);
+		if (instance_on(e) != 0)
+			ins_switch_on(e);
+	} else if (read_path_file(path, sizeof(path)) == 0 &&
+	    instance_on(path) != 0) {
+		ins_switch_on(path);
+	}
+	ins.next_check_ns = ins_mono_ns() + 1000000000ull;
+	if (ins.on)
+		ins_watchdog_start();
+}
+
+__attribute__((constructor)) static void
+ins_ctor(void)
+{
+	ins_init();
+}

@@ -1,0 +1,164 @@
+/*
+ * test-instrument.c: unit tests of the instrumentation: ELF symbol lookup
+ * (elfsym.c, used by argus watch and argus probe) and the exact bytes of
+ * libargus's records, read back from a regular file given as
+ * ARGUS_MARKER (one write per record, so the file holds the records
+ * back to back).
+ */
+#include <criterion/criterion.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "elfsym.h"
+#include "marker.h"
+#include "trace.h"
+
+long instr_test_variable = 42;
+
+static void
+self_path(char *buf, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+
+	cr_assert(n > 0);
+	buf[n] = 0;
+}
+
+Test(instr_elfsym, finds_function_and_offset)
+{
+	char exe[PATH_MAX];
+	struct elfsym es;
+	uint64_t off;
+
+	self_path(exe, sizeof(exe));
+	cr_assert_eq(elfsym_lookup(exe, "elfsym_lookup", &es), 0);
+	cr_assert(es.is_func);
+	cr_assert_gt(es.size, 0);
+	cr_assert_eq(elfsym_vaddr_to_offset(exe, es.vaddr, &off), 0);
+	cr_assert_eq(off, es.offset);
+}
+
+Test(instr_elfsym, runtime_address_of_variable)
+{
+	uint64_t addr = 0, size = 0;
+	char file[PATH_MAX];
+
+	cr_assert_eq(elfsym_in_process(getpid(), "instr_test_variable", &addr,
+	    &size, file, sizeof(file)), 0);
+	cr_assert_eq(addr, (uint64_t)(uintptr_t)&instr_test_variable);
+	cr_assert_eq(size, sizeof(long));
+	cr_assert(strstr(file, "run") != NULL);
+}
+
+Test(instr_elfsym, errors)
+{
+	char exe[PATH_MAX];
+	struct elfsym es;
+	uint64_t off, addr, size;
+
+	self_path(exe, sizeof(exe));
+	cr_assert_eq(elfsym_lookup(exe, "no_such_symbol_at_all", &es), ENOENT);
+	cr_assert_eq(elfsym_lookup("/proc/self/status", "x", &es), ENOEXEC);
+	cr_assert_eq(elfsym_lookup("/nonexistent/file", "x", &es), ENOENT);
+	cr_assert_eq(elfsym_vaddr_to_offset(exe, 0x7fff00000000ull, &off),
+	    ERANGE);
+	cr_assert_eq(elfsym_in_process(999999999, "x", &addr, &size, NULL, 0),
+	    ESRCH);
+	/* a prefix of a name is not the name */
+	cr_assert_eq(elfsym_lookup(exe, "elfsym_look", &es), ENOENT);
+}
+
+/* Read the next record of kind (ignoring others) from buf. */
+static const struct argus_marker_hdr *
+next_of(const unsigned char *buf, size_t len, size_t *pos, unsigned kind)
+{
+	while (*pos + sizeof(struct argus_marker_hdr) <= len) {
+		const struct argus_marker_hdr *h = (const void *)(buf + *pos);
+
+		cr_assert_eq(h->id, ARGUS_MARKER_ID);
+		*pos += sizeof(*h) + h->len;
+		cr_assert_leq(*pos, len);
+		if (h->kind == kind)
+			return h;
+	}
+	return NULL;
+}
+
+Test(instr_records, api_records_bytes)
+{
+	char exe[PATH_MAX], lib[PATH_MAX + 32], tmpl[] = "/tmp/argus-mk-XXXXXX";
+	int fd = mkstemp(tmpl);
+	unsigned char buf[65536];
+	const struct argus_marker_hdr *h;
+	size_t pos = 0;
+	ssize_t n;
+
+	cr_assert(fd >= 0);
+	self_path(exe, sizeof(exe));
+	snprintf(lib, sizeof(lib), "%s/../../libargus.so", dirname(exe));
+	setenv("ARGUS_MARKER", tmpl, 1);
+	void *dl = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	cr_assert_not_null(dl, "%s", dlerror());
+	int (*enabled)(void) = (int (*)(void))dlsym(dl, "argus_enabled");
+	void (*mark)(const char *, uint64_t) =
+	    (void (*)(const char *, uint64_t))dlsym(dl, "argus_mark");
+	void (*submit)(uint64_t, uint64_t) =
+	    (void (*)(uint64_t, uint64_t))dlsym(dl, "argus_task_submit");
+	void (*fw)(const volatile void *, uint64_t) =
+	    (void (*)(const volatile void *, uint64_t))dlsym(dl, "argus_flag_write");
+	cr_assert(enabled && mark && submit && fw);
+	/* internals are hidden */
+	cr_assert_null(dlsym(dl, "ins_emit"));
+	cr_assert_null(dlsym(dl, "ins"));
+	cr_assert(enabled());
+	mark("hello", 7);
+	submit(11, 22);
+	fw(&instr_test_variable, 5);
+	n = pread(fd, buf, sizeof(buf), 0);
+	cr_assert_gt(n, 0);
+
+	h = next_of(buf, (size_t)n, &pos, ARGUS_MK_MMAP);
+	cr_assert_not_null(h, "no mapping record");
+	cr_assert_gt(h->arg, 0);
+	pos = 0;
+	h = next_of(buf, (size_t)n, &pos, TU_MARK);
+	cr_assert_not_null(h);
+	cr_assert_eq(h->len, 5);
+	cr_assert_eq(memcmp(h + 1, "hello", 5), 0);
+	cr_assert_eq(h->arg, 7);
+	h = next_of(buf, (size_t)n, &pos, TU_TASK_SUBMIT);
+	cr_assert_not_null(h);
+	cr_assert_eq(h->key, 11);
+	cr_assert_eq(h->arg, 22);
+	cr_assert_eq(h->len, 0);
+	h = next_of(buf, (size_t)n, &pos, TU_FLAG_WRITE);
+	cr_assert_not_null(h);
+	cr_assert_eq(h->key, (uint64_t)(uintptr_t)&instr_test_variable);
+	cr_assert_eq(h->arg, 5);
+	cr_assert_neq(h->arg2, 0);	/* the caller's address */
+	close(fd);
+	unlink(tmpl);
+}
+
+Test(instr_records, off_writes_nothing)
+{
+	char exe[PATH_MAX], lib[PATH_MAX + 32];
+
+	self_path(exe, sizeof(exe));
+	snprintf(lib, sizeof(lib), "%s/../../libargus.so", dirname(exe));
+	unsetenv("ARGUS_MARKER");
+	if (access(ARGUS_MARKER_PATH_FILE, F_OK) == 0)
+		cr_skip_test("a recorder is running");
+	void *dl = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	cr_assert_not_null(dl, "%s", dlerror());
+	int (*enabled)(void) = (int (*)(void))dlsym(dl, "argus_enabled");
+	cr_assert_not_null(enabled);
+	cr_assert_eq(enabled(), 0);
+}
