@@ -14,6 +14,7 @@
 static const struct cmd cmds[] = {
 	{ "info", cmd_info, "summarize a trace: span, segments, events, threads" },
 	{ "dump", cmd_dump, "print the events of a trace, one per line" },
+	{ "graph", cmd_graph, "build the event graph of a trace: figures, neighbourhoods, suspects" },
 	{ "probe", cmd_probe, "add, list or delete user tracing points (uprobes)" },
 	{ "watch", cmd_watch, "trace the accesses to a shared variable (watchpoint)" },
 };

@@ -17,6 +17,7 @@ struct cmd {
 
 int cmd_info(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
+int cmd_graph(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
 int cmd_record(int argc, char **argv);

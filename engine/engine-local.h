@@ -1,0 +1,271 @@
+/*
+ * engine-local.h: internals shared by the files of engine/.
+ *
+ * struct graph holds the loaded events (per-thread arrays of struct
+ * graph_event plus "order", the thread index of every compact event in
+ * global time order, so that the build pass can replay the trace without
+ * reading it again), and the built part (vertices, edges in CSR form).
+ * struct bctx is the state of one build pass, shared by graph-build.c and
+ * graph-conn.c. struct hmap is an open-addressing hash table from u64 keys to u64 values
+ * used everywhere a key (tid, socket, timer, work, flag address) must be
+ * matched to the last event that mentioned it.
+ */
+#ifndef ARGUS_ENGINE_LOCAL_H
+#define ARGUS_ENGINE_LOCAL_H
+
+#include <stdint.h>
+
+#include "common.h"
+#include "engine.h"
+
+/* --- hash map ---------------------------------------------------------- */
+
+struct hmap {
+	uint64_t *keys;
+	uint64_t *vals;
+	uint8_t *used;
+	size_t cap;		/* power of two */
+	size_t n;
+};
+
+void hmap_init(struct hmap *m);
+void hmap_free(struct hmap *m);
+void hmap_clear(struct hmap *m);
+/* Pointer to the value of key, or NULL. */
+uint64_t *hmap_get(const struct hmap *m, uint64_t key);
+/* Pointer to the value of key, inserted as dflt when missing. */
+uint64_t *hmap_put(struct hmap *m, uint64_t key, uint64_t dflt, int *added);
+/* Remove key; returns 1 if it was there (and its value in *val). */
+int hmap_del(struct hmap *m, uint64_t key, uint64_t *val);
+
+static inline uint64_t
+pack2(uint32_t a, uint32_t b)
+{
+	return (uint64_t)a << 32 | b;
+}
+#define HI32(x) ((uint32_t)((x) >> 32))
+#define LO32(x) ((uint32_t)(x))
+
+/* --- rules ------------------------------------------------------------- */
+
+/* Pseudo types of selectors beyond enum trace_type. */
+#define RSEL_READ	201	/* a read syscall exit on an fd of kind sub */
+#define RSEL_WRITE	202	/* a write syscall exit on an fd of kind sub */
+
+struct rsel {
+	uint16_t type;		/* enum trace_type, GRAPH_EV_RUN or RSEL_* */
+	int64_t sub;		/* -1: any */
+	char *name;		/* fnmatch pattern on the event's name, or NULL */
+};
+
+enum rule_verb {
+	RV_SPLIT,		/* split before events matching a */
+	RV_BATCH,		/* process pattern is a batch server */
+	RV_IGNORE_PROC, RV_IGNORE_THREAD,
+	RV_CULL_PROC, RV_CULL_THREAD,
+	RV_CULL_WAKE,		/* wake-ups from vertices starting with a */
+	RV_CONNECT,		/* a -> b by key (key_any: any) */
+	RV_INPUT,		/* events matching a are UI input */
+};
+
+struct rule {
+	int verb;
+	int key_any;
+	char *pat;		/* process or thread pattern */
+	struct rsel a, b;
+	char *text;		/* normalised text */
+};
+
+#define RULES_MAX 65535	/* rule indices are 16 bits in the build */
+
+struct rules {
+	struct rule *v;
+	size_t n, cap;
+};
+
+/* --- graph ------------------------------------------------------------- */
+
+struct gthread {
+	uint32_t tid, pid;
+	uint32_t flags;		/* GRAPH_THREAD_* */
+	uint32_t ppid;
+	char comm[TRACE_COMM_LEN];
+	struct graph_event *ev;
+	uint32_t nev, cap;
+	uint32_t *vtx;		/* vertices in time order */
+	uint32_t nvtx, capvtx;
+	/* load state */
+	uint32_t sys;		/* index of the open TT_SYS_ENTER, or NONE */
+};
+
+struct gedge_buf {
+	struct graph_edge *v;
+	size_t n, cap;
+};
+
+struct graph {
+	/* loaded */
+	struct gthread *th;
+	uint32_t nth, capth;
+	struct hmap tidmap;		/* tid -> thread index */
+	uint32_t *tiddirect;		/* tid < TID_DIRECT -> index + 1 */
+	uint32_t *order;		/* runs: thread index | (length-1) << 20 */
+	size_t norder, caporder;
+	uint64_t nevents;		/* compact events */
+	int toomany;			/* more than ORDER_MAXTH threads */
+	char **strs;			/* interned strings, [0] = "" */
+	uint32_t nstrs, capstrs;
+	struct hmap strmap;		/* string hash -> id chain head */
+	uint64_t *frames;		/* stack frames pool */
+	size_t nframes, capframes;
+	struct hmap fdmap;		/* pid<<32|fd -> kind<<56 | ino */
+	uint64_t trace_events, lost;
+	uint64_t first_ts;		/* earliest event loaded */
+	uint64_t load_ns;
+	uint32_t ncpu_threads;
+	/* built */
+	struct graph_vertex *vx;
+	uint32_t nvx, capvx;
+	struct graph_edge *ed;		/* in creation order */
+	size_t ned, caped;
+	uint32_t *out_off;		/* nvx + 1 */
+	uint32_t *in_off;		/* nvx + 1 */
+	uint32_t *in_idx;		/* edge indices sorted by dst */
+	uint32_t *out_idx;		/* edge indices sorted by src */
+	uint64_t build_ns;
+	uint64_t nmsg;			/* messages matched by the build */
+	uint32_t *leader;		/* per thread: the thread naming its
+					   process (pid == tid), or itself */
+	int pid_changed;		/* a thread's pid changed after it had
+					   events: a streamed build is stale */
+	struct bctx *stream;		/* build fed as events are loaded */
+	struct graph_thread *pub;	/* public view of each thread */
+};
+
+/* Order entries: a thread index and a run length of its events. */
+#define TID_DIRECT (1u << 22)
+#define ORDER_TBITS 20
+#define ORDER_MAXTH (1u << ORDER_TBITS)
+#define ORDER_MAXRUN (1u << (32 - ORDER_TBITS))
+
+/* --- build state (graph-build.c, graph-conn.c; prefix gb_) ------------ */
+
+#define QMAX 4096		/* messages kept unreceived per endpoint */
+
+/* Replay state of one thread. */
+struct tst {
+	uint32_t cur;		/* open vertex */
+	uint32_t split_from;	/* vertex to join by a weak edge */
+	uint32_t level;		/* callout level */
+	uint32_t peer;		/* peer process of the open vertex */
+	uint32_t wait_v, wait_e;
+	uint32_t wake_v, wake_e;
+	uint32_t sig_v, sig_e;
+	uint32_t sys;		/* open TT_SYS_ENTER */
+	uint32_t pos;		/* replay cursor */
+	uint32_t rx_pid, rx_v, rx_e;
+	uint8_t wake_kind;
+	uint8_t waiting;
+	uint8_t had_rx;
+	uint8_t ckind;
+	uint8_t ready;		/* its rule flags are computed */
+};
+
+/* A message sent and not yet received (or pipe bytes not yet read). */
+struct qnode {
+	uint32_t v, e, pid, next;
+	uint64_t end;
+};
+
+/* The FIFO of one endpoint (socket or pipe inode) in the qnode pool. */
+struct queue {
+	uint32_t head, tail, len;
+	uint64_t wpos, rpos;
+};
+
+/* Everything one build pass needs besides the graph. */
+struct bctx {
+	struct graph *g;
+	const struct rules *rs;
+	struct tst *st;
+	struct graph_edge *ed;
+	size_t ned, caped;
+	struct qnode *qn;
+	uint32_t nqn, capqn, qfree;
+	struct queue *q;
+	uint32_t nq, capq;
+	uint32_t nst, capst;	/* per-thread states in st */
+	uint64_t t0;
+	struct hmap sockq, skowner, pipeq, pipereader, efd;
+	struct hmap timers, works, tasks, runloops, flags, conn, raises;
+	uint8_t rtypes[256];	/* RT_* bits: which rules look at a type */
+	uint16_t *rlist[256];	/* per type: indices of rules to try */
+	uint16_t nrlist[256];
+	uint8_t rfdonly[256];	/* per type: all its rules need GRAPH_EVF_FDRES */
+	uint8_t any_cullwake;
+	uint64_t nmsg;		/* messages matched (even inside a vertex) */
+};
+
+#define RT_SPLIT	0x1
+#define RT_INPUT	0x2
+#define RT_CONNECT	0x4
+
+/*
+ * A build: gb_new() clears the built part of g and starts; gb_step() takes
+ * event i of thread ti (events must come in time order); gb_stale() says
+ * whether names or pids changed since the threads were first seen (then
+ * the result would differ from a replay: gb_abort() and replay instead);
+ * gb_finish() sorts the edges and frees the build state.
+ */
+struct bctx *gb_new(struct graph *g, const struct rules *rules);
+void gb_step(struct bctx *b, uint32_t ti, uint32_t i);
+int gb_stale(struct bctx *b);
+void gb_abort(struct bctx *b);
+int gb_finish(struct bctx *b, char **cause);
+
+void gb_edge(struct bctx *b, uint32_t sv, uint32_t se, uint32_t dv,
+    uint32_t de, unsigned kind);
+uint32_t gb_add(struct bctx *b, uint32_t ti, uint32_t i);
+void gb_split(struct bctx *b, uint32_t ti);
+void gb_peer_pre(struct bctx *b, uint32_t ti, uint32_t pid);
+void gb_peer_post(struct bctx *b, uint32_t ti, uint32_t pid);
+void gb_reply_check(struct bctx *b, uint32_t ti, uint32_t pid, uint32_t v,
+    uint32_t e);
+void gb_received(struct bctx *b, uint32_t ti, uint32_t pid, uint32_t v,
+    uint32_t e);
+uint32_t gb_queue_of(struct bctx *b, struct hmap *m, uint64_t key,
+    int create);
+void gb_q_push(struct bctx *b, uint32_t qi, uint32_t v, uint32_t e,
+    uint32_t pid, uint64_t end);
+void gb_q_pop(struct bctx *b, uint32_t qi);
+void gb_keyed_set(struct hmap *m, uint64_t key, uint32_t v, uint32_t e);
+void gb_keyed_take(struct bctx *b, struct hmap *m, uint64_t key, uint32_t v,
+    uint32_t e, unsigned kind);
+void gb_rules_event(struct bctx *b, uint32_t ti, uint32_t i, int post,
+    const struct graph_event *en);
+void gb_on_sys_exit(struct bctx *b, uint32_t ti, uint32_t i);
+
+/* graph-load.c */
+struct graph *graph_alloc(void);
+uint32_t graph_thread_get(struct graph *g, uint32_t tid);
+void graph_load_thread(struct graph *g, const struct trace_thread *t);
+void graph_load_event(struct graph *g, const struct trace_event *ev);
+void graph_load_finish(struct graph *g);
+uint32_t graph_intern(struct graph *g, const char *s, size_t len);
+
+/* graph-build.c */
+int graph_do_build(struct graph *g, const struct rules *rules, char **cause);
+void graph_clear_built(struct graph *g);
+
+/* rules.c */
+/* Whether event ev matches a selector; enter is the open TT_SYS_ENTER of
+   a TT_SYS_EXIT (or NULL). */
+int rsel_match(const struct graph *g, const struct rsel *s,
+    const struct graph_event *ev, const struct graph_event *enter);
+int rules_match_name(const char *pat, const char *name);
+
+/* Syscall families (graph-load.c). */
+int sys_is_read(uint32_t nr);
+int sys_is_write(uint32_t nr);
+
+#endif

@@ -1,0 +1,698 @@
+/*
+ * graph-build.c: the build pass, compact events to vertices and edges.
+ *
+ * Events are taken in time order, either as the load pass produces them
+ * (the first build is streamed with the load) or by replaying g->order
+ * (rebuilds), with one state per thread (struct tst): the open vertex, the
+ * callout level, the peer process of the open vertex, the wait in
+ * progress and the pending waker. Vertices are contiguous index ranges of a thread's events;
+ * edges are appended to a flat array as their targets are seen and
+ * indexed by source and destination at the end. The keyed connections (sockets,
+ * pipes, timers, work items, tasks, run-loop sources, flags, "connect"
+ * rules) are in graph-conn.c; struct bctx is in engine-local.h.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine-local.h"
+
+#define NONE GRAPH_NONE
+
+static const uint8_t edge_weak[GE_NKINDS] = {
+	[GE_WAIT] = 1, [GE_SEQ] = 1,
+};
+
+void
+gb_edge(struct bctx *b, uint32_t sv, uint32_t se, uint32_t dv, uint32_t de,
+    unsigned kind)
+{
+	struct graph *g = b->g;
+
+	if (sv == NONE || dv == NONE || sv == dv)
+		return;
+	if ((g->th[g->vx[sv].thread].flags | g->th[g->vx[dv].thread].flags) &
+	    GRAPH_THREAD_CULLED)
+		return;
+	if (b->ned == b->caped) {
+		b->caped = b->caped ? b->caped * 2 : 4096;
+		b->ed = xreallocarray(b->ed, b->caped, sizeof(*b->ed));
+	}
+	b->ed[b->ned++] = (struct graph_edge){ .src = sv, .dst = dv,
+	    .src_ev = se, .dst_ev = de, .kind = (uint8_t)kind,
+	    .flags = edge_weak[kind] ? GRAPH_EF_WEAK : 0 };
+}
+
+static uint32_t
+vopen(struct bctx *b, uint32_t ti, uint32_t i, unsigned kind)
+{
+	struct graph *g = b->g;
+	struct gthread *t = &g->th[ti];
+	struct tst *s = &b->st[ti];
+
+	if (g->nvx == UINT32_MAX - 1)
+		return NONE;
+	if (g->nvx == g->capvx) {
+		g->capvx = g->capvx ? g->capvx + g->capvx / 2 : 4096;
+		g->vx = xreallocarray(g->vx, g->capvx, sizeof(*g->vx));
+	}
+	uint32_t v = g->nvx++;
+	g->vx[v] = (struct graph_vertex){ .thread = ti, .first = i,
+	    .kind = (uint8_t)kind };
+	if (t->nvtx == t->capvtx) {
+		t->capvtx = t->capvtx ? t->capvtx * 2 : 8;
+		t->vtx = xreallocarray(t->vtx, t->capvtx, sizeof(*t->vtx));
+	}
+	t->vtx[t->nvtx++] = v;
+	s->cur = v;
+	s->peer = 0;
+	s->had_rx = 0;
+	if (s->split_from != NONE) {
+		const struct graph_vertex *p = &g->vx[s->split_from];
+		g->vx[v].flags |= GRAPH_VF_SPLIT;
+		gb_edge(b, s->split_from, p->first + p->nevents - 1, v, i,
+		    GE_SEQ);
+		s->split_from = NONE;
+	}
+	if (b->any_cullwake) {
+		const struct graph_event *ev = &t->ev[i];
+		for (size_t r = 0; r < b->rs->n; r++)
+			if (b->rs->v[r].verb == RV_CULL_WAKE &&
+			    rsel_match(g, &b->rs->v[r].a, ev, NULL))
+				g->vx[v].flags |= GRAPH_VF_CULLWAKE;
+	}
+	return v;
+}
+
+static inline unsigned
+default_kind(const struct bctx *b, uint32_t ti)
+{
+	const struct tst *s = &b->st[ti];
+
+	if (s->level > 0)
+		return s->ckind;
+	return b->g->th[ti].flags & GRAPH_THREAD_IRQ ? GV_IRQ : GV_PLAIN;
+}
+
+/* Add event i of thread ti to its open vertex (opening one if needed). */
+static inline uint32_t
+add(struct bctx *b, uint32_t ti, uint32_t i)
+{
+	struct tst *s = &b->st[ti];
+
+	if (s->cur == NONE && vopen(b, ti, i, default_kind(b, ti)) == NONE)
+		return NONE;
+	struct graph_vertex *v = &b->g->vx[s->cur];
+	v->nevents = i - v->first + 1;
+	return s->cur;
+}
+
+/* End the open vertex at a boundary that is not a wait. */
+static inline void
+split(struct bctx *b, uint32_t ti)
+{
+	struct tst *s = &b->st[ti];
+
+	if (s->cur == NONE)
+		return;
+	if (!(b->g->th[ti].flags & GRAPH_THREAD_IRQ))
+		s->split_from = s->cur;
+	s->cur = NONE;
+}
+
+uint32_t
+gb_add(struct bctx *b, uint32_t ti, uint32_t i)
+{
+	return add(b, ti, i);
+}
+
+void
+gb_split(struct bctx *b, uint32_t ti)
+{
+	split(b, ti);
+}
+
+static void
+begin(struct bctx *b, uint32_t ti, uint32_t i, unsigned kind)
+{
+	struct tst *s = &b->st[ti];
+
+	split(b, ti);
+	s->level++;
+	s->ckind = (uint8_t)kind;
+	vopen(b, ti, i, kind);
+	add(b, ti, i);
+}
+
+static void
+end(struct bctx *b, uint32_t ti, uint32_t i)
+{
+	struct tst *s = &b->st[ti];
+
+	add(b, ti, i);
+	if (s->level > 0)
+		s->level--;
+	split(b, ti);
+}
+
+static void
+on_user(struct bctx *b, uint32_t ti, uint32_t i)
+{
+	const struct graph_event *ev = &b->g->th[ti].ev[i];
+	uint32_t v;
+
+	switch (ev->sub) {
+	case TU_TASK_BEGIN:
+		begin(b, ti, i, GV_TASK);
+		gb_keyed_take(b, &b->tasks, ev->key, b->st[ti].cur, i, GE_TASK);
+		return;
+	case TU_CALLOUT_BEGIN:
+		begin(b, ti, i, GV_CALLOUT);
+		gb_keyed_take(b, &b->runloops, ev->key, b->st[ti].cur, i,
+		    GE_RUNLOOP);
+		return;
+	case TU_TASK_END: case TU_CALLOUT_END:
+		end(b, ti, i);
+		return;
+	}
+	v = add(b, ti, i);
+	switch (ev->sub) {
+	case TU_TASK_SUBMIT:
+		gb_keyed_set(&b->tasks, ev->key, v, i);
+		break;
+	case TU_RUNLOOP_SUBMIT:
+		gb_keyed_set(&b->runloops, ev->key, v, i);
+		break;
+	case TU_FLAG_WRITE:
+		gb_keyed_set(&b->flags, ev->key, v, i);
+		break;
+	case TU_FLAG_READ:
+		gb_keyed_take(b, &b->flags, ev->key, v, i, GE_FLAG);
+		break;
+	case TU_INPUT:
+		if (v != NONE)
+			b->g->vx[v].flags |= GRAPH_VF_INPUT;
+		break;
+	case TU_LOOP_WAIT:
+		/* back in its event loop: no callout is running any more
+		   (an end that was lost must not glue the loop's waits) */
+		b->st[ti].level = 0;
+		break;
+	}
+}
+
+static void
+step(struct bctx *b, uint32_t ti, uint32_t i)
+{
+	struct graph *g = b->g;
+	struct gthread *t = &g->th[ti];
+	struct tst *s = &b->st[ti];
+	const struct graph_event *ev = &t->ev[i];
+	uint32_t v, pid, qi;
+
+	if (s->waiting && ev->type != GRAPH_EV_RUN && ev->type != TT_STACK) {
+		/* the thread acts without having been switched in: events
+		   were lost; forget the wait rather than guess its waker */
+		s->waiting = 0;
+		s->wake_v = NONE;
+	}
+	switch (ev->type) {
+	case TT_SWITCH:
+		v = add(b, ti, i);
+		if (!(ev->flags & GRAPH_EVF_WAIT))
+			break;
+		if (v != NONE)
+			g->vx[v].flags |= GRAPH_VF_WAIT;
+		s->waiting = 1;
+		s->wait_v = v;
+		s->wait_e = i;
+		s->wake_v = NONE;
+		if (s->level == 0) {
+			s->cur = NONE;
+			s->split_from = NONE;
+		}
+		break;
+	case GRAPH_EV_RUN:
+		v = add(b, ti, i);
+		if (s->wake_v != NONE &&
+		    (s->waiting || s->wake_kind == GE_SPAWN)) {
+			gb_edge(b, s->wake_v, s->wake_e, v, i, s->wake_kind);
+			if (s->waiting && s->wait_v != NONE)
+				gb_edge(b, s->wait_v, s->wait_e, s->wake_v,
+				    s->wake_e, GE_WAIT);
+		}
+		s->wake_v = NONE;
+		s->waiting = 0;
+		break;
+	case TT_WAKING: case TT_WAKEUP_NEW: case TT_FORK: {
+		v = add(b, ti, i);
+		uint32_t tj = (uint32_t)ev->key;
+		if (v == NONE || tj >= g->nth || tj == ti ||
+		    (g->vx[v].flags & GRAPH_VF_CULLWAKE))
+			break;
+		struct tst *w = &b->st[tj];
+		if (ev->type == TT_WAKING) {
+			if (w->wake_v == NONE) {
+				w->wake_v = v;
+				w->wake_e = i;
+				w->wake_kind = GE_WAKEUP;
+			}
+		} else if (w->wake_v == NONE || ev->type == TT_FORK) {
+			w->wake_v = v;
+			w->wake_e = i;
+			w->wake_kind = GE_SPAWN;
+		}
+		break;
+	}
+	case TT_SIGNAL_GEN: {
+		v = add(b, ti, i);
+		uint32_t tj = (uint32_t)ev->key;
+		if (v != NONE && tj < g->nth && tj != ti) {
+			b->st[tj].sig_v = v;
+			b->st[tj].sig_e = i;
+		}
+		break;
+	}
+	case TT_SIGNAL_DELIVER:
+		v = add(b, ti, i);
+		if (s->sig_v != NONE)
+			gb_edge(b, s->sig_v, s->sig_e, v, i, GE_SIGNAL);
+		s->sig_v = NONE;
+		break;
+	case TT_IRQ_ENTRY:
+		begin(b, ti, i, GV_IRQ);
+		break;
+	case TT_SOFTIRQ_ENTRY:
+		begin(b, ti, i, GV_SOFTIRQ);
+		if (t->tid >= GRAPH_IRQ_TID_BASE)
+			gb_keyed_take(b, &b->raises, (uint64_t)(t->tid -
+			    GRAPH_IRQ_TID_BASE) << 32 | (uint32_t)ev->key,
+			    s->cur, i, GE_RAISE);
+		break;
+	case TT_SOFTIRQ_RAISE:
+		v = add(b, ti, i);
+		gb_keyed_set(&b->raises, (uint64_t)ev->aux << 32 |
+		    (uint32_t)ev->key, v, i);
+		break;
+	case TT_TIMER_EXPIRE:
+		begin(b, ti, i, GV_TIMER);
+		gb_keyed_take(b, &b->timers, ev->key, s->cur, i, GE_TIMER);
+		break;
+	case TT_WQ_START:
+		begin(b, ti, i, GV_WORK);
+		gb_keyed_take(b, &b->works, ev->key, s->cur, i, GE_WORK);
+		break;
+	case TT_IRQ_EXIT: case TT_SOFTIRQ_EXIT: case TT_TIMER_EXPIRE_EXIT:
+	case TT_WQ_END:
+		end(b, ti, i);
+		break;
+	case TT_TIMER_START:
+		v = add(b, ti, i);
+		gb_keyed_set(&b->timers, ev->key, v, i);
+		break;
+	case TT_TIMER_CANCEL:
+		add(b, ti, i);
+		hmap_del(&b->timers, ev->key, NULL);
+		break;
+	case TT_WQ_QUEUE:
+		v = add(b, ti, i);
+		gb_keyed_set(&b->works, ev->key, v, i);
+		break;
+	case TT_SK_DATA_READY: {
+		uint64_t *op = hmap_get(&b->skowner, ev->key);
+		pid = op ? (uint32_t)*op : 0;
+		gb_peer_pre(b, ti, pid);
+		v = add(b, ti, i);
+		if (v == NONE)
+			break;
+		qi = gb_queue_of(b, &b->sockq, ev->key, 1);
+		if (b->q[qi].len >= QMAX)
+			gb_q_pop(b, qi);
+		gb_q_push(b, qi, v, i, t->pid, 0);
+		gb_peer_post(b, ti, pid);
+		gb_reply_check(b, ti, pid, v, i);
+		break;
+	}
+	case TT_SOCK_RECV: {
+		if (ev->aux == 0) {
+			add(b, ti, i);
+			break;
+		}
+		qi = gb_queue_of(b, &b->sockq, ev->key, 0);
+		uint32_t src = qi != NONE ? b->q[qi].head : NONE;
+		pid = src != NONE ? b->qn[src].pid : 0;
+		if ((t->flags & GRAPH_THREAD_BATCH) && s->had_rx)
+			split(b, ti);
+		gb_peer_pre(b, ti, pid);
+		v = add(b, ti, i);
+		if (src != NONE) {
+			b->nmsg++;
+			gb_edge(b, b->qn[src].v, b->qn[src].e, v, i, GE_MSG);
+			gb_q_pop(b, qi);
+		}
+		*hmap_put(&b->skowner, ev->key, 0, NULL) = t->pid;
+		gb_peer_post(b, ti, pid);
+		gb_received(b, ti, pid, v, i);
+		break;
+	}
+	case TT_SYS_ENTER:
+		add(b, ti, i);
+		s->sys = i;
+		break;
+	case TT_SYS_EXIT:
+		if ((t->flags & GRAPH_THREAD_BATCH) && s->had_rx &&
+		    s->sys != NONE && sys_is_read(t->ev[s->sys].aux) &&
+		    (t->ev[s->sys].flags & GRAPH_EVF_FDRES) &&
+		    t->ev[s->sys].sub == TFD_PIPE)
+			split(b, ti);
+		gb_on_sys_exit(b, ti, i);
+		break;
+	case TT_USER:
+		on_user(b, ti, i);
+		break;
+	default:
+		add(b, ti, i);
+		break;
+	}
+}
+
+/* The rule flags of thread ti under the names known now; sets its
+   process leader (the thread naming its process). */
+static uint32_t
+thread_flags(struct graph *g, const struct rules *rs, uint32_t ti)
+{
+	struct gthread *t = &g->th[ti];
+	uint64_t *p = hmap_get(&g->tidmap, t->pid);
+	uint32_t leader = p ? (uint32_t)*p : ti, fl = 0;
+	const char *pname = g->th[leader].comm;
+
+	g->leader[ti] = leader;
+	for (size_t r = 0; rs != NULL && r < rs->n; r++) {
+		const struct rule *ru = &rs->v[r];
+		const char *name;
+		uint32_t f;
+		switch (ru->verb) {
+		case RV_BATCH: name = pname; f = GRAPH_THREAD_BATCH; break;
+		case RV_IGNORE_PROC: name = pname; f = GRAPH_THREAD_IGNORED;
+			break;
+		case RV_IGNORE_THREAD: name = t->comm;
+			f = GRAPH_THREAD_IGNORED; break;
+		case RV_CULL_PROC: name = pname; f = GRAPH_THREAD_CULLED; break;
+		case RV_CULL_THREAD: name = t->comm; f = GRAPH_THREAD_CULLED;
+			break;
+		default:
+			continue;
+		}
+		if (rules_match_name(ru->pat, name))
+			fl |= f;
+	}
+	return fl;
+}
+
+#define RULE_FLAGS (GRAPH_THREAD_IGNORED | GRAPH_THREAD_CULLED | \
+	GRAPH_THREAD_BATCH)
+
+/* Forget the built part; the vertex and edge arrays are kept for reuse
+   (already faulted-in memory makes a rebuild faster). */
+void
+graph_clear_built(struct graph *g)
+{
+	free(g->out_off);
+	free(g->in_off);
+	free(g->in_idx);
+	free(g->out_idx);
+	g->out_off = g->in_off = g->in_idx = g->out_idx = NULL;
+	g->nvx = 0;
+	g->ned = 0;
+	for (uint32_t i = 0; i < g->nth; i++)
+		g->th[i].nvtx = 0;
+}
+
+/*
+ * Index the edges (left in creation order) by source and by destination:
+ * two counting sorts into arrays of edge indices.
+ */
+static void
+make_csr(struct graph *g, struct bctx *b)
+{
+	uint32_t nv = g->nvx;
+	size_t ne = b->ned;
+
+	g->out_off = xcalloc((size_t)nv + 1, sizeof(uint32_t));
+	g->in_off = xcalloc((size_t)nv + 1, sizeof(uint32_t));
+	for (size_t e = 0; e < ne; e++) {
+		g->out_off[b->ed[e].src + 1]++;
+		g->in_off[b->ed[e].dst + 1]++;
+	}
+	for (uint32_t v = 0; v < nv; v++) {
+		g->out_off[v + 1] += g->out_off[v];
+		g->in_off[v + 1] += g->in_off[v];
+	}
+	uint32_t *po = xmalloc(((size_t)nv + 1) * sizeof(uint32_t));
+	uint32_t *pi = xmalloc(((size_t)nv + 1) * sizeof(uint32_t));
+	memcpy(po, g->out_off, ((size_t)nv + 1) * sizeof(uint32_t));
+	memcpy(pi, g->in_off, ((size_t)nv + 1) * sizeof(uint32_t));
+	g->out_idx = xmalloc((ne ? ne : 1) * sizeof(uint32_t));
+	g->in_idx = xmalloc((ne ? ne : 1) * sizeof(uint32_t));
+	for (size_t e = 0; e < ne; e++) {
+		g->out_idx[po[b->ed[e].src]++] = (uint32_t)e;
+		g->in_idx[pi[b->ed[e].dst]++] = (uint32_t)e;
+	}
+	free(po);
+	free(pi);
+	g->ed = b->ed;
+	g->caped = b->caped;
+	b->ed = NULL;
+	g->ned = ne;
+}
+
+static void
+grow_state(struct bctx *b)
+{
+	struct graph *g = b->g;
+	uint32_t n = g->nth;
+
+	if (n <= b->nst)
+		return;
+	if (n > b->capst) {
+		b->capst = n + n / 2 + 64;
+		b->st = xreallocarray(b->st, b->capst, sizeof(*b->st));
+		g->leader = xreallocarray(g->leader, b->capst,
+		    sizeof(*g->leader));
+	}
+	for (uint32_t i = b->nst; i < n; i++) {
+		b->st[i] = (struct tst){ .cur = NONE, .split_from = NONE,
+		    .wait_v = NONE, .wake_v = NONE, .sig_v = NONE,
+		    .sys = NONE };
+		g->leader[i] = i;
+		g->th[i].flags &= ~RULE_FLAGS;
+	}
+	b->nst = n;
+}
+
+struct bctx *
+gb_new(struct graph *g, const struct rules *rules)
+{
+	static const struct rules none;
+	struct bctx *b = xcalloc(1, sizeof(*b));
+
+	b->g = g;
+	b->rs = rules ? rules : &none;
+	b->qfree = NONE;
+	b->t0 = now_ns();
+	graph_clear_built(g);
+	b->ed = g->ed;
+	b->caped = g->caped;
+	g->ed = NULL;
+	if (b->ed == NULL) {
+		b->caped = 4096;
+		b->ed = xmalloc(b->caped * sizeof(*b->ed));
+	}
+	grow_state(b);
+	struct hmap *maps[] = { &b->sockq, &b->skowner, &b->pipeq,
+	    &b->pipereader, &b->efd, &b->timers, &b->works, &b->tasks,
+	    &b->runloops, &b->flags, &b->conn, &b->raises };
+	for (size_t m = 0; m < ARRAY_SIZE(maps); m++)
+		hmap_init(maps[m]);
+	for (size_t r = 0; r < b->rs->n; r++) {
+		const struct rule *ru = &b->rs->v[r];
+		unsigned ta = ru->a.type == RSEL_READ ||
+		    ru->a.type == RSEL_WRITE ? TT_SYS_EXIT : ru->a.type;
+		unsigned tb = ru->b.type == RSEL_READ ||
+		    ru->b.type == RSEL_WRITE ? TT_SYS_EXIT : ru->b.type;
+		unsigned types[2] = { ta & 0xff, tb & 0xff }, nt = 1;
+		switch (ru->verb) {
+		case RV_SPLIT: b->rtypes[ta & 0xff] |= RT_SPLIT; break;
+		case RV_INPUT: b->rtypes[ta & 0xff] |= RT_INPUT; break;
+		case RV_CONNECT:
+			b->rtypes[ta & 0xff] |= RT_CONNECT;
+			b->rtypes[tb & 0xff] |= RT_CONNECT;
+			nt = ta == tb ? 1 : 2;
+			break;
+		case RV_CULL_WAKE: b->any_cullwake = 1; continue;
+		default: continue;
+		}
+		for (unsigned k = 0; k < nt; k++) {
+			unsigned ty = types[k];
+			const struct rsel *sel = k == 0 ? &ru->a : &ru->b;
+			int fdonly = sel->type == RSEL_READ ||
+			    sel->type == RSEL_WRITE;
+			if (ru->verb == RV_CONNECT && nt == 1)
+				fdonly = fdonly && (ru->b.type == RSEL_READ ||
+				    ru->b.type == RSEL_WRITE);
+			if (b->nrlist[ty] == 0)
+				b->rfdonly[ty] = (uint8_t)fdonly;
+			else if (!fdonly)
+				b->rfdonly[ty] = 0;
+			b->rlist[ty] = xreallocarray(b->rlist[ty],
+			    b->nrlist[ty] + 1u, sizeof(uint16_t));
+			b->rlist[ty][b->nrlist[ty]++] = (uint16_t)r;
+		}
+	}
+	return b;
+}
+
+void
+gb_step(struct bctx *b, uint32_t ti, uint32_t i)
+{
+	struct graph *g = b->g;
+	struct tst *s;
+
+	if (ti >= b->nst)
+		grow_state(b);
+	s = &b->st[ti];
+	if (!s->ready) {
+		/* the rules that depend on names, as the names are now */
+		uint32_t fl = thread_flags(g, b->rs, ti);
+		g->th[ti].flags = (g->th[ti].flags & ~RULE_FLAGS) | fl;
+		s->ready = 1;
+	}
+	if (g->th[ti].flags & GRAPH_THREAD_IGNORED)
+		return;
+	const struct graph_event *ev = &g->th[ti].ev[i];
+	if ((ev->type == TT_WAKING || ev->type == TT_WAKEUP_NEW ||
+	    ev->type == TT_FORK || ev->type == TT_SIGNAL_GEN) &&
+	    ev->key >= b->nst)
+		grow_state(b);
+	uint8_t rt = b->rtypes[ev->type];
+	if (rt == 0) {
+		step(b, ti, i);
+		return;
+	}
+	const struct graph_event *en = ev->type == TT_SYS_EXIT &&
+	    s->sys != NONE ? &g->th[ti].ev[s->sys] : NULL;
+	if (b->rfdonly[ev->type] && (en == NULL ||
+	    !(en->flags & GRAPH_EVF_FDRES))) {
+		step(b, ti, i);
+		return;
+	}
+	gb_rules_event(b, ti, i, 0, en);
+	step(b, ti, i);
+	gb_rules_event(b, ti, i, 1, en);
+}
+
+int
+gb_stale(struct bctx *b)
+{
+	struct graph *g = b->g;
+
+	grow_state(b);
+	if (g->pid_changed)
+		return 1;
+	for (uint32_t i = 0; i < g->nth; i++) {
+		uint32_t old = g->th[i].flags & RULE_FLAGS;
+		uint32_t fl = thread_flags(g, b->rs, i);
+		if (b->st[i].ready && fl != old)
+			return 1;
+		if (!b->st[i].ready)
+			g->th[i].flags = (g->th[i].flags & ~RULE_FLAGS) | fl;
+	}
+	return 0;
+}
+
+static void
+gb_free(struct bctx *b)
+{
+	struct hmap *maps[] = { &b->sockq, &b->skowner, &b->pipeq,
+	    &b->pipereader, &b->efd, &b->timers, &b->works, &b->tasks,
+	    &b->runloops, &b->flags, &b->conn, &b->raises };
+
+	for (size_t m = 0; m < ARRAY_SIZE(maps); m++)
+		hmap_free(maps[m]);
+	free(b->q);
+	free(b->qn);
+	for (unsigned k = 0; k < 256; k++)
+		free(b->rlist[k]);
+	free(b->st);
+	free(b->ed);
+	free(b);
+}
+
+void
+gb_abort(struct bctx *b)
+{
+	/* keep the edge buffer for the next build */
+	b->g->ed = b->ed;
+	b->g->caped = b->caped;
+	b->ed = NULL;
+	gb_free(b);
+}
+
+int
+gb_finish(struct bctx *b, char **cause)
+{
+	struct graph *g = b->g;
+
+	grow_state(b);
+	if (b->ned >= UINT32_MAX) {
+		if (cause)
+			*cause = xstrdup("more than 2^32 edges");
+		gb_abort(b);
+		graph_clear_built(g);
+		return GRAPH_ETOOBIG;
+	}
+	for (uint32_t i = 0; i < g->nth; i++)
+		if (!b->st[i].ready)
+			g->th[i].flags = (g->th[i].flags & ~RULE_FLAGS) |
+			    thread_flags(g, b->rs, i);
+	make_csr(g, b);
+	g->nmsg = b->nmsg;
+	free(g->pub);
+	g->pub = xcalloc(g->nth ? g->nth : 1, sizeof(*g->pub));
+	for (uint32_t i = 0; i < g->nth; i++) {
+		const struct gthread *t = &g->th[i];
+		g->pub[i] = (struct graph_thread){ .tid = t->tid,
+		    .pid = t->pid, .flags = t->flags, .nevents = t->nev,
+		    .nvertices = t->nvtx, .comm = t->comm,
+		    .process = g->th[g->leader[i]].comm };
+	}
+	g->build_ns = now_ns() - b->t0;
+	gb_free(b);
+	return 0;
+}
+
+/* Build by replaying the loaded events in time order. */
+int
+graph_do_build(struct graph *g, const struct rules *rules, char **cause)
+{
+	struct bctx *b = gb_new(g, rules);
+
+	for (uint32_t i = 0; i < g->nth; i++) {
+		b->st[i].ready = 1;
+		g->th[i].flags = (g->th[i].flags & ~RULE_FLAGS) |
+		    thread_flags(g, b->rs, i);
+	}
+	for (size_t k = 0; k < g->norder; k++) {
+		if (k + 6 < g->norder) {
+			/* the events of one thread are read in sequence,
+			   but threads interleave: fetch ahead */
+			uint32_t tj = g->order[k + 6] & (ORDER_MAXTH - 1);
+			__builtin_prefetch(&g->th[tj].ev[b->st[tj].pos]);
+			__builtin_prefetch(&b->st[tj]);
+		}
+		uint32_t ti = g->order[k] & (ORDER_MAXTH - 1);
+		uint32_t run = (g->order[k] >> ORDER_TBITS) + 1;
+		for (; run > 0; run--)
+			gb_step(b, ti, b->st[ti].pos++);
+	}
+	return gb_finish(b, cause);
+}

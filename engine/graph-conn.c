@@ -1,0 +1,261 @@
+/*
+ * graph-conn.c: the connection heuristics of the build pass that match
+ * events by key: socket messages (sk_data_ready to sock_recv, one FIFO of
+ * senders per receiving socket), pipes (per inode, a FIFO of writes with
+ * the byte offset each ends at, so a read is connected to the write of
+ * its first byte), eventfds, request/reply, the IPC peer set, keyed
+ * hash maps (timers, work, tasks, run-loop sources, flags) and the
+ * per-event rules (split, input, connect).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine-local.h"
+
+#define NONE GRAPH_NONE
+
+/* Before a message event with peer process pid: the IPC peer set rule. */
+void
+gb_peer_pre(struct bctx *b, uint32_t ti, uint32_t pid)
+{
+	struct tst *s = &b->st[ti];
+
+	if (pid == 0 || pid == b->g->th[ti].pid)
+		return;
+	if (s->cur != NONE && s->peer != 0 && s->peer != pid)
+		gb_split(b, ti);
+}
+
+void
+gb_peer_post(struct bctx *b, uint32_t ti, uint32_t pid)
+{
+	struct tst *s = &b->st[ti];
+
+	if (pid != 0 && pid != b->g->th[ti].pid && s->peer == 0)
+		s->peer = pid;
+}
+
+/* A message was sent to process pid from (v, e): request/reply rule. */
+void
+gb_reply_check(struct bctx *b, uint32_t ti, uint32_t pid, uint32_t v, uint32_t e)
+{
+	struct tst *s = &b->st[ti];
+
+	if (pid != 0 && s->rx_pid == pid) {
+		if (s->rx_v != v)
+			gb_edge(b, s->rx_v, s->rx_e, v, e, GE_REPLY);
+		s->rx_pid = 0;
+	}
+}
+
+void
+gb_received(struct bctx *b, uint32_t ti, uint32_t pid, uint32_t v, uint32_t e)
+{
+	struct tst *s = &b->st[ti];
+
+	s->had_rx = 1;
+	if (pid != 0 && pid != b->g->th[ti].pid) {
+		s->rx_pid = pid;
+		s->rx_v = v;
+		s->rx_e = e;
+	}
+}
+
+/* --- message queues ---------------------------------------------------- */
+
+uint32_t
+gb_queue_of(struct bctx *b, struct hmap *m, uint64_t key, int create)
+{
+	uint64_t *p = create ? hmap_put(m, key, NONE, NULL) : hmap_get(m, key);
+
+	if (p == NULL)
+		return NONE;
+	if (*p == NONE) {
+		if (b->nq == b->capq) {
+			b->capq = b->capq ? b->capq * 2 : 256;
+			b->q = xreallocarray(b->q, b->capq, sizeof(*b->q));
+		}
+		b->q[b->nq] = (struct queue){ .head = NONE, .tail = NONE };
+		*p = b->nq++;
+	}
+	return (uint32_t)*p;
+}
+
+void
+gb_q_push(struct bctx *b, uint32_t qi, uint32_t v, uint32_t e, uint32_t pid,
+    uint64_t end)
+{
+	uint32_t n;
+
+	if (b->qfree != NONE) {
+		n = b->qfree;
+		b->qfree = b->qn[n].next;
+	} else {
+		if (b->nqn == b->capqn) {
+			b->capqn = b->capqn ? b->capqn * 2 : 1024;
+			b->qn = xreallocarray(b->qn, b->capqn, sizeof(*b->qn));
+		}
+		n = b->nqn++;
+	}
+	b->qn[n] = (struct qnode){ .v = v, .e = e, .pid = pid, .next = NONE,
+	    .end = end };
+	struct queue *q = &b->q[qi];
+	if (q->tail == NONE)
+		q->head = n;
+	else
+		b->qn[q->tail].next = n;
+	q->tail = n;
+	q->len++;
+}
+
+void
+gb_q_pop(struct bctx *b, uint32_t qi)
+{
+	struct queue *q = &b->q[qi];
+	uint32_t n = q->head;
+
+	if (n == NONE)
+		return;
+	q->head = b->qn[n].next;
+	if (q->head == NONE)
+		q->tail = NONE;
+	q->len--;
+	b->qn[n].next = b->qfree;
+	b->qfree = n;
+}
+
+/* --- the replay -------------------------------------------------------- */
+
+static inline uint32_t
+pid_of_vertex(const struct graph *g, uint32_t v)
+{
+	return g->th[g->vx[v].thread].pid;
+}
+
+void
+gb_keyed_set(struct hmap *m, uint64_t key, uint32_t v, uint32_t e)
+{
+	if (v != NONE)
+		*hmap_put(m, key, 0, NULL) = pack2(v, e);
+}
+
+void
+gb_keyed_take(struct bctx *b, struct hmap *m, uint64_t key, uint32_t v,
+    uint32_t e, unsigned kind)
+{
+	uint64_t val;
+
+	if (hmap_del(m, key, &val))
+		gb_edge(b, HI32(val), LO32(val), v, e, kind);
+}
+
+void
+gb_rules_event(struct bctx *b, uint32_t ti, uint32_t i, int post,
+    const struct graph_event *en)
+{
+	struct graph *g = b->g;
+	struct tst *s = &b->st[ti];
+	const struct graph_event *ev = &g->th[ti].ev[i];
+
+	for (size_t k = 0; k < b->nrlist[ev->type]; k++) {
+		size_t r = b->rlist[ev->type][k];
+		const struct rule *ru = &b->rs->v[r];
+		switch (ru->verb) {
+		case RV_SPLIT:
+			if (!post && s->cur != NONE &&
+			    g->vx[s->cur].first != i &&
+			    rsel_match(g, &ru->a, ev, en))
+				gb_split(b, ti);
+			break;
+		case RV_INPUT:
+			if (post && s->cur != NONE &&
+			    rsel_match(g, &ru->a, ev, en))
+				g->vx[s->cur].flags |= GRAPH_VF_INPUT;
+			break;
+		case RV_CONNECT: {
+			if (!post || s->cur == NONE)
+				break;
+			uint64_t ck = ((uint64_t)r << 48) ^
+			    (ru->key_any ? 0 : ev->key);
+			if (rsel_match(g, &ru->b, ev, en))
+				gb_keyed_take(b, &b->conn, ck, s->cur, i, GE_USER);
+			if (rsel_match(g, &ru->a, ev, en))
+				gb_keyed_set(&b->conn, ck, s->cur, i);
+			break;
+		}
+		}
+	}
+}
+
+void
+gb_on_sys_exit(struct bctx *b, uint32_t ti, uint32_t i)
+{
+	struct graph *g = b->g;
+	struct gthread *t = &g->th[ti];
+	struct tst *s = &b->st[ti];
+	const struct graph_event *ev = &t->ev[i];
+	int64_t ret = (int64_t)ev->key;
+	uint32_t v, pid = 0, qi;
+
+	if (s->sys == NONE || !(t->ev[s->sys].flags & GRAPH_EVF_FDRES) ||
+	    ret <= 0) {
+		gb_add(b, ti, i);
+		s->sys = NONE;
+		return;
+	}
+	const struct graph_event *en = &t->ev[s->sys];
+	uint64_t ino = en->key;
+	int rd = sys_is_read(en->aux), wr = sys_is_write(en->aux);
+	s->sys = NONE;
+	if (en->sub == TFD_PIPE && wr) {
+		uint64_t *rp = hmap_get(&b->pipereader, ino);
+		pid = rp ? (uint32_t)*rp : 0;
+		gb_peer_pre(b, ti, pid);
+		v = gb_add(b, ti, i);
+		qi = gb_queue_of(b, &b->pipeq, ino, 1);
+		b->q[qi].wpos += (uint64_t)ret;
+		if (b->q[qi].len >= QMAX) {
+			b->q[qi].rpos = b->qn[b->q[qi].head].end;
+			gb_q_pop(b, qi);
+		}
+		gb_q_push(b, qi, v, i, t->pid, b->q[qi].wpos);
+		gb_peer_post(b, ti, pid);
+		gb_reply_check(b, ti, pid, v, i);
+	} else if (en->sub == TFD_PIPE && rd) {
+		qi = gb_queue_of(b, &b->pipeq, ino, 0);
+		struct queue *q = qi != NONE ? &b->q[qi] : NULL;
+		while (q != NULL && q->head != NONE &&
+		    b->qn[q->head].end <= q->rpos)
+			gb_q_pop(b, qi);
+		uint32_t src = q != NULL ? q->head : NONE;
+		if (src != NONE)
+			pid = b->qn[src].pid;
+		gb_peer_pre(b, ti, pid);
+		v = gb_add(b, ti, i);
+		if (src != NONE) {
+			b->nmsg++;
+			gb_edge(b, b->qn[src].v, b->qn[src].e, v, i, GE_PIPE);
+			q->rpos += (uint64_t)ret;
+			while (q->head != NONE &&
+			    b->qn[q->head].end <= q->rpos)
+				gb_q_pop(b, qi);
+		}
+		*hmap_put(&b->pipereader, ino, 0, NULL) = t->pid;
+		gb_peer_post(b, ti, pid);
+		gb_received(b, ti, pid, v, i);
+	} else if (en->sub == TFD_EVENTFD && wr) {
+		v = gb_add(b, ti, i);
+		gb_keyed_set(&b->efd, ino, v, i);
+	} else if (en->sub == TFD_EVENTFD && rd) {
+		uint64_t *p = hmap_get(&b->efd, ino);
+		pid = p ? pid_of_vertex(g, HI32(*p)) : 0;
+		gb_peer_pre(b, ti, pid);
+		v = gb_add(b, ti, i);
+		if (p != NULL)
+			b->nmsg++;
+		gb_keyed_take(b, &b->efd, ino, v, i, GE_PIPE);
+		gb_peer_post(b, ti, pid);
+	} else {
+		gb_add(b, ti, i);
+	}
+}

@@ -1,0 +1,409 @@
+/*
+ * graph-load.c: the load pass, trace events to the compact per-thread form.
+ *
+ * Each real thread gets an array of struct graph_event; interrupt-context
+ * events (and irq entry/exit) go to one pseudo-thread per CPU, so that they
+ * are cut out of the interrupted thread. A context switch becomes a
+ * TT_SWITCH event (a wait when the thread blocked, with the resource of
+ * its open syscall) in the thread leaving the CPU and a GRAPH_EV_RUN event
+ * in the one taking it. g->order records the thread of each compact event
+ * in arrival (time) order, as runs of one thread's consecutive events, so
+ * that the build pass can replay them.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+#include "engine-local.h"
+
+struct graph *
+graph_alloc(void)
+{
+	struct graph *g = xcalloc(1, sizeof(*g));
+
+	hmap_init(&g->tidmap);
+	hmap_init(&g->strmap);
+	hmap_init(&g->fdmap);
+	g->tiddirect = xcalloc(TID_DIRECT, sizeof(*g->tiddirect));
+	g->strs = xmalloc(16 * sizeof(*g->strs));
+	g->capstrs = 16;
+	g->strs[0] = xstrdup("");
+	g->nstrs = 1;
+	return g;
+}
+
+int
+sys_is_read(uint32_t nr)
+{
+	switch (nr) {
+	case SYS_read: case SYS_readv: case SYS_pread64: case SYS_preadv:
+		return 1;
+	}
+	return 0;
+}
+
+int
+sys_is_write(uint32_t nr)
+{
+	switch (nr) {
+	case SYS_write: case SYS_writev: case SYS_pwrite64: case SYS_pwritev:
+		return 1;
+	}
+	return 0;
+}
+
+static uint32_t
+new_thread(struct graph *g, uint32_t tid)
+{
+	if (g->nth == ORDER_MAXTH) {
+		g->toomany = 1;		/* graph_build fails with ETOOBIG */
+		return 0;
+	}
+	if (g->nth == g->capth) {
+		g->capth = g->capth ? g->capth * 2 : 64;
+		g->th = xreallocarray(g->th, g->capth, sizeof(*g->th));
+	}
+	struct gthread *t = &g->th[g->nth];
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	t->pid = tid;
+	t->sys = GRAPH_NONE;
+	if (tid >= GRAPH_IRQ_TID_BASE) {
+		t->pid = 0;
+		t->flags = GRAPH_THREAD_IRQ | GRAPH_THREAD_KERNEL;
+		snprintf(t->comm, sizeof(t->comm), "irq/%u",
+		    tid - GRAPH_IRQ_TID_BASE);
+	}
+	*hmap_put(&g->tidmap, tid, 0, NULL) = g->nth;
+	if (tid < TID_DIRECT)
+		g->tiddirect[tid] = g->nth + 1;
+	return g->nth++;
+}
+
+uint32_t
+graph_thread_get(struct graph *g, uint32_t tid)
+{
+	if (tid < TID_DIRECT && g->tiddirect[tid] != 0)
+		return g->tiddirect[tid] - 1;
+	uint64_t *v = hmap_get(&g->tidmap, tid);
+
+	return v ? (uint32_t)*v : new_thread(g, tid);
+}
+
+static void
+set_comm(struct gthread *t, const char *s, size_t len)
+{
+	if (len >= TRACE_COMM_LEN)
+		len = TRACE_COMM_LEN - 1;
+	memcpy(t->comm, s, len);
+	t->comm[len] = '\0';
+}
+
+void
+graph_load_thread(struct graph *g, const struct trace_thread *tt)
+{
+	if (tt->tid == 0)
+		return;
+	uint32_t ti = graph_thread_get(g, tt->tid);
+	struct gthread *t = &g->th[ti];
+	if (tt->pid != 0 && tt->pid != t->pid) {
+		if (t->nev > 0)
+			g->pid_changed = 1;
+		t->pid = tt->pid;
+	}
+	t->ppid = tt->ppid;
+	if (tt->flags & TRACE_THREAD_KERNEL)
+		t->flags |= GRAPH_THREAD_KERNEL;
+	if (tt->comm[0] != '\0')
+		set_comm(t, tt->comm, strnlen(tt->comm, TRACE_COMM_LEN));
+}
+
+uint32_t
+graph_intern(struct graph *g, const char *s, size_t len)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	if (len == 0)
+		return 0;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+	for (;; h++) {
+		int added;
+		uint64_t *v = hmap_put(&g->strmap, h, 0, &added);
+		if (!added) {
+			const char *o = g->strs[*v];
+			if (strlen(o) == len && memcmp(o, s, len) == 0)
+				return (uint32_t)*v;
+			continue;
+		}
+		if (g->nstrs == g->capstrs) {
+			g->capstrs *= 2;
+			g->strs = xreallocarray(g->strs, g->capstrs,
+			    sizeof(*g->strs));
+		}
+		char *c = xmalloc(len + 1);
+		memcpy(c, s, len);
+		c[len] = '\0';
+		g->strs[g->nstrs] = c;
+		*v = g->nstrs;
+		return g->nstrs++;
+	}
+}
+
+static uint32_t
+push(struct graph *g, uint32_t ti, const struct graph_event *ge)
+{
+	struct gthread *t = &g->th[ti];
+
+	if (t->nev == t->cap) {
+		t->cap = t->cap ? t->cap + t->cap / 2 : 16;
+		t->ev = xreallocarray(t->ev, t->cap, sizeof(*t->ev));
+	}
+	if (t->nev >= UINT32_MAX - 2) {
+		g->toomany = 1;		/* graph_build fails with ETOOBIG */
+		return t->nev;
+	}
+	uint32_t idx = t->nev++;
+	t->ev[idx] = *ge;
+	g->nevents++;
+	uint32_t *last = g->norder > 0 ? &g->order[g->norder - 1] : NULL;
+	if (last != NULL && (*last & (ORDER_MAXTH - 1)) == ti &&
+	    (*last >> ORDER_TBITS) < ORDER_MAXRUN - 1) {
+		*last += ORDER_MAXTH;
+	} else {
+		if (g->norder == g->caporder) {
+			g->caporder = g->caporder ? g->caporder * 2 : 4096;
+			g->order = xreallocarray(g->order, g->caporder,
+			    sizeof(*g->order));
+		}
+		g->order[g->norder++] = ti;
+	}
+	if (g->stream != NULL)
+		gb_step(g->stream, ti, idx);
+	return idx;
+}
+
+static uint32_t
+clamp_ret(uint64_t v)
+{
+	int64_t s = (int64_t)v;
+
+	if (s < 0)
+		return 0;
+	return s > UINT32_MAX ? UINT32_MAX : (uint32_t)s;
+}
+
+static const char *
+blob_str(const struct trace_event *ev, size_t *len)
+{
+	*len = ev->blob != NULL ? ev->blob_len : 0;
+	return ev->blob;
+}
+
+static void
+load_switch(struct graph *g, const struct trace_event *ev)
+{
+	struct graph_event ge = { .ts = ev->ts, .type = TT_SWITCH };
+
+	if (ev->tid != 0) {
+		uint32_t ti = graph_thread_get(g, ev->tid);
+		struct gthread *t = &g->th[ti];
+		ge.sub = (uint8_t)ev->arg[0];
+		ge.aux = UINT32_MAX;
+		if ((ev->arg[0] & 0xff) != 0)
+			ge.flags |= GRAPH_EVF_WAIT;
+		if (t->sys != GRAPH_NONE) {
+			ge.key = t->ev[t->sys].key;
+			ge.aux = t->ev[t->sys].aux;
+			ge.flags |= GRAPH_EVF_INSYS;
+		}
+		push(g, ti, &ge);
+	}
+	if (ev->arg[1] != 0) {
+		struct graph_event re = { .ts = ev->ts, .type = GRAPH_EV_RUN,
+		    .key = ev->tid, .aux = ev->cpu };
+		push(g, graph_thread_get(g, (uint32_t)ev->arg[1]), &re);
+	}
+}
+
+static void
+load_sys_exit(struct graph *g, struct gthread *t, struct graph_event *ge)
+{
+	if (t->sys == GRAPH_NONE)
+		return;
+	struct graph_event *en = &t->ev[t->sys];
+	t->sys = GRAPH_NONE;
+	if (!sys_is_read(en->aux) && !sys_is_write(en->aux))
+		return;
+	uint64_t *fd = hmap_get(&g->fdmap, (uint64_t)t->pid << 32 |
+	    (uint32_t)en->key);
+	if (fd == NULL)
+		return;
+	en->key = *fd & 0x00ffffffffffffffULL;
+	en->sub = (uint8_t)(*fd >> 56);
+	en->flags |= GRAPH_EVF_FDRES;
+	(void)ge;
+}
+
+void
+graph_load_event(struct graph *g, const struct trace_event *ev)
+{
+	unsigned ctx = ev->flags & TRACE_CTX_MASK;
+	struct graph_event ge = { .ts = ev->ts, .key = ev->arg[0],
+	    .aux = (uint32_t)ev->arg[1], .type = (uint8_t)ev->type,
+	    .flags = (uint16_t)ctx };
+	uint32_t ti;
+	size_t len;
+	const char *s;
+
+	g->trace_events++;
+	if (ev->ts != 0 && (g->first_ts == 0 || ev->ts < g->first_ts))
+		g->first_ts = ev->ts;
+	switch (ev->type) {
+	case TT_NONE: case TT_MIGRATE: case TT_MMAP:
+		return;
+	case TT_LOST:
+		g->lost += ev->arg[0];
+		return;
+	case TT_THREAD: {
+		struct trace_thread tt = { .tid = (uint32_t)ev->arg[0],
+		    .pid = (uint32_t)ev->arg[1], .ppid = (uint32_t)ev->arg[2],
+		    .start_ts = ev->arg[3], .flags = (uint32_t)ev->arg[4] };
+		s = blob_str(ev, &len);
+		if (len >= TRACE_COMM_LEN)
+			len = TRACE_COMM_LEN - 1;
+		if (len)
+			memcpy(tt.comm, s, len);
+		graph_load_thread(g, &tt);
+		return;
+	}
+	case TT_FD:
+		*hmap_put(&g->fdmap, ev->arg[0] << 32 | (uint32_t)ev->arg[1],
+		    0, NULL) = (ev->arg[2] << 56) |
+		    (ev->arg[3] & 0x00ffffffffffffffULL);
+		return;
+	case TT_SWITCH:
+		if (ctx == TRACE_CTX_TASK) {
+			load_switch(g, ev);
+			return;
+		}
+		break;
+	}
+	if (ev->type >= TT_NTYPES)
+		return;
+	if (ctx != TRACE_CTX_TASK || ev->type == TT_IRQ_ENTRY ||
+	    ev->type == TT_IRQ_EXIT || ev->type == TT_IPI) {
+		if (ev->cpu == TRACE_CPU_META)
+			return;
+		ti = graph_thread_get(g, GRAPH_IRQ_TID_BASE + ev->cpu);
+	} else if (ev->type == TT_STACK && ev->arg[0] != 0) {
+		ti = graph_thread_get(g, (uint32_t)ev->arg[0]);
+	} else if (ev->tid == 0) {
+		return;		/* the idle task */
+	} else {
+		ti = graph_thread_get(g, ev->tid);
+	}
+	struct gthread *t = &g->th[ti];
+	switch (ev->type) {
+	case TT_WAKING: case TT_WAKEUP_NEW:
+		if (ev->arg[0] == 0)
+			return;
+		ge.key = graph_thread_get(g, (uint32_t)ev->arg[0]);
+		break;
+	case TT_FORK: {
+		uint32_t ci = graph_thread_get(g, (uint32_t)ev->arg[0]);
+		struct gthread *c = &g->th[ci];
+		if (ev->arg[1] != 0 && c->pid != (uint32_t)ev->arg[1]) {
+			if (c->nev > 0)
+				g->pid_changed = 1;
+			c->pid = (uint32_t)ev->arg[1];
+		}
+		s = blob_str(ev, &len);
+		if (len)
+			set_comm(c, s, len);
+		else
+			memcpy(c->comm, g->th[ti].comm, TRACE_COMM_LEN);
+		t = &g->th[ti];
+		ge.key = ci;
+		ge.aux = c->pid;
+		break;
+	}
+	case TT_EXEC:
+		s = blob_str(ev, &len);
+		if (len) {
+			const char *b = memrchr(s, '/', len);
+			if (b != NULL) {
+				len -= (size_t)(b + 1 - s);
+				s = b + 1;
+			}
+			set_comm(t, s, len);
+		}
+		break;
+	case TT_RENAME:
+		s = blob_str(ev, &len);
+		if (len) {
+			uint32_t ri = graph_thread_get(g, (uint32_t)ev->arg[0]);
+			set_comm(&g->th[ri], s, len);
+		}
+		t = &g->th[ti];
+		break;
+	case TT_IRQ_ENTRY: case TT_WQ_QUEUE:
+		s = blob_str(ev, &len);
+		ge.aux = graph_intern(g, s, len);
+		break;
+	case TT_SIGNAL_GEN:
+		ge.key = graph_thread_get(g, (uint32_t)ev->arg[1]);
+		ge.aux = (uint32_t)ev->arg[0];
+		t = &g->th[ti];
+		break;
+	case TT_SOCK_SEND: case TT_SOCK_RECV:
+		ge.aux = clamp_ret(ev->arg[3]);
+		break;
+	case TT_TIMER_START:
+		ge.aux = (uint32_t)ev->arg[3];
+		break;
+	case TT_SOFTIRQ_RAISE:
+		ge.aux = ev->cpu;
+		break;
+	case TT_SYS_ENTER:
+		ge.key = ev->arg[1];
+		ge.aux = (uint32_t)ev->arg[0];
+		t->sys = t->nev;
+		break;
+	case TT_SYS_EXIT:
+		ge.key = ev->arg[1];
+		ge.aux = (uint32_t)ev->arg[0];
+		load_sys_exit(g, t, &ge);
+		break;
+	case TT_USER:
+		ge.sub = (uint8_t)ev->arg[0];
+		ge.key = ev->arg[1];
+		s = blob_str(ev, &len);
+		ge.aux = graph_intern(g, s, len);
+		break;
+	case TT_STACK: {
+		size_t nf = ev->blob != NULL ? ev->blob_len / 8 : 0;
+		if (g->nframes + nf > g->capframes) {
+			g->capframes = (g->nframes + nf) * 2;
+			g->frames = xreallocarray(g->frames, g->capframes,
+			    sizeof(*g->frames));
+		}
+		if (nf)
+			memcpy(g->frames + g->nframes, ev->blob, nf * 8);
+		ge.key = g->nframes;
+		ge.aux = (uint32_t)nf;
+		ge.sub = (uint8_t)ev->arg[1];
+		g->nframes += nf;
+		break;
+	}
+	}
+	push(g, ti, &ge);
+}
+
+void
+graph_load_finish(struct graph *g)
+{
+	for (uint32_t i = 0; i < g->nth; i++)
+		if (g->th[i].flags & GRAPH_THREAD_IRQ)
+			g->ncpu_threads++;
+}

@@ -1,0 +1,161 @@
+/*
+ * graph-fixture.h: deterministic traces built in code for the graph tests.
+ *
+ * struct fx is an array of trace events in time order (each new event is
+ * 1 us after the previous one) plus a thread table. fx_ev() appends an
+ * event of a thread on the fixture's current CPU and interrupt context.
+ */
+#ifndef ARGUS_GRAPH_FIXTURE_H
+#define ARGUS_GRAPH_FIXTURE_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+#include "engine.h"
+#include "trace.h"
+
+#define FX_MAX 4096
+
+struct fx {
+	struct trace_event ev[FX_MAX];
+	size_t n;
+	struct trace_thread th[64];
+	size_t nth;
+	uint64_t ts;
+	unsigned cpu, ctx;
+};
+
+static inline void
+fx_init(struct fx *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->ts = 1000000;
+}
+
+static inline void
+fx_thread(struct fx *f, uint32_t tid, uint32_t pid, const char *comm)
+{
+	struct trace_thread *t = &f->th[f->nth++];
+
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	t->pid = pid;
+	snprintf(t->comm, sizeof(t->comm), "%s", comm);
+}
+
+/* Append an event; returns its timestamp. */
+static inline uint64_t
+fx_ev(struct fx *f, uint32_t tid, unsigned type, uint64_t a0, uint64_t a1,
+    uint64_t a2, uint64_t a3)
+{
+	struct trace_event *e = &f->ev[f->n++];
+
+	memset(e, 0, sizeof(*e));
+	f->ts += 1000;
+	e->ts = f->ts;
+	e->tid = tid;
+	e->type = (uint16_t)type;
+	e->cpu = (uint16_t)f->cpu;
+	e->flags = f->ctx;
+	e->arg[0] = a0;
+	e->arg[1] = a1;
+	e->arg[2] = a2;
+	e->arg[3] = a3;
+	return e->ts;
+}
+
+static inline void
+fx_blob(struct fx *f, const char *s)
+{
+	f->ev[f->n - 1].blob = s;
+	f->ev[f->n - 1].blob_len = (uint32_t)strlen(s);
+}
+
+static inline uint64_t
+fx_user(struct fx *f, uint32_t tid, unsigned kind, uint64_t key)
+{
+	return fx_ev(f, tid, TT_USER, kind, key, 0, 0);
+}
+
+/* tid blocks (switching to next, 0 for idle) inside syscall nr on res. */
+static inline uint64_t
+fx_block(struct fx *f, uint32_t tid, uint32_t next, unsigned nr,
+    uint64_t res)
+{
+	fx_ev(f, tid, TT_SYS_ENTER, nr, res, 0, 0);
+	return fx_ev(f, tid, TT_SWITCH, 1, next, 120, 0);
+}
+
+/* prev (0 for idle) switches to tid (preempted when prev_state is 0). */
+static inline uint64_t
+fx_run(struct fx *f, uint32_t prev, uint32_t tid)
+{
+	return fx_ev(f, prev, TT_SWITCH, 0, tid, 120, 0);
+}
+
+static inline struct graph *
+fx_build(struct fx *f, const struct rules *rs)
+{
+	struct graph *g = NULL;
+	char *cause = NULL;
+
+	if (graph_build_events(f->ev, f->n, f->th, f->nth, rs, &g,
+	    &cause) != 0) {
+		free(cause);
+		return NULL;
+	}
+	return g;
+}
+
+/* Number of edges of a kind into v. */
+static inline unsigned
+fx_in_kind(const struct graph *g, uint32_t v, unsigned kind)
+{
+	size_t n;
+	unsigned c = 0;
+	const uint32_t *in = graph_in_edges(g, v, &n);
+
+	for (size_t i = 0; i < n; i++)
+		if (graph_edge(g, in[i])->kind == kind)
+			c++;
+	return c;
+}
+
+static inline unsigned
+fx_out_kind(const struct graph *g, uint32_t v, unsigned kind)
+{
+	size_t n;
+	unsigned c = 0;
+	const uint32_t *out = graph_out_edges(g, v, &n);
+
+	for (size_t i = 0; i < n; i++)
+		if (graph_edge(g, out[i])->kind == kind)
+			c++;
+	return c;
+}
+
+/* The source vertex of the first in-edge of kind into v, or GRAPH_NONE. */
+static inline uint32_t
+fx_in_src(const struct graph *g, uint32_t v, unsigned kind)
+{
+	size_t n;
+	const uint32_t *in = graph_in_edges(g, v, &n);
+
+	for (size_t i = 0; i < n; i++)
+		if (graph_edge(g, in[i])->kind == kind)
+			return graph_edge(g, in[i])->src;
+	return GRAPH_NONE;
+}
+
+static inline size_t
+fx_nvtx(const struct graph *g, uint32_t tid)
+{
+	size_t n;
+
+	graph_thread_vertices(g, graph_thread_find(g, tid), &n);
+	return n;
+}
+
+#endif

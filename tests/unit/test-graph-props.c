@@ -1,0 +1,290 @@
+/*
+ * test-graph-props.c: graph properties on a deterministic simulated
+ * trace: 12 threads in 4 processes on 2 CPUs taking random but consistent
+ * steps (syscalls, blocking waits, wake-ups, preemption, tasks, timer
+ * interrupts, socket messages). Checks: every wake-up edge points forward
+ * in time, no vertex spans a wait outside a callout, every event of a
+ * thread is in exactly one vertex, and a rebuild gives the same graph.
+ */
+#include <criterion/criterion.h>
+
+#include "graph-fixture.h"
+
+#define NT 12
+#define NCPU 2
+
+static struct fx F;
+
+static uint64_t rng = 88172645463325252ULL;
+
+static unsigned
+rnd(unsigned n)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (unsigned)(rng % n);
+}
+
+enum { RUNNING, RUNNABLE, WAITING };
+
+static void
+simulate(void)
+{
+	int state[NT + 1], intask[NT + 1];
+	uint32_t cur[NCPU] = { 0 };
+
+	fx_init(&F);
+	for (uint32_t t = 1; t <= NT; t++) {
+		char name[16];
+		snprintf(name, sizeof(name), "t%u", t);
+		fx_thread(&F, 100 + t, 100 + (t - 1) / 3 * 3 + 1, name);
+		state[t] = RUNNABLE;
+		intask[t] = 0;
+	}
+	while (F.n < FX_MAX - 16) {
+		unsigned c = rnd(NCPU);
+		F.cpu = c;
+		uint32_t me = cur[c];
+		if (me == 0) {
+			uint32_t t = 1 + rnd(NT);
+			if (state[t] == WAITING && rnd(4) == 0) {
+				/* a device interrupt during idle */
+				F.ctx = TRACE_CTX_HARDIRQ;
+				fx_ev(&F, 0, TT_IRQ_ENTRY, 5, 0, 0, 0);
+				fx_ev(&F, 0, TT_WAKING, 100 + t, c, 120, 0);
+				fx_ev(&F, 0, TT_IRQ_EXIT, 5, 1, 0, 0);
+				F.ctx = TRACE_CTX_TASK;
+				state[t] = RUNNABLE;
+			} else if (state[t] == RUNNABLE) {
+				fx_run(&F, 0, 100 + t);
+				state[t] = RUNNING;
+				cur[c] = t;
+			}
+			continue;
+		}
+		uint32_t tid = 100 + me;
+		uint32_t o = 1 + rnd(NT);
+		switch (rnd(9)) {
+		case 0:
+			fx_ev(&F, tid, TT_SYS_ENTER, SYS_getpid, 0, 0, 0);
+			fx_ev(&F, tid, TT_SYS_EXIT, SYS_getpid, tid, 0, 0);
+			break;
+		case 1: case 2:		/* block, maybe to another thread */
+			fx_ev(&F, tid, TT_SYS_ENTER, SYS_futex, 0x1000 + o,
+			    0, 0);
+			state[me] = WAITING;
+			if (state[o] == RUNNABLE) {
+				fx_ev(&F, tid, TT_SWITCH, 1, 100 + o, 120, 0);
+				state[o] = RUNNING;
+				cur[c] = o;
+			} else {
+				fx_ev(&F, tid, TT_SWITCH, 1, 0, 120, 0);
+				cur[c] = 0;
+			}
+			break;
+		case 3:
+			if (state[o] == WAITING) {
+				fx_ev(&F, tid, TT_WAKING, 100 + o, 0, 120, 0);
+				state[o] = RUNNABLE;
+			}
+			break;
+		case 4:			/* preempted */
+			if (state[o] == RUNNABLE) {
+				fx_ev(&F, tid, TT_SWITCH, 0, 100 + o, 120, 0);
+				state[me] = RUNNABLE;
+				state[o] = RUNNING;
+				cur[c] = o;
+			}
+			break;
+		case 5:
+			fx_user(&F, tid, intask[me] ? TU_TASK_END :
+			    TU_TASK_BEGIN, me);
+			intask[me] = !intask[me];
+			break;
+		case 6:			/* timer interrupt waking someone */
+			F.ctx = TRACE_CTX_HARDIRQ;
+			fx_ev(&F, tid, TT_TIMER_EXPIRE, 0x9000 + o, 1, 0, 0);
+			if (state[o] == WAITING) {
+				fx_ev(&F, tid, TT_WAKING, 100 + o, 0, 120, 0);
+				state[o] = RUNNABLE;
+			}
+			fx_ev(&F, tid, TT_TIMER_EXPIRE_EXIT, 0x9000 + o, 1, 0,
+			    0);
+			F.ctx = TRACE_CTX_TASK;
+			break;
+		case 7:
+			fx_ev(&F, tid, TT_SK_DATA_READY, 0x7000 + o, 1, 0, 0);
+			fx_ev(&F, tid, TT_TIMER_START, 0x9000 + o, 0, 0, 1);
+			break;
+		case 8:
+			fx_ev(&F, tid, TT_SOCK_RECV, 0x7000 + me, 1, 0, 8);
+			break;
+		}
+	}
+}
+
+static void
+check(const struct graph *g)
+{
+	size_t nwake = 0;
+	char *cause = NULL;
+
+	cr_assert_eq(graph_check(g, &cause), 0, "%s", cause);
+
+	for (uint32_t e = 0; e < graph_nedges(g); e++) {
+		const struct graph_edge *ed = graph_edge(g, e);
+		const struct graph_event *s = graph_event(g,
+		    graph_vertex(g, ed->src)->thread, ed->src_ev);
+		const struct graph_event *d = graph_event(g,
+		    graph_vertex(g, ed->dst)->thread, ed->dst_ev);
+		cr_assert_not_null(s);
+		cr_assert_not_null(d);
+		cr_assert_eq(graph_vertex_of_event(g,
+		    graph_vertex(g, ed->src)->thread, ed->src_ev), ed->src);
+		cr_assert_eq(graph_vertex_of_event(g,
+		    graph_vertex(g, ed->dst)->thread, ed->dst_ev), ed->dst);
+		if (ed->kind == GE_WAKEUP) {
+			nwake++;
+			cr_assert_leq(s->ts, d->ts, "wake-up edge %u goes "
+			    "back in time", e);
+			cr_assert_eq(d->type, GRAPH_EV_RUN);
+		}
+		if (ed->kind == GE_WAIT)
+			cr_assert_leq(s->ts, d->ts);
+	}
+	cr_assert_gt(nwake, 50, "the simulation must exercise wake-ups");
+	for (uint32_t ti = 0; ti < graph_nthreads(g); ti++) {
+		size_t nv;
+		const uint32_t *vs = graph_thread_vertices(g, ti, &nv);
+		uint32_t next = 0;
+		for (size_t k = 0; k < nv; k++) {
+			const struct graph_vertex *v = graph_vertex(g, vs[k]);
+			cr_assert_eq(v->first, next, "events in one vertex");
+			next = v->first + v->nevents;
+			for (uint32_t i = v->first; i + 1 < next; i++) {
+				const struct graph_event *ev = graph_event(g,
+				    ti, i);
+				if (ev->type == TT_SWITCH &&
+				    (ev->flags & GRAPH_EVF_WAIT))
+					cr_assert_eq(v->kind, GV_TASK, "vertex "
+					    "%u spans a wait", vs[k]);
+			}
+		}
+		cr_assert_eq(next, graph_thread(g, ti)->nevents);
+	}
+}
+
+Test(graph_props, simulated_trace)
+{
+	simulate();
+	struct graph *g = fx_build(&F, NULL);
+	cr_assert_not_null(g);
+	check(g);
+	/* the build streamed with the load equals a replay */
+	size_t nv = graph_nvertices(g), ne = graph_nedges(g);
+	struct graph_vertex *vs = malloc(nv * sizeof(*vs));
+	struct graph_edge *es = malloc(ne * sizeof(*es));
+	for (uint32_t v = 0; v < nv; v++)
+		vs[v] = *graph_vertex(g, v);
+	for (uint32_t e = 0; e < ne; e++)
+		es[e] = *graph_edge(g, e);
+	cr_assert_eq(graph_rebuild(g, NULL, NULL), 0);
+	cr_assert_eq(graph_nvertices(g), nv);
+	cr_assert_eq(graph_nedges(g), ne);
+	for (uint32_t v = 0; v < nv; v++)
+		cr_assert_eq(memcmp(&vs[v], graph_vertex(g, v), sizeof(*vs)),
+		    0, "vertex %u differs", v);
+	for (uint32_t e = 0; e < ne; e++)
+		cr_assert_eq(memcmp(&es[e], graph_edge(g, e), sizeof(*es)),
+		    0, "edge %u differs", e);
+	free(vs);
+	free(es);
+	check(g);
+	struct graph_stats st;
+	graph_get_stats(g, &st);
+	cr_assert_eq(st.threads, NT);
+	cr_assert_eq(st.processes, 4);
+	cr_assert_gt(st.edges_by_kind[GE_TIMER], 0);
+	cr_assert_gt(st.edges_by_kind[GE_MSG], 0);
+	graph_free(g);
+}
+
+/* The same simulated trace through the real store gives the same graph. */
+Test(graph_props, through_the_store)
+{
+	char dir[] = "/tmp/argus-graph-XXXXXX";
+	struct trace_writer *w;
+	struct trace_reader *r;
+	char *cause = NULL;
+	struct graph *g1, *g2;
+
+	simulate();
+	cr_assert_not_null(mkdtemp(dir));
+	struct trace_writer_opts o = { .ncpus = NCPU, .hostname = "t",
+	    .release = "t", .boot_id = "t" };
+	cr_assert_eq(trace_writer_open(&w, dir, &o, &cause), 0, "%s", cause);
+	for (size_t i = 0; i < F.nth; i++)
+		cr_assert_eq(trace_writer_thread(w, 1, &F.th[i]), 0);
+	for (size_t i = 0; i < F.n; i++)
+		cr_assert_eq(trace_writer_add(w, &F.ev[i]), 0);
+	cr_assert_eq(trace_writer_close(w), 0);
+	cr_assert_eq(trace_reader_open(&r, dir, &cause), 0, "%s", cause);
+	cr_assert_eq(graph_build(r, NULL, &g2, &cause), 0);
+	g1 = fx_build(&F, NULL);
+	cr_assert_eq(graph_nvertices(g2), graph_nvertices(g1));
+	cr_assert_eq(graph_nedges(g2), graph_nedges(g1));
+	check(g2);
+	uint32_t t = graph_thread_find(g2, 101);
+	cr_assert_str_eq(graph_thread(g2, t)->comm, "t1");
+	graph_free(g1);
+	graph_free(g2);
+	trace_reader_close(r);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	cr_assert_eq(system(cmd), 0);
+}
+
+/* The hash map against a plain array, with deletions in probe runs. */
+#include "engine-local.h"
+
+Test(graph_props, hmap_matches_reference)
+{
+	enum { N = 5000 };
+	static uint64_t ref[N];
+	static uint8_t in[N];
+	struct hmap m;
+
+	hmap_init(&m);
+	memset(in, 0, sizeof(in));
+	for (int round = 0; round < 200000; round++) {
+		unsigned k = rnd(N);
+		uint64_t key = (uint64_t)k * 64;	/* clustered keys */
+		switch (rnd(3)) {
+		case 0: case 1:
+			*hmap_put(&m, key, 0, NULL) = round;
+			ref[k] = (uint64_t)round;
+			in[k] = 1;
+			break;
+		case 2: {
+			uint64_t v;
+			int had = hmap_del(&m, key, &v);
+			cr_assert_eq(had, in[k]);
+			if (had)
+				cr_assert_eq(v, ref[k]);
+			in[k] = 0;
+			break;
+		}
+		}
+	}
+	size_t n = 0;
+	for (unsigned k = 0; k < N; k++) {
+		uint64_t *p = hmap_get(&m, (uint64_t)k * 64);
+		cr_assert_eq(p != NULL, in[k], "key %u", k);
+		if (p != NULL)
+			cr_assert_eq(*p, ref[k]);
+		n += in[k];
+	}
+	cr_assert_eq(m.n, n);
+	hmap_free(&m);
+}
