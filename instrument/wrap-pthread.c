@@ -39,6 +39,9 @@ INS_REAL(int, pthread_rwlock_unlock, (pthread_rwlock_t *))
 INS_REAL(int, sem_wait, (sem_t *))
 INS_REAL(int, sem_trywait, (sem_t *))
 INS_REAL(int, sem_timedwait, (sem_t *, const struct timespec *))
+INS_REAL(int, sem_clockwait, (sem_t *, clockid_t, const struct timespec *))
+INS_REAL(int, pthread_cond_clockwait, (pthread_cond_t *, pthread_mutex_t *,
+    clockid_t, const struct timespec *))
 INS_REAL(int, sem_post, (sem_t *))
 INS_REAL(int, sched_yield, (void))
 
@@ -183,17 +186,30 @@ pthread_rwlock_unlock(pthread_rwlock_t *l)
 /* --- condition variables ------------------------------------------------- */
 
 static uint64_t
-rel_timeout(const struct timespec *abs)
+rel_timeout(const struct timespec *abs, clockid_t clock)
 {
 	struct timespec now;
 	int64_t ns;
 
 	if (!abs)
 		return 0;
-	clock_gettime(CLOCK_REALTIME, &now);
+	clock_gettime(clock, &now);
 	ns = (int64_t)(abs->tv_sec - now.tv_sec) * 1000000000 +
 	    (abs->tv_nsec - now.tv_nsec);
 	return ns > 0 ? (uint64_t)ns : 1;
+}
+
+/* The clock of a condition (glibc keeps it in bit 1 of __wrefs). */
+static clockid_t
+cond_clock(pthread_cond_t *c)
+{
+#ifdef __GLIBC__
+	return (__atomic_load_n(&c->__data.__wrefs, __ATOMIC_RELAXED) & 2) ?
+	    CLOCK_MONOTONIC : CLOCK_REALTIME;
+#else
+	(void)c;
+	return CLOCK_REALTIME;
+#endif
 }
 
 INS_EXPORT int
@@ -221,8 +237,22 @@ pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
 		real_cond_timedwait = next_cond("pthread_cond_timedwait");
 	if (INS_LIKELY(!ins.on))
 		return real_cond_timedwait(c, m, abs);
-	wait_begin(TU_COND_WAIT, c, rel_timeout(abs), (uintptr_t)m);
+	wait_begin(TU_COND_WAIT, c, rel_timeout(abs, cond_clock(c)), (uintptr_t)m);
 	r = real_cond_timedwait(c, m, abs);
+	ins_emit(TU_COND_DONE, (uintptr_t)c, (uint64_t)r, (uintptr_t)m, NULL);
+	return r;
+}
+
+INS_EXPORT int
+pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
+    const struct timespec *abs)
+{
+	int r;
+
+	if (INS_LIKELY(!ins.on))
+		return get_pthread_cond_clockwait()(c, m, clock, abs);
+	wait_begin(TU_COND_WAIT, c, rel_timeout(abs, clock), (uintptr_t)m);
+	r = get_pthread_cond_clockwait()(c, m, clock, abs);
 	ins_emit(TU_COND_DONE, (uintptr_t)c, (uint64_t)r, (uintptr_t)m, NULL);
 	return r;
 }
@@ -286,8 +316,24 @@ sem_timedwait(sem_t *s, const struct timespec *abs)
 		return get_sem_timedwait()(s, abs);
 	if (get_sem_trywait()(s) == 0)
 		return 0;
-	wait_begin(TU_LOCK_WAIT, s, INS_OP_SEM, rel_timeout(abs));
+	wait_begin(TU_LOCK_WAIT, s, INS_OP_SEM, rel_timeout(abs, CLOCK_REALTIME));
 	r = get_sem_timedwait()(s, abs);
+	ins_emit(TU_LOCK_ACQUIRED, (uintptr_t)s, INS_OP_SEM,
+	    (uint64_t)(r == 0 ? 0 : errno), NULL);
+	return r;
+}
+
+INS_EXPORT int
+sem_clockwait(sem_t *s, clockid_t clock, const struct timespec *abs)
+{
+	int r;
+
+	if (INS_LIKELY(!ins.on))
+		return get_sem_clockwait()(s, clock, abs);
+	if (get_sem_trywait()(s) == 0)
+		return 0;
+	wait_begin(TU_LOCK_WAIT, s, INS_OP_SEM, rel_timeout(abs, clock));
+	r = get_sem_clockwait()(s, clock, abs);
 	ins_emit(TU_LOCK_ACQUIRED, (uintptr_t)s, INS_OP_SEM,
 	    (uint64_t)(r == 0 ? 0 : errno), NULL);
 	return r;

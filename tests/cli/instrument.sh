@@ -58,6 +58,19 @@ mm=$(awk '$3 == "mmap" && /ins-condvar/' "$TMP/rec" | wc -l)
 [ "$mm" -ge 1 ]
 check instrument-mmap-records $? "mmap=$mm"
 
+# --- timeouts on the monotonic clock (condattr_setclock, sem_clockwait) -----
+# The chromium scenario waits 1,500 ms on a CLOCK_MONOTONIC condition and
+# on a semaphore with sem_clockwait: both waits and their timeouts recorded.
+if [ -x "$B/tests/scenarios/chromium" ]; then
+	run "$B/tests/scenarios/chromium" -q
+	tmo=$(awk '$3 == "cond_wait" { sub("arg=", "", $5); print $5; exit }' "$TMP/rec")
+	semw=$(awk '$3 == "lock_wait" && $5 == "arg=3"' "$TMP/rec" | wc -l)
+	[ "${tmo:-0}" -gt 1400000000 ] && [ "${tmo:-0}" -le 1500000000 ]
+	check instrument-cond-monotonic-timeout $? "timeout=$tmo"
+	[ "$semw" -ge 1 ]
+	check instrument-sem-clockwait $? "sem waits=$semw"
+fi
+
 # --- work queue with a pool of threads, argus.h tracing points -------------
 run "$P/ins-api-workq"
 sub=$(count task_submit); beg=$(count task_begin); end=$(count task_end)
