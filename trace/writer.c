@@ -89,6 +89,7 @@ struct trace_writer {
 	ZSTD_CCtx *cctx;
 	struct buf zbuf;
 	struct trace_writer_stats st;
+	int failed;			/* first write error: sticky */
 	char err[256];
 };
 
@@ -278,6 +279,9 @@ close_segment(struct trace_writer *w)
 	if (err == 0) {
 		w->segs[w->nsegs - 1].size += b.len;
 		w->st.written_bytes += b.len;
+	} else {
+		/* No half index: readers then walk the chunk headers. */
+		(void)ftruncate(w->segfd, (off_t)off);
 	}
 	buf_free(&b);
 	fsync(w->segfd);
@@ -366,9 +370,28 @@ stream_reset(struct stream *s)
 	s->first_tid = s->cur_tid;
 }
 
-/* Compress a stream's pending events and append them as one chunk. */
+static int flush_stream_once(struct trace_writer *w, size_t cpu);
+
+/*
+ * Compress a stream's pending events and append them as one chunk. The
+ * first failure (a full disk, say) is kept: the files stay as they were
+ * after the last good chunk and every later call returns that error.
+ */
 static int
 flush_stream(struct trace_writer *w, size_t cpu)
+{
+	int err;
+
+	if (w->failed)
+		return w->failed;
+	err = flush_stream_once(w, cpu);
+	if (err)
+		w->failed = err;
+	return err;
+}
+
+static int
+flush_stream_once(struct trace_writer *w, size_t cpu)
 {
 	struct stream *s = w->streams[cpu];
 	struct chunk_hdr h = { 0 };
@@ -528,6 +551,8 @@ trace_writer_add(struct trace_writer *w, const struct trace_event *ev)
 
 	if (ev->type == TT_NONE || ev->type >= TT_NTYPES)
 		return TRACE_EARG;
+	if (w->failed)
+		return w->failed;
 	d = &trace_types[ev->type];
 	s = get_stream(w, ev->cpu, &idx);
 	if (s->used && ev->ts < s->prev_ts) {

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -748,6 +749,60 @@ Test(store, bulk_decode_on_two_threads)
 		if (a->cpu == b->cpu)
 			cr_assert_leq(a->last_ts, b->first_ts);
 	}
+	trace_reader_close(r);
+	rm_rf(dir);
+	free(dir);
+}
+
+/*
+ * A write error (here a file size limit, as a full disk would) is sticky
+ * and leaves no half chunk: the trace reads back clean up to the last
+ * good chunk.
+ */
+Test(store, write_error_is_sticky_and_clean)
+{
+	char *dir = tmpdir();
+	pid_t pid = fork();
+
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		struct rlimit rl = { 300 << 10, 300 << 10 };
+		struct trace_writer_opts o = { .size_bound = 64 << 20,
+		    .segment_size = 16 << 20, .chunk_size = 16 << 10,
+		    .ncpus = FIX_NCPUS, .group = (gid_t)-1 };
+		struct trace_writer *w;
+		struct trace_event e;
+		int err = 0;
+		size_t i;
+
+		signal(SIGXFSZ, SIG_IGN);
+		setrlimit(RLIMIT_FSIZE, &rl);
+		if (trace_writer_open(&w, dir, &o, NULL) != 0)
+			_exit(10);
+		for (i = 0; i < 5000000 && err == 0; i++) {
+			fix_gen_event(&e, i);
+			err = trace_writer_add(w, &e);
+		}
+		if (err != EFBIG)
+			_exit(11);
+		fix_gen_event(&e, i);
+		if (trace_writer_add(w, &e) != EFBIG || trace_writer_flush(w) != EFBIG)
+			_exit(12);	/* not sticky */
+		trace_writer_close(w);
+		_exit(0);
+	}
+	int status;
+
+	waitpid(pid, &status, 0);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	    "child status %d", status);
+	struct trace_reader *r = open_reader(dir);
+	size_t got = read_checked(r, NULL);
+
+	cr_assert_gt(got, 1000);
+	cr_assert_eq(got, trace_reader_info(r)->nevents);
+	cr_assert_eq(trace_reader_ndamage(r), 0, "damage: %s",
+	    trace_reader_ndamage(r) ? trace_reader_damage(r, 0)->reason : "");
 	trace_reader_close(r);
 	rm_rf(dir);
 	free(dir);
