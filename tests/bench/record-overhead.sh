@@ -1,0 +1,118 @@
+#!/bin/sh
+# Cost of the flight recorder, measured pairwise in one run against no
+# tracing and against `perf sched record` on the same workloads:
+#   1. the slowdown of `perf bench sched messaging -g 10 -l 500`
+#      (a scheduler and IPC extreme);
+#   2. the throughput loss of pgbench (TPC-B like, 8 clients) against a
+#      local PostgreSQL started here (skipped when PostgreSQL is absent);
+#   3. bytes per event on disk for argus and for perf.data, and the
+#      events the kernel lost.
+# Each configuration runs ROUNDS times (default 3), interleaved; the
+# median is reported. Needs root. Environment: ARGUS, B, ROUNDS, PG_SECONDS.
+set -u
+B=${B:-build}
+ARGUS=${ARGUS:-./argus}
+ROUNDS=${ROUNDS:-3}
+PG_SECONDS=${PG_SECONDS:-10}
+T=$(mktemp -d /tmp/argus-bench-rec-XXXXXX)
+PGPID=
+cleanup() {
+	[ -n "$PGPID" ] && runuser -u postgres -- pg_ctl -D "$T/pg" -m fast stop > /dev/null 2>&1
+	rm -rf "$T"
+}
+trap cleanup EXIT INT TERM
+
+if [ "$(id -u)" != 0 ]; then
+	echo "record-overhead: skipped (needs root)"
+	exit 0
+fi
+command -v perf > /dev/null || { echo "record-overhead: skipped (no perf)"; exit 0; }
+
+median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+
+# run CONFIG CMD...: runs CMD under the configuration, stdout to $T/out.
+run() {
+	cfg=$1
+	shift
+	rm -rf "$T/trace" "$T/perf.data"
+	case $cfg in
+	none)	"$@" > "$T/out" 2>&1 ;;
+	perf)	perf sched record -o "$T/perf.data" -- "$@" > "$T/out" 2> "$T/perf.err" ;;
+	*)	$ARGUS record -q -o "$T/trace" --events "$cfg" -- "$@" > "$T/out" 2> "$T/argus.err" ;;
+	esac
+}
+
+# Bytes per event and lost events of the last run ($T/trace or perf.data).
+size_stats() {
+	cfg=$1
+	if [ "$cfg" = perf ]; then
+		n=$(perf script -i "$T/perf.data" -F time 2> /dev/null | wc -l)
+		sz=$(stat -c %s "$T/perf.data")
+		echo "$sz $n" | awk '{ printf "%.1f bytes/event (%d events)", $1 / ($2 ? $2 : 1), $2 }'
+	elif [ -d "$T/trace" ]; then
+		$ARGUS info "$T/trace" > "$T/info" 2>&1
+		ev=$(sed -n 's/^events: *\([0-9]*\) read (\([0-9.]*\) bytes.*/\2 bytes\/event (\1 events)/p' "$T/info")
+		lost=$(sed -n 's/^lost: *\([0-9]*\).*/\1/p' "$T/info")
+		echo "$ev, lost $lost"
+	fi
+}
+
+echo "record-overhead: $(nproc) CPUs, kernel $(uname -r), $ROUNDS rounds"
+
+# --- 1. perf bench sched messaging --------------------------------------
+CONFIGS="none sched default full perf"
+for r in $(seq "$ROUNDS"); do
+	for c in $CONFIGS; do
+		run "$c" perf bench sched messaging -g 10 -l 500
+		t=$(sed -n 's/.*Total time: *\([0-9.]*\).*/\1/p' "$T/out")
+		echo "$t" >> "$T/msg-$c"
+		[ "$r" = 1 ] && size_stats "$c" > "$T/msg-size-$c"
+	done
+done
+base=$(median < "$T/msg-none")
+echo "messaging (perf bench sched messaging -g 10 -l 500), median seconds:"
+for c in $CONFIGS; do
+	m=$(median < "$T/msg-$c")
+	echo "$m $base" | awk -v c="$c" '{ printf "  %-8s %7.3f s  slowdown %+6.1f%%", c, $1, ($1 / $2 - 1) * 100 }'
+	[ "$c" != none ] && printf "  %s" "$(cat "$T/msg-size-$c")"
+	echo "  [runs: $(tr '\n' ' ' < "$T/msg-$c")]"
+done
+
+# --- 2. pgbench against a local PostgreSQL -------------------------------
+PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2> /dev/null | tail -n 1)
+[ -n "$PGBIN" ] && PATH=$PGBIN:$PATH
+if ! command -v initdb > /dev/null || ! command -v pgbench > /dev/null ||
+    ! id postgres > /dev/null 2>&1; then
+	echo "pgbench: skipped (PostgreSQL not installed)"
+	exit 0
+fi
+mkdir -p "$T/pg" "$T/sock"
+chown postgres "$T" "$T/pg" "$T/sock"
+chmod 755 "$T"
+runuser -u postgres -- initdb -D "$T/pg" -A trust > "$T/initdb.log" 2>&1 ||
+	{ echo "pgbench: initdb failed"; tail -n 5 "$T/initdb.log"; exit 1; }
+runuser -u postgres -- pg_ctl -D "$T/pg" -l "$T/pg.log" -w -o \
+    "-k $T/sock -c listen_addresses='' -c fsync=off -c synchronous_commit=off -c shared_buffers=128MB" \
+    start > /dev/null 2>&1 || { echo "pgbench: postgres did not start"; tail -n 5 "$T/pg.log"; exit 1; }
+PGPID=started
+runuser -u postgres -- pgbench -h "$T/sock" -i -s 5 postgres > "$T/pginit.log" 2>&1 ||
+	{ echo "pgbench: init failed"; tail -n 5 "$T/pginit.log"; exit 1; }
+# The recorder traces the whole system, so it can wrap any command: the
+# pgbench client is the command, the server is recorded as well.
+for r in $(seq "$ROUNDS"); do
+	for c in $CONFIGS; do
+		run "$c" runuser -u postgres -- pgbench -h "$T/sock" -c 8 -j 2 \
+		    -T "$PG_SECONDS" postgres
+		tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$T/out" | head -n 1)
+		echo "${tps:-0}" >> "$T/pg-$c"
+		[ "$r" = 1 ] && size_stats "$c" > "$T/pg-size-$c"
+	done
+done
+base=$(median < "$T/pg-none")
+echo "pgbench (TPC-B like, scale 5, 8 clients, $PG_SECONDS s), median tps:"
+for c in $CONFIGS; do
+	m=$(median < "$T/pg-$c")
+	echo "$m $base" | awk -v c="$c" '{ printf "  %-8s %9.1f tps  loss %+6.1f%%", c, $1, (1 - $1 / $2) * 100 }'
+	[ "$c" != none ] && printf "  %s" "$(cat "$T/pg-size-$c")"
+	echo "  [runs: $(tr '\n' ' ' < "$T/pg-$c")]"
+done

@@ -1,0 +1,174 @@
+/*
+ * record-local.h: internals of the kernel flight recorder (record*.c).
+ *
+ * A recorder owns one private tracefs instance ("argus-PID"), one open
+ * trace_pipe_raw descriptor and one page buffer per CPU, a libtraceevent
+ * handle holding the formats of the enabled events, and a table indexed
+ * by kernel event id ("decoders") that says which trace type an id maps
+ * to and where each needed field sits in the raw record. Decoding a record
+ * is then a table lookup and a few fixed-offset loads: no text parsing.
+ *
+ * Two hash tables ride along: the thread table (tid -> pid, ppid, comm),
+ * seeded from /proc and kept current by fork/exec/exit/rename events, and
+ * the set of (pid, fd) pairs whose identity was already written as TT_FD.
+ */
+#ifndef ARGUS_RECORD_LOCAL_H
+#define ARGUS_RECORD_LOCAL_H
+
+#include <stdint.h>
+
+#include "trace.h"
+
+struct tep_handle;
+struct kbuffer;
+
+/* Kinds of decoders: how a kernel event becomes a trace_event. */
+enum dec_kind {
+	DK_NONE = 0,		/* id seen, not ours: skip */
+	DK_SWITCH, DK_WAKING, DK_WAKEUP_NEW, DK_NEWTASK, DK_EXEC, DK_EXIT,
+	DK_RENAME, DK_IRQ_ENTRY, DK_IRQ_EXIT, DK_SOFTIRQ_ENTRY,
+	DK_SOFTIRQ_EXIT, DK_IPI_CPU, DK_IPI_MASK,
+	DK_HRT_START, DK_HRT_CANCEL, DK_HRT_EXPIRE, DK_HRT_EXIT,
+	DK_TMR_START, DK_TMR_CANCEL, DK_TMR_EXPIRE, DK_TMR_EXIT,
+	DK_WQ_QUEUE, DK_WQ_START, DK_WQ_END, DK_SIG_GEN, DK_SIG_DELIVER,
+	DK_SOCK_SEND, DK_SOCK_RECV, DK_SK_READY, DK_SYS_ENTER, DK_SYS_EXIT,
+	DK_RAW_DATA, DK_PROBE,
+	DK_SYSC_ENTER, DK_SYSC_EXIT,	/* syscalls:sys_enter_NAME, sys_exit_NAME */
+};
+
+#define DEC_MAXF 7
+
+/* One field of a raw record: offset and size (0: absent), signedness. */
+struct rfield {
+	uint16_t off, size;
+	uint8_t sign, dataloc;	/* dataloc: __data_loc string */
+};
+
+struct decoder {
+	uint8_t kind;		/* enum dec_kind */
+	uint8_t known;		/* id has been looked up */
+	struct rfield f[DEC_MAXF];
+	char *name;		/* probe name (DK_PROBE) */
+};
+
+/*
+ * A kernel event the recorder knows: set that enables it (enum
+ * record_set), decoder, needed field names (decoder order), and what the
+ * analysis misses without it (for the warning).
+ */
+struct evspec {
+	const char *sys, *name;
+	int set;
+	uint8_t kind;
+	const char *fields[DEC_MAXF];
+	const char *miss;
+};
+
+extern const struct evspec rec_evtab[];
+extern const size_t rec_nevtab;
+
+/* Thread table entry; tid 0 marks a free slot. */
+struct rthread {
+	uint32_t tid, pid, ppid, flags;
+	char comm[TRACE_COMM_LEN];
+};
+
+struct fdkey {
+	uint32_t pid;
+	int32_t fd;		/* -1: free slot */
+};
+
+struct rcpu {
+	int fd;			/* trace_pipe_raw, nonblocking */
+	uint64_t last_ts;
+	uint64_t lost;		/* lost events written for this CPU */
+};
+
+struct recorder {
+	char *dir;
+	char *inst_name;
+	char *inst_path;	/* tracing_dir/instances/NAME */
+	char *marker_path;	/* .../trace_marker_raw */
+	int marker_file;	/* we wrote ARGUS_MARKER_PATH_FILE */
+	struct trace_writer *w;
+	struct tep_handle *tep;
+	struct kbuffer *kbuf;
+	unsigned ncpus;
+	struct rcpu *cpus;
+	unsigned subbuf;	/* bytes per sub-buffer (page) */
+	uint8_t *page;
+	int set;		/* enum record_set */
+	uint64_t bound;
+
+	struct decoder *dec;	/* indexed by kernel event id */
+	unsigned ndec;
+
+	struct rthread *thr;	/* open addressing, power-of-two size */
+	size_t thr_cap, thr_n;
+
+	struct fdkey *fds;
+	size_t fd_cap, fd_n;
+	int diag_fd;		/* NETLINK_SOCK_DIAG socket or -1 */
+	uint32_t *dead;		/* pids exited since the last sweep */
+	size_t ndead, dead_cap;
+
+	uint64_t meta_ts;	/* last timestamp of the metadata stream */
+	uint64_t events, stored, lost, pages, bytes, fd_written;
+	uint64_t start_ts;
+	int err;		/* first writer error, sticky */
+	char **warn;
+	size_t nwarn;
+};
+
+/* record-decode.c */
+/* Allocate the format handle and the decoder table (reads header_page). */
+int rec_decode_init(struct recorder *r, char **cause);
+void rec_decode_free(struct recorder *r);
+/* Decode the records of kernel event id as kind (enum dec_kind). */
+void rec_decode_add(struct recorder *r, unsigned id, int kind);
+/* Decode every record of the page in r->page read from cpu. */
+void rec_decode_page(struct recorder *r, unsigned cpu, size_t len);
+
+/* record-proc.c */
+/* Scan /proc and write every thread through trace_writer_thread. */
+void rec_proc_scan(struct recorder *r, uint64_t ts);
+struct rthread *rec_thread_find(struct recorder *r, uint32_t tid);
+struct rthread *rec_thread_add(struct recorder *r, uint32_t tid);
+void rec_thread_del(struct recorder *r, uint32_t tid);
+/* Write the thread's identity (with extra flags) to the metadata stream. */
+void rec_thread_emit(struct recorder *r, uint64_t ts, const struct rthread *t,
+    uint32_t flags);
+/* Timestamp for the metadata stream: never older than the last one. */
+uint64_t rec_meta_ts(struct recorder *r, uint64_t ts);
+/* An fd of pid was used at ts; write its identity the first time. */
+void rec_fd_seen(struct recorder *r, uint64_t ts, uint32_t pid, int fd);
+/* fd was closed: forget it so a reused number is looked up again. */
+void rec_fd_closed(struct recorder *r, uint32_t pid, int fd);
+/*
+ * pid's user addresses appear in the trace (a stack or a probe hit): write
+ * its executable mappings as TT_MMAP the first time; exec forgets them.
+ */
+void rec_maps_seen(struct recorder *r, uint64_t ts, uint32_t pid);
+void rec_maps_changed(struct recorder *r, uint32_t pid);
+/*
+ * Process pid exited: its fd and maps marks are dropped at the next
+ * rec_proc_sweep() (one pass over the set for all the exits of a poll),
+ * so that a reused pid is looked up afresh.
+ */
+void rec_proc_exited(struct recorder *r, uint32_t pid);
+void rec_proc_sweep(struct recorder *r);
+void rec_proc_free(struct recorder *r);
+
+/* record.c */
+void rec_warn(struct recorder *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/*
+ * A page of cpu said events were lost before it (not always how many):
+ * write a TT_LOST at ts for what the CPU's overrun counter has grown by
+ * since the last one. Page counts are not used, so nothing counts twice.
+ */
+void rec_sync_lost(struct recorder *r, unsigned cpu, uint64_t ts);
+/* Add an event to the writer, keeping the first error. */
+void rec_add(struct recorder *r, const struct trace_event *ev);
+
+#endif

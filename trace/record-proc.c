@@ -1,0 +1,550 @@
+/*
+ * record-proc.c: the recorder's process view: thread table and fd identity.
+ *
+ * The thread table is an open-addressing hash (linear probing, power-of-two
+ * capacity, deletion by backward shift) from tid to pid, ppid and comm. It
+ * is filled from /proc at start and kept by the decoder; every change goes
+ * to the metadata stream through trace_writer_thread.
+ *
+ * The fd set is a second hash of (pid, fd) pairs whose identity has been
+ * written. The first time a recorded syscall names an fd, its identity is
+ * read from /proc/PID/fd/FD (pipe or socket inode, path, tty, anon inode)
+ * and, for unix sockets, the peer inode from a NETLINK_SOCK_DIAG dump
+ * (cached: one dump serves every socket until an inode is missing). A
+ * close() drops the pair so a reused number is looked up again. The same
+ * set marks (with fd -2) the processes whose executable mappings were
+ * written as TT_MMAP, at their first stack record or probe hit, so user
+ * addresses can be symbolized offline; an exec clears the mark.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+#include <linux/unix_diag.h>
+
+#include "common.h"
+#include "record-local.h"
+
+#define PF_KTHREAD 0x00200000
+
+static inline size_t
+hash32(uint32_t v)
+{
+	return (size_t)(v * 2654435761u);
+}
+
+struct rthread *
+rec_thread_find(struct recorder *r, uint32_t tid)
+{
+	size_t m, i;
+
+	if (r->thr_cap == 0 || tid == 0)
+		return NULL;
+	m = r->thr_cap - 1;
+	for (i = hash32(tid) & m; r->thr[i].tid; i = (i + 1) & m)
+		if (r->thr[i].tid == tid)
+			return &r->thr[i];
+	return NULL;
+}
+
+static void
+thr_grow(struct recorder *r)
+{
+	struct rthread *old = r->thr;
+	size_t oc = r->thr_cap, m;
+
+	r->thr_cap = oc ? oc * 2 : 4096;
+	r->thr = xcalloc(r->thr_cap, sizeof(*r->thr));
+	m = r->thr_cap - 1;
+	for (size_t j = 0; j < oc; j++) {
+		size_t i;
+
+		if (old[j].tid == 0)
+			continue;
+		for (i = hash32(old[j].tid) & m; r->thr[i].tid; i = (i + 1) & m)
+			;
+		r->thr[i] = old[j];
+	}
+	free(old);
+}
+
+struct rthread *
+rec_thread_add(struct recorder *r, uint32_t tid)
+{
+	struct rthread *t = rec_thread_find(r, tid);
+	size_t m, i;
+
+	if (t)
+		return t;
+	if ((r->thr_n + 1) * 2 > r->thr_cap)
+		thr_grow(r);
+	m = r->thr_cap - 1;
+	for (i = hash32(tid) & m; r->thr[i].tid; i = (i + 1) & m)
+		;
+	memset(&r->thr[i], 0, sizeof(r->thr[i]));
+	r->thr[i].tid = tid;
+	r->thr_n++;
+	return &r->thr[i];
+}
+
+void
+rec_thread_del(struct recorder *r, uint32_t tid)
+{
+	struct rthread *t = rec_thread_find(r, tid);
+	size_t m, i, j;
+
+	if (t == NULL)
+		return;
+	m = r->thr_cap - 1;
+	i = (size_t)(t - r->thr);
+	r->thr[i].tid = 0;
+	r->thr_n--;
+	/* Backward-shift deletion keeps probe chains unbroken. */
+	for (j = (i + 1) & m; r->thr[j].tid; j = (j + 1) & m) {
+		size_t h = hash32(r->thr[j].tid) & m;
+
+		if ((j > i && (h <= i || h > j)) || (j < i && h <= i && h > j)) {
+			r->thr[i] = r->thr[j];
+			r->thr[j].tid = 0;
+			i = j;
+		}
+	}
+}
+
+uint64_t
+rec_meta_ts(struct recorder *r, uint64_t ts)
+{
+	if (ts < r->meta_ts)
+		ts = r->meta_ts;
+	r->meta_ts = ts;
+	return ts;
+}
+
+void
+rec_thread_emit(struct recorder *r, uint64_t ts, const struct rthread *t,
+    uint32_t flags)
+{
+	struct trace_thread tt;
+	int err;
+
+	if (r->err)
+		return;
+	memset(&tt, 0, sizeof(tt));
+	tt.tid = t->tid;
+	tt.pid = t->pid;
+	tt.ppid = t->ppid;
+	tt.flags = t->flags | flags;
+	tt.start_ts = ts >= r->start_ts ? ts : 0;
+	memcpy(tt.comm, t->comm, TRACE_COMM_LEN);
+	tt.comm[TRACE_COMM_LEN - 1] = '\0';
+	err = trace_writer_thread(r->w, rec_meta_ts(r, ts), &tt);
+	if (err && !r->err)
+		r->err = err;
+	else if (!err)
+		r->stored++;
+}
+
+/* Read "Name:", "Tgid:", "PPid:" of /proc/PID/task/TID/status. */
+static int
+read_status(const char *path, struct rthread *t)
+{
+	char line[256];
+	FILE *f = fopen(path, "re");
+
+	if (f == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "Name:\t", 6) == 0) {
+			size_t n = strcspn(line + 6, "\n");
+
+			if (n >= sizeof(t->comm))
+				n = sizeof(t->comm) - 1;
+			memcpy(t->comm, line + 6, n);
+			t->comm[n] = '\0';
+		} else if (strncmp(line, "Tgid:\t", 6) == 0) {
+			t->pid = (uint32_t)strtoul(line + 6, NULL, 10);
+		} else if (strncmp(line, "PPid:\t", 6) == 0) {
+			t->ppid = (uint32_t)strtoul(line + 6, NULL, 10);
+			break;
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+static int
+is_kthread(uint32_t pid)
+{
+	char path[64], buf[512], *p;
+	unsigned long flags = 0;
+	int fd, n;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	n = (int)read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	if ((p = strrchr(buf, ')')) == NULL)
+		return 0;
+	/* After ")": state ppid pgrp session tty_nr tpgid flags */
+	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
+		return 0;
+	return (flags & PF_KTHREAD) != 0;
+}
+
+void
+rec_proc_scan(struct recorder *r, uint64_t ts)
+{
+	DIR *d = opendir("/proc"), *td;
+	struct dirent *de, *te;
+
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		char path[300];
+		uint32_t pid;
+		int kt;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		pid = (uint32_t)strtoul(de->d_name, NULL, 10);
+		kt = is_kthread(pid);
+		snprintf(path, sizeof(path), "/proc/%u/task", pid);
+		if ((td = opendir(path)) == NULL)
+			continue;
+		while ((te = readdir(td)) != NULL) {
+			struct rthread t, *nt;
+
+			if (te->d_name[0] < '1' || te->d_name[0] > '9')
+				continue;
+			memset(&t, 0, sizeof(t));
+			t.tid = (uint32_t)strtoul(te->d_name, NULL, 10);
+			snprintf(path, sizeof(path), "/proc/%u/task/%u/status",
+			    pid, t.tid);
+			if (read_status(path, &t) != 0)
+				continue;
+			if (t.pid == 0)
+				t.pid = pid;
+			t.flags = kt ? TRACE_THREAD_KERNEL : 0;
+			nt = rec_thread_add(r, t.tid);
+			*nt = t;
+			rec_thread_emit(r, ts, nt, 0);
+		}
+		closedir(td);
+	}
+	closedir(d);
+}
+
+/* --- fd identity --------------------------------------------------------- */
+
+static inline size_t
+fdhash(uint32_t pid, int fd)
+{
+	return hash32(pid ^ ((uint32_t)fd * 0x9e3779b9u));
+}
+
+static struct fdkey *
+fd_find(struct recorder *r, uint32_t pid, int fd, int add)
+{
+	size_t m, i;
+
+	if (add && (r->fd_n + 1) * 2 > r->fd_cap) {
+		struct fdkey *old = r->fds;
+		size_t oc = r->fd_cap;
+
+		r->fd_cap = oc ? oc * 2 : 1024;
+		r->fds = xmalloc(r->fd_cap * sizeof(*r->fds));
+		for (size_t j = 0; j < r->fd_cap; j++)
+			r->fds[j].fd = -1;
+		m = r->fd_cap - 1;
+		for (size_t j = 0; j < oc; j++) {
+			if (old[j].fd == -1)
+				continue;
+			for (i = fdhash(old[j].pid, old[j].fd) & m;
+			    r->fds[i].fd != -1; i = (i + 1) & m)
+				;
+			r->fds[i] = old[j];
+		}
+		free(old);
+	}
+	if (r->fd_cap == 0)
+		return NULL;
+	m = r->fd_cap - 1;
+	for (i = fdhash(pid, fd) & m; r->fds[i].fd != -1; i = (i + 1) & m)
+		if (r->fds[i].pid == pid && r->fds[i].fd == fd)
+			return &r->fds[i];
+	if (!add)
+		return NULL;
+	r->fds[i].pid = pid;
+	r->fds[i].fd = fd;
+	r->fd_n++;
+	return NULL;		/* NULL: newly added */
+}
+
+void
+rec_fd_closed(struct recorder *r, uint32_t pid, int fd)
+{
+	struct fdkey *k = fd_find(r, pid, fd, 0);
+	size_t m, i, j;
+
+	if (k == NULL)
+		return;
+	m = r->fd_cap - 1;
+	i = (size_t)(k - r->fds);
+	r->fds[i].fd = -1;
+	r->fd_n--;
+	for (j = (i + 1) & m; r->fds[j].fd != -1; j = (j + 1) & m) {
+		size_t h = fdhash(r->fds[j].pid, r->fds[j].fd) & m;
+
+		if ((j > i && (h <= i || h > j)) || (j < i && h <= i && h > j)) {
+			r->fds[i] = r->fds[j];
+			r->fds[j].fd = -1;
+			i = j;
+		}
+	}
+}
+
+/*
+ * Ask sock_diag about a unix socket inode: 1 and *peer (0: none) when the
+ * inode is a unix socket, 0 otherwise.
+ */
+static int
+unix_peer(struct recorder *r, uint64_t ino, uint64_t *peerp)
+{
+	struct {
+		struct nlmsghdr nlh;
+		struct unix_diag_req req;
+	} q;
+	char buf[8192];
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	uint64_t peer = 0;
+	int found = 0;
+
+	*peerp = 0;
+	if (r->diag_fd < 0) {
+		r->diag_fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC,
+		    NETLINK_SOCK_DIAG);
+		if (r->diag_fd < 0)
+			return 0;
+	}
+	memset(&q, 0, sizeof(q));
+	q.nlh.nlmsg_len = sizeof(q);
+	q.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	q.nlh.nlmsg_flags = NLM_F_REQUEST;
+	q.req.sdiag_family = AF_UNIX;
+	q.req.udiag_states = ~0u;
+	q.req.udiag_ino = (uint32_t)ino;
+	q.req.udiag_show = UDIAG_SHOW_PEER;
+	q.req.udiag_cookie[0] = q.req.udiag_cookie[1] = ~0u;
+	if (sendto(r->diag_fd, &q, sizeof(q), 0, (struct sockaddr *)&sa,
+	    sizeof(sa)) < 0)
+		return 0;
+	ssize_t n = recv(r->diag_fd, buf, sizeof(buf), 0);
+	if (n <= 0)
+		return 0;
+	for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, n);
+	    h = NLMSG_NEXT(h, n)) {
+		struct unix_diag_msg *m;
+		struct rtattr *a;
+		int alen;
+
+		if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY)
+			break;
+		m = NLMSG_DATA(h);
+		if (m->udiag_ino != (uint32_t)ino)
+			continue;
+		found = 1;
+		alen = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof(*m)));
+		for (a = (struct rtattr *)(m + 1); RTA_OK(a, alen);
+		    a = RTA_NEXT(a, alen))
+			if (a->rta_type == UNIX_DIAG_PEER)
+				peer = *(uint32_t *)RTA_DATA(a);
+	}
+	*peerp = peer;
+	return found;
+}
+
+/* Kind of a socket inode: unix (with its peer) or another family. */
+static unsigned
+sock_kind(struct recorder *r, uint64_t ino, uint64_t *peer)
+{
+	return unix_peer(r, ino, peer) ? TFD_UNIX : TFD_SOCKET;
+}
+
+void
+rec_fd_seen(struct recorder *r, uint64_t ts, uint32_t pid, int fd)
+{
+	char path[64], link[512];
+	struct trace_event ev;
+	struct stat st;
+	ssize_t n;
+	uint64_t ino = 0, peer = 0;
+	unsigned kind = TFD_OTHER;
+
+	if (fd < 0 || pid == 0 || fd_find(r, pid, fd, 1) != NULL)
+		return;
+	snprintf(path, sizeof(path), "/proc/%u/fd/%d", pid, fd);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0)
+		return;		/* gone already: nothing to say */
+	link[n] = '\0';
+	if (stat(path, &st) == 0)
+		ino = st.st_ino;
+	if (strncmp(link, "pipe:[", 6) == 0) {
+		kind = TFD_PIPE;
+	} else if (strncmp(link, "socket:[", 8) == 0) {
+		kind = sock_kind(r, ino, &peer);
+	} else if (strcmp(link, "anon_inode:[eventfd]") == 0) {
+		kind = TFD_EVENTFD;
+	} else if (strcmp(link, "anon_inode:[timerfd]") == 0) {
+		kind = TFD_TIMERFD;
+	} else if (strcmp(link, "anon_inode:[eventpoll]") == 0) {
+		kind = TFD_EPOLL;
+	} else if (strncmp(link, "/dev/pts/", 9) == 0 ||
+	    strncmp(link, "/dev/tty", 8) == 0 ||
+	    strcmp(link, "/dev/console") == 0) {
+		kind = TFD_TTY;
+	} else if (link[0] == '/') {
+		kind = TFD_FILE;
+	}
+	memset(&ev, 0, sizeof(ev));
+	ev.type = TT_FD;
+	ev.cpu = TRACE_CPU_META;
+	ev.ts = rec_meta_ts(r, ts);
+	ev.arg[0] = pid;
+	ev.arg[1] = (uint32_t)fd;
+	ev.arg[2] = kind;
+	ev.arg[3] = ino;
+	ev.arg[4] = peer;
+	ev.blob = link;
+	ev.blob_len = (uint32_t)n;
+	rec_add(r, &ev);
+	r->fd_written++;
+}
+
+/* Key of the "maps written" mark of a pid in the fd set. */
+#define MAPS_FD (-2)
+
+void
+rec_maps_seen(struct recorder *r, uint64_t ts, uint32_t pid)
+{
+	char path[64], line[4096 + 128];
+	FILE *f;
+
+	if (pid == 0 || fd_find(r, pid, MAPS_FD, 1) != NULL)
+		return;
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, off;
+		char perms[8];
+		int pos = 0;
+		struct trace_event ev;
+		char *p;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*u %n", &start, &end,
+		    perms, &off, &pos) < 4 || pos == 0 || perms[2] != 'x')
+			continue;
+		p = line + pos;
+		p[strcspn(p, "\n")] = '\0';
+		if (p[0] != '/')
+			continue;
+		memset(&ev, 0, sizeof(ev));
+		ev.type = TT_MMAP;
+		ev.cpu = TRACE_CPU_META;
+		ev.ts = rec_meta_ts(r, ts);
+		ev.arg[0] = pid;
+		ev.arg[1] = start;
+		ev.arg[2] = end - start;
+		ev.arg[3] = off;
+		ev.blob = p;
+		ev.blob_len = (uint32_t)strlen(p);
+		rec_add(r, &ev);
+	}
+	fclose(f);
+}
+
+void
+rec_maps_changed(struct recorder *r, uint32_t pid)
+{
+	rec_fd_closed(r, pid, MAPS_FD);
+}
+
+void
+rec_proc_exited(struct recorder *r, uint32_t pid)
+{
+	if (r->fd_n == 0)
+		return;
+	if (r->ndead == r->dead_cap) {
+		r->dead_cap = r->dead_cap ? r->dead_cap * 2 : 64;
+		r->dead = xreallocarray(r->dead, r->dead_cap, sizeof(*r->dead));
+	}
+	r->dead[r->ndead++] = pid;
+}
+
+static int
+cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+void
+rec_proc_sweep(struct recorder *r)
+{
+	struct fdkey *old = r->fds;
+	size_t oc = r->fd_cap, m;
+
+	if (r->ndead == 0)
+		return;
+	qsort(r->dead, r->ndead, sizeof(*r->dead), cmp_u32);
+	r->fds = xmalloc(oc * sizeof(*r->fds));
+	for (size_t j = 0; j < oc; j++)
+		r->fds[j].fd = -1;
+	r->fd_n = 0;
+	m = oc - 1;
+	for (size_t j = 0; j < oc; j++) {
+		size_t i;
+
+		if (old[j].fd == -1 || bsearch(&old[j].pid, r->dead, r->ndead,
+		    sizeof(*r->dead), cmp_u32))
+			continue;
+		for (i = fdhash(old[j].pid, old[j].fd) & m; r->fds[i].fd != -1;
+		    i = (i + 1) & m)
+			;
+		r->fds[i] = old[j];
+		r->fd_n++;
+	}
+	free(old);
+	r->ndead = 0;
+}
+
+void
+rec_proc_free(struct recorder *r)
+{
+	free(r->dead);
+	r->dead = NULL;
+	r->ndead = r->dead_cap = 0;
+	free(r->thr);
+	free(r->fds);
+	r->thr = NULL;
+	r->fds = NULL;
+	r->thr_cap = r->thr_n = r->fd_cap = r->fd_n = 0;
+	if (r->diag_fd >= 0)
+		close(r->diag_fd);
+	r->diag_fd = -1;
+}

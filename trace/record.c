@@ -1,0 +1,677 @@
+/*
+ * record.c: the recorder's life: private tracefs instance, per-CPU raw
+ * reading, and clean removal.
+ *
+ * struct recorder (record-local.h) holds the instance "argus-PID" under
+ * the tracing directory, one nonblocking trace_pipe_raw descriptor per
+ * CPU and one sub-buffer-sized page. record_poll() reads every CPU's
+ * pages until the kernel has none ready (bounded per call so one busy CPU
+ * cannot starve the rest) and hands each page to the decoder. The instance
+ * uses the "boot" clock, so timestamps are CLOCK_BOOTTIME nanoseconds.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <tracefs.h>
+
+#include "common.h"
+#include "marker.h"
+#include "record-local.h"
+
+#define PROBE_SYSTEM "argus_probes"
+
+static const char *const set_names[] = { "sched", "default", "full" };
+
+int
+record_set_lookup(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(set_names); i++)
+		if (strcmp(name, set_names[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
+const char *
+record_set_name(int set)
+{
+	return set >= 0 && (size_t)set < ARRAY_SIZE(set_names) ?
+	    set_names[set] : "?";
+}
+
+void
+rec_warn(struct recorder *r, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	if (s == NULL)
+		return;
+	r->warn = xreallocarray(r->warn, r->nwarn + 1, sizeof(*r->warn));
+	r->warn[r->nwarn++] = s;
+}
+
+void
+rec_add(struct recorder *r, const struct trace_event *ev)
+{
+	int err;
+
+	if (r->err)
+		return;		/* the trace cannot take more (full disk) */
+	err = trace_writer_add(r->w, ev);
+
+	if (err == 0)
+		r->stored++;
+	else if (err != TRACE_EORDER && r->err == 0)
+		r->err = err;
+}
+
+static uint64_t
+clock_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Write a string to a file of the instance; 0 or errno. */
+static int
+inst_write(struct recorder *r, const char *file, const char *val)
+{
+	char *path = xasprintf("%s/%s", r->inst_path, file);
+	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	int err = 0;
+
+	free(path);
+	if (fd < 0)
+		return errno;
+	if (write(fd, val, strlen(val)) < 0)
+		err = errno;
+	close(fd);
+	return err;
+}
+
+static int
+stale_cb(const char *name, void *arg)
+{
+	int *n = arg;
+	char *end;
+	long pid;
+
+	if (strncmp(name, "argus-", 6) != 0)
+		return 0;
+	pid = strtol(name + 6, &end, 10);
+	if (*end != '\0' || pid <= 0)
+		return 0;
+	if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+		return 0;
+	struct tracefs_instance *in = tracefs_instance_alloc(NULL, name);
+	if (in) {
+		if (tracefs_instance_destroy(in) == 0)
+			(*n)++;
+		tracefs_instance_free(in);
+	}
+	return 0;
+}
+
+int
+record_remove_stale(void)
+{
+	int n = 0;
+
+	tracefs_instances_walk(stale_cb, &n);
+	return n;
+}
+
+/*
+ * Syscalls of the default set: those that block or communicate. They are
+ * enabled one by one (syscalls:sys_enter_NAME and sys_exit_NAME), which
+ * costs the others nothing and records only their real arguments.
+ */
+static const char *const comm_syscalls[] = {
+	"read", "write", "readv", "writev", "close", "poll", "ppoll",
+	"select", "pselect6", "epoll_wait", "epoll_pwait", "epoll_pwait2",
+	"futex", "futex_waitv", "nanosleep", "clock_nanosleep", "pause",
+	"wait4", "waitid", "flock", "fcntl", "semop", "semtimedop", "msgsnd",
+	"msgrcv", "sched_yield", "connect", "accept", "accept4", "sendto",
+	"recvfrom", "sendmsg", "recvmsg", "sendmmsg", "recvmmsg",
+	"rt_sigsuspend", "rt_sigtimedwait",
+};
+
+/* Kernel event id of an event of the instance, or -1. */
+static int
+event_id(struct recorder *r, const char *sys, const char *name)
+{
+	char *path = xasprintf("%s/events/%s/%s/id", r->inst_path, sys, name);
+	char buf[32];
+	int fd = open(path, O_RDONLY | O_CLOEXEC), n;
+
+	free(path);
+	if (fd < 0)
+		return -1;
+	n = (int)read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return atoi(buf);
+}
+
+/*
+ * Enable the default set's syscalls, never for the recorder itself (its
+ * reads of the buffers would feed themselves). Syscalls this kernel or
+ * architecture does not have are skipped.
+ */
+static int
+enable_syscalls(struct recorder *r, char **cause)
+{
+	char *flt = xasprintf("common_pid != %d", (int)getpid());
+	int err = 0, n = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(comm_syscalls) && !err; i++) {
+		for (int exit = 0; exit < 2; exit++) {
+			char *ev = xasprintf("sys_%s_%s", exit ? "exit" : "enter",
+			    comm_syscalls[i]);
+			char *file;
+			int id = event_id(r, "syscalls", ev);
+
+			if (id < 0) {
+				free(ev);
+				continue;
+			}
+			file = xasprintf("events/syscalls/%s/filter", ev);
+			err = inst_write(r, file, flt);
+			free(file);
+			if (!err) {
+				file = xasprintf("events/syscalls/%s/enable", ev);
+				err = inst_write(r, file, "1");
+				free(file);
+			}
+			if (err) {
+				*cause = xasprintf("cannot enable syscalls:%s: %s",
+				    ev, strerror(err));
+				free(ev);
+				break;
+			}
+			rec_decode_add(r, (unsigned)id, exit ? DK_SYSC_EXIT :
+			    DK_SYSC_ENTER);
+			n++;
+			free(ev);
+		}
+	}
+	free(flt);
+	if (!err && n == 0)
+		rec_warn(r, "the kernel has no syscall events; the analysis "
+		    "will miss what threads wait for and their messages");
+	return err;
+}
+
+/* Filter of the raw syscall events (full set): not the recorder's own. */
+static char *
+syscall_filter(void)
+{
+	return xasprintf("common_pid != %d", (int)getpid());
+}
+
+static void
+rec_free(struct recorder *r)
+{
+	if (r->cpus) {
+		for (unsigned i = 0; i < r->ncpus; i++)
+			if (r->cpus[i].fd >= 0)
+				close(r->cpus[i].fd);
+	}
+	free(r->cpus);
+	rec_decode_free(r);
+	rec_proc_free(r);
+	for (size_t i = 0; i < r->nwarn; i++)
+		free(r->warn[i]);
+	free(r->warn);
+	free(r->page);
+	free(r->dir);
+	free(r->inst_name);
+	free(r->inst_path);
+	free(r->marker_path);
+	free(r);
+}
+
+static void
+remove_instance(struct recorder *r)
+{
+	struct tracefs_instance *in;
+
+	if (r->inst_name == NULL)
+		return;
+	in = tracefs_instance_alloc(NULL, r->inst_name);
+	if (in == NULL)
+		return;
+	/*
+	 * rmdir fails with EBUSY while a process still holds one of the
+	 * instance's files (libargus keeps trace_marker_raw open until it
+	 * notices the recorder left): retry for a while.
+	 */
+	for (int i = 0; i < 40; i++) {
+		struct timespec ts = { 0, 50000000L };
+
+		if (tracefs_instance_destroy(in) == 0 || errno != EBUSY)
+			break;
+		nanosleep(&ts, NULL);
+	}
+	tracefs_instance_free(in);
+}
+
+static int
+enable_events(struct recorder *r, char **cause)
+{
+	for (size_t i = 0; i < rec_nevtab; i++) {
+		const struct evspec *s = &rec_evtab[i];
+		char *file;
+		int err;
+
+		if (s->set > r->set || strcmp(s->sys, "ftrace") == 0)
+			continue;
+		if (strcmp(s->sys, "raw_syscalls") == 0) {
+			char *flt = syscall_filter();
+
+			file = xasprintf("events/%s/%s/filter", s->sys, s->name);
+
+			err = inst_write(r, file, flt);
+			free(flt);
+			free(file);
+			if (err) {
+				*cause = xasprintf("cannot set the syscall "
+				    "filter: %s", strerror(err));
+				return err;
+			}
+		}
+		file = xasprintf("events/%s/%s/enable", s->sys, s->name);
+		err = inst_write(r, file, "1");
+		free(file);
+		if (err == ENOENT) {
+			rec_warn(r, "the kernel lacks the event %s:%s; the "
+			    "analysis will miss %s", s->sys, s->name, s->miss);
+			continue;
+		}
+		if (err) {
+			*cause = xasprintf("cannot enable %s:%s: %s", s->sys,
+			    s->name, strerror(err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+static int
+open_cpus(struct recorder *r, char **cause)
+{
+	char *path;
+	char buf[32];
+	int fd, n;
+
+	r->ncpus = 0;
+	for (;;) {
+		struct stat st;
+
+		path = xasprintf("%s/per_cpu/cpu%u", r->inst_path, r->ncpus);
+		n = stat(path, &st);
+		free(path);
+		if (n != 0)
+			break;
+		r->ncpus++;
+	}
+	if (r->ncpus == 0) {
+		*cause = xasprintf("no per-CPU buffers under %s", r->inst_path);
+		return ENOENT;
+	}
+	r->cpus = xcalloc(r->ncpus, sizeof(*r->cpus));
+	for (unsigned i = 0; i < r->ncpus; i++)
+		r->cpus[i].fd = -1;
+	for (unsigned i = 0; i < r->ncpus; i++) {
+		path = xasprintf("%s/per_cpu/cpu%u/trace_pipe_raw", r->inst_path,
+		    i);
+		r->cpus[i].fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		if (r->cpus[i].fd < 0) {
+			int err = errno;
+
+			*cause = xasprintf("cannot open %s: %s", path,
+			    strerror(err));
+			free(path);
+			return err;
+		}
+		free(path);
+	}
+	/* Sub-buffer size (4 KiB unless the kernel was told otherwise). */
+	r->subbuf = (unsigned)sysconf(_SC_PAGESIZE);
+	path = xasprintf("%s/buffer_subbuf_size_kb", r->inst_path);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	free(path);
+	if (fd >= 0) {
+		n = (int)read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n > 0) {
+			buf[n] = '\0';
+			if (atoi(buf) > 0)
+				r->subbuf = (unsigned)atoi(buf) * 1024;
+		}
+	}
+	r->page = xmalloc(r->subbuf);
+	return 0;
+}
+
+static void
+publish_marker(struct recorder *r)
+{
+	char *tmp;
+	int fd;
+
+	if (mkdir("/run/argus", 0755) != 0 && errno != EEXIST)
+		return;
+	tmp = xasprintf("%s.%d", ARGUS_MARKER_PATH_FILE, (int)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+	    0644);
+	if (fd >= 0) {
+		dprintf(fd, "%s\n", r->marker_path);
+		close(fd);
+		if (rename(tmp, ARGUS_MARKER_PATH_FILE) == 0)
+			r->marker_file = 1;
+		else
+			unlink(tmp);
+	}
+	free(tmp);
+}
+
+static void
+unpublish_marker(struct recorder *r)
+{
+	char buf[512];
+	int fd;
+	ssize_t n;
+
+	if (!r->marker_file)
+		return;
+	/* Remove the file only while it still names our instance. */
+	fd = open(ARGUS_MARKER_PATH_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n > 0) {
+		buf[n] = '\0';
+		buf[strcspn(buf, "\n")] = '\0';
+		if (strcmp(buf, r->marker_path) == 0)
+			unlink(ARGUS_MARKER_PATH_FILE);
+	}
+	r->marker_file = 0;
+}
+
+int
+record_open(struct recorder **rp, const struct record_opts *o, char **cause)
+{
+	struct recorder *r;
+	struct trace_writer_opts wo;
+	struct tracefs_instance *in;
+	const char *tdir = NULL;
+	char val[32];
+	int err;
+
+	*rp = NULL;
+	*cause = NULL;
+	if (geteuid() != 0) {
+		*cause = xstrdup("recording needs root (the kernel's tracing "
+		    "interface is root-only)");
+		return EPERM;
+	}
+	if (tracefs_tracing_dir_is_mounted(true, &tdir) < 0 || tdir == NULL) {
+		*cause = xstrdup("tracefs is not available (cannot mount it "
+		    "on /sys/kernel/tracing)");
+		return ENODEV;
+	}
+	if (o->dir == NULL || o->dir[0] == '\0') {
+		*cause = xstrdup("no trace directory given");
+		return EINVAL;
+	}
+	record_remove_stale();
+
+	r = xcalloc(1, sizeof(*r));
+	r->diag_fd = -1;
+	r->set = o->set;
+	r->dir = xstrdup(o->dir);
+	r->inst_name = xasprintf("argus-%d", (int)getpid());
+	if (tracefs_instance_exists(r->inst_name)) {
+		/* Left by a dead recorder whose pid we now have. */
+		remove_instance(r);
+	}
+	in = tracefs_instance_create(r->inst_name);
+	if (in == NULL) {
+		err = errno ? errno : EIO;
+		*cause = xasprintf("cannot create the tracefs instance %s: %s",
+		    r->inst_name, strerror(err));
+		free(r->inst_name);
+		r->inst_name = NULL;
+		rec_free(r);
+		return err;
+	}
+	r->inst_path = xasprintf("%s/instances/%s", tdir, r->inst_name);
+	r->marker_path = xasprintf("%s/trace_marker_raw", r->inst_path);
+	tracefs_instance_free(in);
+
+	if ((err = inst_write(r, "tracing_on", "0")) != 0 ||
+	    (err = inst_write(r, "trace_clock", "boot")) != 0) {
+		*cause = xasprintf("cannot configure the instance %s: %s",
+		    r->inst_name, strerror(err));
+		goto fail;
+	}
+	snprintf(val, sizeof(val), "%u",
+	    o->buffer_kb ? o->buffer_kb : RECORD_DEFAULT_BUFFER_KB);
+	if ((err = inst_write(r, "buffer_size_kb", val)) != 0) {
+		*cause = xasprintf("cannot set a %s KiB buffer per CPU: %s",
+		    val, strerror(err));
+		goto fail;
+	}
+	if ((err = enable_events(r, cause)) != 0)
+		goto fail;
+	if ((err = rec_decode_init(r, cause)) != 0)
+		goto fail;
+	if (r->set == RECORD_SET_DEFAULT &&
+	    (err = enable_syscalls(r, cause)) != 0)
+		goto fail;
+	/* Probes defined by `argus probe` before we started. */
+	(void)inst_write(r, "events/" PROBE_SYSTEM "/enable", "1");
+	if ((err = open_cpus(r, cause)) != 0)
+		goto fail;
+
+	wo = o->wopts;
+	wo.clock = "boot";
+	wo.ncpus = r->ncpus;
+	r->bound = wo.size_bound ? wo.size_bound : TRACE_DEFAULT_BOUND;
+	/* Wall clock minus trace clock, sampled tightly. */
+	{
+		uint64_t b0 = clock_ns(CLOCK_BOOTTIME);
+		uint64_t rt = clock_ns(CLOCK_REALTIME);
+		uint64_t b1 = clock_ns(CLOCK_BOOTTIME);
+
+		wo.realtime_offset = (int64_t)rt - (int64_t)((b0 + b1) / 2);
+	}
+	if ((err = trace_writer_open(&r->w, r->dir, &wo, cause)) != 0)
+		goto fail;
+
+	r->start_ts = clock_ns(CLOCK_BOOTTIME);
+	if ((err = inst_write(r, "tracing_on", "1")) != 0) {
+		*cause = xasprintf("cannot start tracing: %s", strerror(err));
+		goto fail;
+	}
+	/* Threads born from here on are seen by task_newtask as well. */
+	rec_proc_scan(r, r->start_ts);
+	if (o->marker_file)
+		publish_marker(r);
+	*rp = r;
+	return 0;
+
+fail:
+	if (r->w) {
+		trace_writer_close(r->w);
+		r->w = NULL;
+	}
+	for (unsigned i = 0; r->cpus && i < r->ncpus; i++) {
+		if (r->cpus[i].fd >= 0)
+			close(r->cpus[i].fd);
+		r->cpus[i].fd = -1;
+	}
+	remove_instance(r);
+	rec_free(r);
+	return err;
+}
+
+size_t
+record_nwarnings(const struct recorder *r)
+{
+	return r->nwarn;
+}
+
+const char *
+record_warning(const struct recorder *r, size_t i)
+{
+	return i < r->nwarn ? r->warn[i] : NULL;
+}
+
+const char *
+record_marker_path(const struct recorder *r)
+{
+	return r->marker_path;
+}
+
+void
+rec_sync_lost(struct recorder *r, unsigned cpu, uint64_t ts)
+{
+	char *path = xasprintf("%s/per_cpu/cpu%u/stats", r->inst_path, cpu);
+	char buf[1024], *p;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+	unsigned long long over;
+
+	free(path);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	if ((p = strstr(buf, "overrun: ")) == NULL ||
+	    sscanf(p + 9, "%llu", &over) != 1)
+		return;
+	if (over > r->cpus[cpu].lost) {
+		struct trace_event ev;
+
+		memset(&ev, 0, sizeof(ev));
+		ev.type = TT_LOST;
+		ev.cpu = (uint16_t)cpu;
+		ev.ts = ts > r->cpus[cpu].last_ts ? ts : r->cpus[cpu].last_ts;
+		ev.arg[0] = over - r->cpus[cpu].lost;
+		r->lost += ev.arg[0];
+		r->cpus[cpu].lost = over;
+		rec_add(r, &ev);
+	}
+}
+
+int
+record_poll(struct recorder *r, int flush)
+{
+	/* At most the whole kernel buffer of a CPU per call. */
+	unsigned maxpages = 4096;
+
+	/* After a writer error (full disk) nothing more can be stored. */
+	for (unsigned c = 0; c < r->ncpus && r->err == 0; c++) {
+		for (unsigned k = 0; k < maxpages && r->err == 0; k++) {
+			ssize_t n = read(r->cpus[c].fd, r->page, r->subbuf);
+
+			if (n <= 0)
+				break;	/* EAGAIN: nothing more for now */
+			r->pages++;
+			r->bytes += (uint64_t)n;
+			if ((size_t)n < r->subbuf)
+				memset(r->page + n, 0, r->subbuf - (size_t)n);
+			rec_decode_page(r, c, (size_t)n);
+		}
+	}
+	rec_proc_sweep(r);
+	if (flush && r->err == 0) {
+		int err = trace_writer_flush(r->w);
+
+		if (err)
+			r->err = err;
+	}
+	return r->err;
+}
+
+void
+record_stats(const struct recorder *r, struct record_stats *st)
+{
+	struct trace_writer_stats ws;
+
+	memset(st, 0, sizeof(*st));
+	trace_writer_stats(r->w, &ws);
+	st->events = r->events;
+	st->stored = r->stored;
+	st->lost = r->lost;
+	st->bytes = r->bytes;
+	st->disk_bytes = ws.disk_bytes;
+	st->bound = r->bound;
+	st->first_ts = r->start_ts;
+	for (unsigned c = 0; c < r->ncpus; c++)
+		if (r->cpus[c].last_ts > st->last_ts)
+			st->last_ts = r->cpus[c].last_ts;
+	st->fds = r->fd_written;
+	st->ncpus = r->ncpus;
+}
+
+int
+record_close(struct recorder *r, char **cause)
+{
+	int err;
+
+	*cause = NULL;
+	inst_write(r, "tracing_on", "0");
+	record_poll(r, 0);
+	/* Losses no page reported yet (overwritten at the very end). */
+	for (unsigned c = 0; c < r->ncpus; c++)
+		rec_sync_lost(r, c, 0);
+	unpublish_marker(r);
+	err = r->err;
+	if (err)
+		*cause = xasprintf("cannot write the trace in %s: %s", r->dir,
+		    *trace_writer_error(r->w) ? trace_writer_error(r->w) :
+		    trace_strerror(err));
+	{
+		int e2 = trace_writer_close(r->w);
+
+		if (e2 && !err) {
+			err = e2;
+			*cause = xasprintf("cannot close the trace in %s: %s",
+			    r->dir, trace_strerror(e2));
+		}
+	}
+	r->w = NULL;
+	/* rmdir of the instance fails while its files are open. */
+	for (unsigned i = 0; i < r->ncpus; i++) {
+		if (r->cpus[i].fd >= 0)
+			close(r->cpus[i].fd);
+		r->cpus[i].fd = -1;
+	}
+	remove_instance(r);
+	rec_free(r);
+	return err;
+}
