@@ -119,6 +119,10 @@ struct graph {
 	uint64_t *frames;		/* stack frames pool */
 	size_t nframes, capframes;
 	struct hmap fdmap;		/* pid<<32|fd -> kind<<56 | ino */
+	struct hmap uargs;		/* thread<<32|idx of a TT_USER event ->
+					   index of its (arg, arg2) in uargv */
+	uint64_t *uargv;		/* pairs: arg, arg2 */
+	size_t nuargv, capuargv;
 	uint64_t trace_events, lost;
 	uint64_t first_ts;		/* earliest event loaded */
 	uint64_t load_ns;

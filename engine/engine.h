@@ -318,4 +318,301 @@ void graph_vertex_describe(const struct graph *g, uint32_t v, char *buf,
 void graph_write_dot(const struct graph *g, uint32_t v, unsigned depth,
     FILE *f);
 
+/* --- diagnosis (engine/diag*.c; prefix diag_) ------------------------- */
+/*
+ * The diagnosis phase (argus-diagnose(1)): find the hangs of a graph,
+ * classify each one's spinning node (busy, blocked, yield loop), match it
+ * against similar normal nodes of the same thread, slice backward from
+ * the picked normal node, diff that path against the hang to find the
+ * culprits, and recurse into each culprit until a node is not blocked or
+ * a thread repeats (a circular wait). A struct diag holds every result;
+ * the text report, the JSON object and an interactive front end all read
+ * the same accessors. Everything is computed on diag_new() and again on
+ * diag_pick(); accessors never fail and never compute.
+ *
+ * Pointers returned (structs, names, text) stay valid until the next
+ * diag_pick()/diag_add_node() on the same hang list or diag_free(); names
+ * point into the graph, which must outlive the diag. Times are absolute
+ * nanoseconds on the trace clock.
+ */
+
+struct diag;
+
+/* Kind of a spinning node or of a culprit. */
+enum diag_kind {
+	DIAG_NONE = 0,		/* nothing wrong found (running normally) */
+	DIAG_BUSY,		/* running or runnable past the threshold */
+	DIAG_BLOCKED,		/* one long wait */
+	DIAG_YIELD,		/* a yield loop: yields or short sleeps */
+};
+const char *diag_kind_name(int kind);	/* "busy", "blocked", ... */
+
+/* Where a hang came from. */
+enum diag_source {
+	DIAG_SRC_MARK = 0,	/* the instrumentation's hang marks */
+	DIAG_SRC_KERNEL,	/* found in kernel events alone */
+	DIAG_SRC_USER,		/* the time given by the user (--at) */
+	DIAG_SRC_NODE,		/* a vertex given by diag_add_node() */
+};
+const char *diag_source_name(int src);
+
+struct diag_opts {
+	uint32_t pid;		/* threads of this process only; 0: any */
+	uint32_t tid;		/* this thread only; 0: see pid/comm */
+	const char *comm;	/* threads (or processes) of this name; NULL */
+	uint64_t at;		/* absolute ns: diagnose this time; 0: find */
+	uint64_t threshold_ns;	/* 0: 1 s */
+	unsigned pick;		/* similar node to take, 1-based; 0: first */
+	unsigned max_depth;	/* culprit recursion; 0: 8 */
+	unsigned beam;		/* beam width of the backward slice; 0: 8 */
+};
+
+/* What a thread waited for (blocked nodes and culprits). */
+struct diag_wait {
+	const char *syscall;	/* "futex", "read", ... or "" */
+	const char *type;	/* mutex, condvar, semaphore, futex, pipe,
+				   socket, tty, timerfd, sleep, poll, yield,
+				   other (as in tests/scenarios/README) */
+	char resource[64];	/* "futex:0x7f12...", "pipe:4711", ... */
+	int64_t result;		/* syscall return, or the user-level result */
+	int has_result;		/* result is known (the wait ended) */
+	int timed_out;		/* ended by its timeout (ETIMEDOUT, 0 of poll) */
+	uint64_t timeout_ns;	/* its timeout when known (the user-level
+				   value, or the length of a wait that
+				   timed out), else 0 */
+	uint32_t wait_ev;	/* event index of the blocking switch */
+};
+
+/* A thread as reports name it. */
+struct diag_thread {
+	uint32_t thread;	/* graph thread index */
+	uint32_t pid, tid;
+	const char *comm;
+	const char *process;
+};
+
+struct diag_hang {
+	struct diag_thread th;
+	uint64_t start_ns, end_ns;	/* end: last event seen if it never
+					   ended in the trace */
+	int kind;			/* enum diag_kind */
+	int source;			/* enum diag_source */
+	int ended;			/* the hang ended within the trace */
+	uint32_t node;			/* the spinning vertex */
+	struct diag_wait wait;		/* DIAG_BLOCKED */
+	uint32_t yields;		/* DIAG_YIELD: yields/short sleeps */
+	uint64_t cpu_ns;		/* time running or runnable (not
+					   blocked) during the hang */
+};
+
+/* A normal node similar to the hang's spinning node. */
+struct diag_similar {
+	uint32_t node;
+	uint64_t start_ns, duration_ns;
+	const char *differs;		/* "result", "duration" */
+	struct diag_wait wait;
+};
+
+/* One vertex of a path (baseline slice, critical path, busy walk). */
+struct diag_step {
+	uint32_t node;
+	struct diag_thread th;
+	uint64_t ts;			/* start of the vertex */
+	int edge;			/* enum graph_edge_kind of the edge from
+					   this step to the previous (later)
+					   one; -1 for the first step */
+	int input;			/* the vertex holds an input event */
+};
+
+struct diag_culprit {
+	unsigned depth;			/* 1: what the hung thread waited for */
+	size_t parent;			/* culprit explained (index), or
+					   SIZE_MAX for the hang itself */
+	struct diag_thread th;
+	int kind;			/* enum diag_kind */
+	uint32_t node;
+	uint64_t start_ns, end_ns;
+	struct diag_wait wait;		/* DIAG_BLOCKED */
+	struct diag_thread serving;	/* DIAG_BUSY: whose request it ran
+					   (tid 0 when unknown) */
+	int repeat;			/* its thread is already in the chain */
+};
+
+/* A wake-up during the hang done from another context (interrupt,
+   kernel worker), attributed through an edge to the thread that caused
+   it. */
+struct diag_wakeup {
+	struct diag_thread woken;
+	int via;			/* enum graph_edge_kind: GE_WORK,
+					   GE_TIMER, GE_MSG, GE_PIPE, GE_FLAG */
+	struct diag_thread cause;
+	uint64_t ts;
+};
+
+struct diag_cycle {
+	const uint32_t *tids;		/* threads in the cycle, hung first */
+	size_t ntids;
+	uint64_t timeout_ns;		/* timeout that breaks it; 0 none */
+	uint32_t timeout_tid;		/* whose wait times out */
+};
+
+/* A user stack recorded in the hung thread during the hang. */
+struct diag_stack {
+	uint64_t ts;
+	const uint64_t *frames;		/* innermost first */
+	size_t nframes;
+	const char *const *symbols;	/* per frame "func+0x12" or NULL when
+					   unresolved; NULL array: none (no
+					   symbolization yet: always NULL) */
+};
+
+/*
+ * Diagnose graph g with options o (NULL: defaults). Returns 0 and *out,
+ * or an error code with *cause set (bad thread selector: GRAPH_ERANGE).
+ * Finding no hang is not an error (diag_nhangs() is 0).
+ */
+int diag_new(struct graph *g, const struct diag_opts *o, struct diag **out,
+    char **cause);
+void diag_free(struct diag *d);
+const struct diag_opts *diag_options(const struct diag *d);
+struct graph *diag_graph(const struct diag *d);
+
+size_t diag_nhangs(const struct diag *d);
+const struct diag_hang *diag_hang(const struct diag *d, size_t h);
+
+/* Similar normal nodes of hang h, ranked (most recent first). */
+size_t diag_nsimilar(const struct diag *d, size_t h);
+const struct diag_similar *diag_similar(const struct diag *d, size_t h,
+    size_t i);
+/* Index of the picked similar node, or -1 (none); whether the pick was
+   made by default (no --pick, no diag_pick()). */
+long diag_picked(const struct diag *d, size_t h);
+int diag_picked_by_default(const struct diag *d, size_t h);
+/* Take similar node i of hang h (0-based): recomputes its slice, diff,
+   culprits and cycle. GRAPH_ERANGE when out of range. */
+int diag_pick(struct diag *d, size_t h, size_t i);
+
+/* The backward slice from the picked normal node: the normal node first,
+   then earlier vertices along wake-up, message, queue, timer and flag
+   edges, to the input event or a dead end. For a busy hang: the walk
+   back from the spinning node to the input that started the work. */
+size_t diag_npath(const struct diag *d, size_t h);
+const struct diag_step *diag_path(const struct diag *d, size_t h, size_t i);
+
+/* The hang's own wake-up chain (critical path), when its wait ended:
+   the vertex after the wait first, then its wakers backwards. */
+size_t diag_ncritical(const struct diag *d, size_t h);
+const struct diag_step *diag_critical(const struct diag *d, size_t h,
+    size_t i);
+
+/* Culprits of hang h, by depth then time. */
+size_t diag_nculprits(const struct diag *d, size_t h);
+const struct diag_culprit *diag_culprit(const struct diag *d, size_t h,
+    size_t i);
+
+/* Circular wait found by the recursion, or NULL. */
+const struct diag_cycle *diag_cycle(const struct diag *d, size_t h);
+
+size_t diag_nwakeups(const struct diag *d, size_t h);
+const struct diag_wakeup *diag_wakeup(const struct diag *d, size_t h,
+    size_t i);
+
+/* For a busy hang: the input vertex that started the work, or GRAPH_NONE;
+   and the thread that sent that input (tid 0 when unknown). */
+uint32_t diag_cause_node(const struct diag *d, size_t h);
+const struct diag_thread *diag_cause_thread(const struct diag *d, size_t h);
+
+/* Where chains end without reaching an input, as sentences. */
+size_t diag_ndead_ends(const struct diag *d, size_t h);
+const char *diag_dead_end(const struct diag *d, size_t h, size_t i);
+
+/* Notes for the reader (the default pick, the watch command of a yield
+   loop, a hang that never ended ...), as sentences. */
+size_t diag_nnotes(const struct diag *d, size_t h);
+const char *diag_note(const struct diag *d, size_t h, size_t i);
+
+/* User stacks of the hung thread during hang h. */
+size_t diag_nstacks(const struct diag *d, size_t h);
+const struct diag_stack *diag_stack(const struct diag *d, size_t h,
+    size_t i);
+
+/* For a yield loop: the command that would trace the flag ("argus watch
+   --write PID ADDRESS"), or NULL. */
+const char *diag_watch_hint(const struct diag *d, size_t h);
+
+/*
+ * Diagnose vertex v as a spinning node ("the culprit of the culprit" on
+ * demand, or any vertex picked in an interface): appends a hang with
+ * source DIAG_SRC_NODE and sets *h to its index. GRAPH_ERANGE when v is
+ * not a vertex.
+ */
+int diag_add_node(struct diag *d, uint32_t v, size_t *h);
+
+/* The text report of every hang (argus-diagnose(1)); base_ts is the time
+   printed as 0 (trace start), or UINT64_MAX for absolute ns. */
+void diag_write_text(const struct diag *d, FILE *f, uint64_t base_ts);
+/* The JSON object documented in argus-diagnose(1), one line. */
+void diag_write_json(const struct diag *d, FILE *f);
+/* The report of one hang only. */
+void diag_write_hang_text(const struct diag *d, size_t h, FILE *f,
+    uint64_t base_ts);
+
+/* The first event time of the graph (trace start for reports). */
+uint64_t graph_first_ts(const struct graph *g);
+/* Extra fields of a TT_USER event (arg, arg2 of the trace event), 0 when
+   it has none. Returns 1 when the event had any. */
+int graph_user_args(const struct graph *g, uint32_t thread, uint32_t idx,
+    uint64_t *arg, uint64_t *arg2);
+
+/* --- view (engine/view*.c; prefix view_) ------------------------------ */
+/*
+ * Queries for interactive viewers (argus debug): the scheduling state of
+ * threads over time, summarised per column of a timeline, and the single
+ * step a viewer takes from a vertex to its waker or to what it wakes.
+ * struct view caches per-thread state transitions (built on first use);
+ * it reads the graph, which must outlive it, and is invalid after a
+ * graph_rebuild() (free it and make a new one).
+ */
+struct view;
+
+enum view_state {
+	VS_NONE = 0,		/* no data: before its first event, exited */
+	VS_RUNNING,		/* on a CPU */
+	VS_RUNNABLE,		/* preempted, or woken and not yet running */
+	VS_BLOCKED,		/* in a wait */
+	VS_HANG,		/* (for viewers: a hang interval) */
+	VS_NSTATES
+};
+const char *view_state_name(unsigned state);
+
+struct view *view_new(const struct graph *g);
+void view_free(struct view *vw);
+
+/* State of thread (index) at ts. */
+unsigned view_state_at(struct view *vw, uint32_t thread, uint64_t ts);
+
+/* One column of a lane: the state holding most of its time, how many
+   state changes (0xffff: many, sampled) and vertex starts it holds. */
+struct view_cell {
+	uint8_t state;		/* enum view_state */
+	uint8_t spare;
+	uint16_t changes;
+	uint16_t vertices;
+};
+
+/*
+ * Summarise thread over [t0, t1) in ncols equal columns into out[ncols].
+ * The cost per column is bounded whatever the zoom.
+ */
+void view_lane(struct view *vw, uint32_t thread, uint64_t t0, uint64_t t1,
+    unsigned ncols, struct view_cell *out);
+
+/* The vertex that woke v: the source of the in-edge (other than the weak
+   same-thread ones) reaching the earliest event of v, a strong edge
+   winning a tie; GRAPH_NONE at a dead end. */
+uint32_t view_waker(const struct graph *g, uint32_t v);
+/* The first vertex v wakes or sends to (out-edges in time order), or
+   GRAPH_NONE. */
+uint32_t view_wakee(const struct graph *g, uint32_t v);
+
 #endif

@@ -24,6 +24,7 @@ graph_alloc(void)
 	hmap_init(&g->tidmap);
 	hmap_init(&g->strmap);
 	hmap_init(&g->fdmap);
+	hmap_init(&g->uargs);
 	g->tiddirect = xcalloc(TID_DIRECT, sizeof(*g->tiddirect));
 	g->strs = xmalloc(16 * sizeof(*g->strs));
 	g->capstrs = 16;
@@ -380,6 +381,19 @@ graph_load_event(struct graph *g, const struct trace_event *ev)
 		ge.key = ev->arg[1];
 		s = blob_str(ev, &len);
 		ge.aux = graph_intern(g, s, len);
+		t = &g->th[ti];
+		if (ev->arg[2] != 0 || ev->arg[3] != 0) {
+			/* arg and arg2 do not fit the compact event */
+			if (g->nuargv + 2 > g->capuargv) {
+				g->capuargv = g->capuargv ? g->capuargv * 2 : 64;
+				g->uargv = xreallocarray(g->uargv,
+				    g->capuargv, sizeof(*g->uargv));
+			}
+			*hmap_put(&g->uargs, pack2(ti, t->nev), 0, NULL) =
+			    g->nuargv;
+			g->uargv[g->nuargv++] = ev->arg[2];
+			g->uargv[g->nuargv++] = ev->arg[3];
+		}
 		break;
 	case TT_STACK: {
 		size_t nf = ev->blob != NULL ? ev->blob_len / 8 : 0;
@@ -406,4 +420,21 @@ graph_load_finish(struct graph *g)
 	for (uint32_t i = 0; i < g->nth; i++)
 		if (g->th[i].flags & GRAPH_THREAD_IRQ)
 			g->ncpu_threads++;
+}
+
+int
+graph_user_args(const struct graph *g, uint32_t thread, uint32_t idx,
+    uint64_t *arg, uint64_t *arg2)
+{
+	const uint64_t *p = hmap_get(&g->uargs, pack2(thread, idx));
+
+	*arg = p != NULL ? g->uargv[*p] : 0;
+	*arg2 = p != NULL ? g->uargv[*p + 1] : 0;
+	return p != NULL;
+}
+
+uint64_t
+graph_first_ts(const struct graph *g)
+{
+	return g->first_ts;
 }

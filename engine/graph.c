@@ -144,6 +144,8 @@ graph_free(struct graph *g)
 	free(g->tiddirect);
 	hmap_free(&g->strmap);
 	hmap_free(&g->fdmap);
+	hmap_free(&g->uargs);
+	free(g->uargv);
 	free(g);
 }
 

@@ -1,0 +1,202 @@
+/*
+ * cmd-diagnose.c: argus diagnose: build the event graph of a trace, find
+ * the hangs and explain them (argus-diagnose(1)): the spinning node, its
+ * similar normal nodes, the normal wake-up path, the culprits by depth, a
+ * circular wait and its timeout. The work is engine/diag*.c; this file
+ * parses options and prints the text report or the JSON object.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "common.h"
+#include "engine.h"
+#include "trace.h"
+
+static const char diagnose_usage[] =
+    "usage: argus diagnose [TRACE] [--pid PID | --tid TID | --comm NAME]\n"
+    "                      [--at TIME] [--threshold MS] [--pick N]\n"
+    "                      [--rules FILE]... [--json]\n"
+    "\n"
+    "Find the hangs in TRACE (default " ARGUS_DEFAULT_TRACE ") and explain\n"
+    "them: what the hung thread did, similar normal nodes, the normal\n"
+    "wake-up path, the culprits (recursively) and circular waits.\n"
+    "\n"
+    "  --pid PID        the main thread of process PID\n"
+    "  --tid TID        thread TID\n"
+    "  --comm NAME      threads named NAME (or the main thread of a\n"
+    "                   process named NAME)\n"
+    "  --at TIME        diagnose this time (seconds since the trace start,\n"
+    "                   @NS or NS for absolute nanoseconds)\n"
+    "  --threshold MS   shortest hang (default 1000)\n"
+    "  --pick N         take similar node N (1 = most recent, the default)\n"
+    "  --rules FILE     add the rules of FILE (argus-rules(5))\n"
+    "  --json           print one JSON object (argus-diagnose(1))\n"
+    "  -h, --help       show this help\n";
+
+static int
+parse_at(const char *s, uint64_t first_ts, uint64_t *out)
+{
+	unsigned long long v;
+	size_t n = strspn(s, "0123456789");
+
+	/* a long bare integer is absolute nanoseconds */
+	if (n == strlen(s) && n >= 13) {
+		uint64_t x;
+		if (parse_u64(s, &x) != 0)
+			return -1;
+		*out = x;
+		return 0;
+	}
+	if (cmd_parse_time(s, first_ts, &v) != 0)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int
+num_arg(const char *s, uint64_t max, uint64_t *out)
+{
+	return parse_u64(s, out) != 0 || *out > max ? -1 : 0;
+}
+
+int
+cmd_diagnose(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "tid", required_argument, NULL, 't' },
+		{ "comm", required_argument, NULL, 'c' },
+		{ "at", required_argument, NULL, 'a' },
+		{ "threshold", required_argument, NULL, 'T' },
+		{ "pick", required_argument, NULL, 'k' },
+		{ "rules", required_argument, NULL, 'r' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct diag_opts o = { 0 };
+	const char **files = NULL, *at = NULL;
+	size_t nfiles = 0;
+	int c, json = 0, rc = 1, nsel = 0;
+	uint64_t v;
+	char *cause = NULL;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p': case 't':
+			if (num_arg(optarg, UINT32_MAX, &v) != 0 || v == 0) {
+				free(files);
+				return cmd_usage_error("diagnose", "bad %s "
+				    "'%s'", c == 'p' ? "pid" : "tid", optarg);
+			}
+			if (c == 'p')
+				o.pid = (uint32_t)v;
+			else
+				o.tid = (uint32_t)v;
+			nsel++;
+			break;
+		case 'c':
+			o.comm = optarg;
+			nsel++;
+			break;
+		case 'a':
+			at = optarg;
+			break;
+		case 'T':
+			if (num_arg(optarg, 3600000, &v) != 0 || v == 0) {
+				free(files);
+				return cmd_usage_error("diagnose", "bad "
+				    "threshold '%s' (milliseconds)", optarg);
+			}
+			o.threshold_ns = v * 1000000ULL;
+			break;
+		case 'k':
+			if (num_arg(optarg, 1000000, &v) != 0 || v == 0) {
+				free(files);
+				return cmd_usage_error("diagnose", "bad pick "
+				    "'%s' (1 is the first)", optarg);
+			}
+			o.pick = (unsigned)v;
+			break;
+		case 'r':
+			files = xreallocarray(files, nfiles + 1,
+			    sizeof(*files));
+			files[nfiles++] = optarg;
+			break;
+		case 'j':
+			json = 1;
+			break;
+		case 'h':
+			fputs(diagnose_usage, stdout);
+			free(files);
+			return 0;
+		default:
+			free(files);
+			return cmd_usage_error("diagnose", "unknown option "
+			    "'%s'", argv[optind - 1]);
+		}
+	}
+	if (argc - optind > 1 || nsel > 1) {
+		free(files);
+		return cmd_usage_error("diagnose", argc - optind > 1 ?
+		    "one trace at a time" : "--pid, --tid and --comm are "
+		    "exclusive");
+	}
+	struct rules *rs = rules_new();
+	if (rules_add_defaults(rs, &cause) != 0)
+		goto rules_err;
+	for (size_t i = 0; i < nfiles; i++)
+		if (rules_load_file(rs, files[i], &cause) != 0)
+			goto rules_err;
+	free(files);
+	files = NULL;
+	const char *path = optind < argc ? argv[optind] : ARGUS_DEFAULT_TRACE;
+	struct trace_reader *r = cmd_open_trace("diagnose", path);
+	if (r == NULL) {
+		rules_free(rs);
+		return 1;
+	}
+	struct graph *g = NULL;
+	struct diag *d = NULL;
+	int err = graph_build(r, rs, &g, &cause);
+	if (err) {
+		cmd_error("diagnose", "%s: %s", path, cause ? cause :
+		    graph_strerror(err));
+		goto out;
+	}
+	uint64_t first = trace_reader_info(r)->first_ts;
+	if (first == 0 || (graph_first_ts(g) != 0 && graph_first_ts(g) < first))
+		first = graph_first_ts(g);
+	if (at != NULL && parse_at(at, first, &o.at) != 0) {
+		rc = cmd_usage_error("diagnose", "bad time '%s' (seconds since "
+		    "the trace start, or @NS)", at);
+		goto out;
+	}
+	if ((err = diag_new(g, &o, &d, &cause)) != 0) {
+		cmd_error("diagnose", "%s", cause ? cause : graph_strerror(err));
+		goto out;
+	}
+	if (json)
+		diag_write_json(d, stdout);
+	else
+		diag_write_text(d, stdout, first);
+	rc = fflush(stdout) == 0 ? 0 : 1;
+out:
+	free(cause);
+	diag_free(d);
+	graph_free(g);
+	trace_reader_close(r);
+	rules_free(rs);
+	return rc;
+rules_err:
+	cmd_error("diagnose", "%s", cause);
+	free(cause);
+	free(files);
+	rules_free(rs);
+	return 1;
+}

@@ -1,0 +1,294 @@
+/*
+ * diag-api.c: the life of a struct diag and its accessors.
+ *
+ * diag_new() copies the options, finds the hangs and analyzes each one
+ * (diag-hang.c, diag-slice.c); the accessors only read the arrays of
+ * struct dhang (diag-local.h). diag_pick() and diag_add_node() are the
+ * two ways to compute again: another similar node for a hang, or a new
+ * hang from any vertex.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "diag-local.h"
+
+void diag_find_hangs(struct diag *d);
+
+const char *
+diag_kind_name(int kind)
+{
+	switch (kind) {
+	case DIAG_BUSY: return "busy";
+	case DIAG_BLOCKED: return "blocked";
+	case DIAG_YIELD: return "yield";
+	}
+	return "none";
+}
+
+const char *
+diag_source_name(int src)
+{
+	switch (src) {
+	case DIAG_SRC_MARK: return "mark";
+	case DIAG_SRC_KERNEL: return "kernel";
+	case DIAG_SRC_USER: return "user";
+	case DIAG_SRC_NODE: return "node";
+	}
+	return "?";
+}
+
+int
+diag_new(struct graph *g, const struct diag_opts *o, struct diag **out,
+    char **cause)
+{
+	struct diag *d;
+
+	*out = NULL;
+	if (o != NULL && o->tid != 0 && graph_thread_find(g, o->tid) ==
+	    GRAPH_NONE) {
+		if (cause != NULL)
+			*cause = xasprintf("no thread %u in the trace", o->tid);
+		return GRAPH_ERANGE;
+	}
+	d = xcalloc(1, sizeof(*d));
+	d->g = g;
+	hmap_init(&d->idle);
+	if (o != NULL)
+		d->o = *o;
+	if (d->o.threshold_ns == 0)
+		d->o.threshold_ns = 1000000000ULL;
+	for (uint32_t ti = 0; ti < g->nth; ti++)
+		if (g->th[ti].nev > 0 &&
+		    g->th[ti].ev[g->th[ti].nev - 1].ts > d->last_ts)
+			d->last_ts = g->th[ti].ev[g->th[ti].nev - 1].ts;
+	if (d->o.pid != 0 || d->o.comm != NULL) {
+		int any = 0;
+		for (uint32_t ti = 0; ti < g->nth && !any; ti++) {
+			const struct graph_thread *t = graph_thread(g, ti);
+			any = (d->o.pid == 0 || t->pid == d->o.pid) &&
+			    (d->o.comm == NULL || strcmp(t->comm,
+			    d->o.comm) == 0 || strcmp(t->process,
+			    d->o.comm) == 0);
+		}
+		if (!any) {
+			if (cause != NULL)
+				*cause = d->o.comm != NULL ?
+				    xasprintf("no thread or process named %s%s",
+				    d->o.comm, d->o.pid ? " in that process" :
+				    "") : xasprintf("no process %u in the "
+				    "trace", d->o.pid);
+			free(d);
+			return GRAPH_ERANGE;
+		}
+	}
+	if (d->o.comm != NULL)
+		d->o.comm = xstrdup(d->o.comm);
+	diag_find_hangs(d);
+	*out = d;
+	return 0;
+}
+
+static void
+hang_free(struct dhang *h)
+{
+	diag_clear_results(h);
+	free(h->notes.v);
+	free(h->sim.v);
+	free(h->path.v);
+	free(h->crit.v);
+	free(h->cul.v);
+	free(h->wk.v);
+	free(h->dead.v);
+	free(h->stk.v);
+	free(h->watch);
+}
+
+void
+diag_free(struct diag *d)
+{
+	if (d == NULL)
+		return;
+	for (size_t i = 0; i < d->h.n; i++)
+		hang_free(&d->h.v[i]);
+	free(d->h.v);
+	hmap_free(&d->idle);
+	free((char *)d->o.comm);
+	free(d);
+}
+
+const struct diag_opts *
+diag_options(const struct diag *d)
+{
+	return &d->o;
+}
+
+struct graph *
+diag_graph(const struct diag *d)
+{
+	return d->g;
+}
+
+size_t
+diag_nhangs(const struct diag *d)
+{
+	return d->h.n;
+}
+
+const struct diag_hang *
+diag_hang(const struct diag *d, size_t h)
+{
+	return h < d->h.n ? &d->h.v[h].pub : NULL;
+}
+
+#define ACCESS(nname, name, field, type)				\
+size_t									\
+nname(const struct diag *d, size_t h)					\
+{									\
+	return h < d->h.n ? d->h.v[h].field.n : 0;			\
+}									\
+const type *								\
+diag_##name(const struct diag *d, size_t h, size_t i)			\
+{									\
+	if (h >= d->h.n || i >= d->h.v[h].field.n)			\
+		return NULL;						\
+	return &d->h.v[h].field.v[i];					\
+}
+
+ACCESS(diag_nsimilar, similar, sim, struct diag_similar)
+ACCESS(diag_npath, path, path, struct diag_step)
+ACCESS(diag_ncritical, critical, crit, struct diag_step)
+ACCESS(diag_nculprits, culprit, cul, struct diag_culprit)
+ACCESS(diag_nwakeups, wakeup, wk, struct diag_wakeup)
+ACCESS(diag_nstacks, stack, stk, struct diag_stack)
+
+size_t
+diag_ndead_ends(const struct diag *d, size_t h)
+{
+	return h < d->h.n ? d->h.v[h].dead.n : 0;
+}
+
+const char *
+diag_dead_end(const struct diag *d, size_t h, size_t i)
+{
+	if (h >= d->h.n || i >= d->h.v[h].dead.n)
+		return NULL;
+	return d->h.v[h].dead.v[i];
+}
+
+size_t
+diag_nnotes(const struct diag *d, size_t h)
+{
+	return h < d->h.n ? d->h.v[h].notes.n : 0;
+}
+
+const char *
+diag_note(const struct diag *d, size_t h, size_t i)
+{
+	if (h >= d->h.n || i >= d->h.v[h].notes.n)
+		return NULL;
+	return d->h.v[h].notes.v[i];
+}
+
+long
+diag_picked(const struct diag *d, size_t h)
+{
+	return h < d->h.n ? d->h.v[h].picked : -1;
+}
+
+int
+diag_picked_by_default(const struct diag *d, size_t h)
+{
+	return h < d->h.n ? d->h.v[h].by_default : 0;
+}
+
+const struct diag_cycle *
+diag_cycle(const struct diag *d, size_t h)
+{
+	if (h >= d->h.n || !d->h.v[h].has_cycle)
+		return NULL;
+	return &d->h.v[h].cycle;
+}
+
+uint32_t
+diag_cause_node(const struct diag *d, size_t h)
+{
+	return h < d->h.n ? d->h.v[h].cause_node : GRAPH_NONE;
+}
+
+const struct diag_thread *
+diag_cause_thread(const struct diag *d, size_t h)
+{
+	if (h >= d->h.n || d->h.v[h].cause_th.tid == 0)
+		return NULL;
+	return &d->h.v[h].cause_th;
+}
+
+const char *
+diag_watch_hint(const struct diag *d, size_t h)
+{
+	return h < d->h.n ? d->h.v[h].watch : NULL;
+}
+
+int
+diag_pick(struct diag *d, size_t h, size_t i)
+{
+	if (h >= d->h.n || i >= d->h.v[h].sim.n)
+		return GRAPH_ERANGE;
+	struct dhang *x = &d->h.v[h];
+	x->picked = (long)i;
+	x->by_default = 0;
+	diag_analyze(d, x);
+	return 0;
+}
+
+int
+diag_add_node(struct diag *d, uint32_t v, size_t *hp)
+{
+	struct graph *g = d->g;
+	struct dhang z;
+
+	if (v >= g->nvx)
+		return GRAPH_ERANGE;
+	const struct graph_vertex *vx = &g->vx[v];
+	const struct gthread *t = &g->th[vx->thread];
+	memset(&z, 0, sizeof(z));
+	DPUSH(d->h, z);
+	struct dhang *h = &d->h.v[d->h.n - 1];
+	diag_thread_fill(g, vx->thread, &h->pub.th);
+	h->pub.source = DIAG_SRC_NODE;
+	h->pub.node = v;
+	h->picked = -1;
+	h->cause_node = GRAPH_NONE;
+	h->pub.wait.syscall = "";
+	h->pub.wait.type = "cpu";
+	snprintf(h->pub.wait.resource, sizeof(h->pub.wait.resource), "cpu");
+	h->pub.start_ns = graph_vertex_start(g, v);
+	h->pub.end_ns = graph_vertex_end(g, v);
+	uint32_t sw = GRAPH_NONE;
+	for (uint32_t i = vx->first + vx->nevents; i-- > vx->first;)
+		if (t->ev[i].type == TT_SWITCH &&
+		    (t->ev[i].flags & GRAPH_EVF_WAIT)) {
+			sw = i;
+			break;
+		}
+	if (sw != GRAPH_NONE) {
+		diag_wait_at(g, vx->thread, sw, d->last_ts, &h->dw);
+		h->pub.kind = DIAG_BLOCKED;
+		h->pub.wait = h->dw.w;
+		h->pub.start_ns = h->dw.start;
+		h->pub.end_ns = h->dw.end;
+		diag_find_similar(d, h);
+		if (h->sim.n > 0) {
+			h->picked = 0;
+			h->by_default = 1;
+		}
+	} else {
+		h->pub.kind = DIAG_BUSY;
+		h->pub.cpu_ns = diag_cpu_time(g, vx->thread, h->pub.start_ns,
+		    h->pub.end_ns);
+	}
+	h->pub.ended = h->pub.end_ns < d->last_ts;
+	diag_analyze(d, h);
+	*hp = d->h.n - 1;
+	return 0;
+}

@@ -1,0 +1,436 @@
+/*
+ * diag-hang.c: finding the hangs of a graph and classifying each one's
+ * spinning node (step 1 and 2 of argus-diagnose(1)).
+ *
+ * A hang is a thread and a time span (struct diag_hang inside struct
+ * dhang). Sources, in order of preference: the hang marks written by the
+ * instrumentation's watchdog; the time given with --at; intervals found
+ * in kernel events alone, where a chosen thread waits, runs or yields
+ * past the threshold and far longer than its other waits on the same
+ * resource. The span is then classified from the thread's events in it.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+#include "diag-local.h"
+
+#define MS 1000000ULL
+#define YIELD_MIN 20		/* yields (or short sleeps) in a yield loop */
+#define SHORT_SLEEP (50 * MS)
+
+/* Yields and short sleeps of thread ti in [a, b]. */
+static uint32_t
+count_yields(const struct graph *g, uint32_t ti, uint64_t a, uint64_t b,
+    uint32_t *first)
+{
+	const struct gthread *t = &g->th[ti];
+	uint32_t n = 0, sleeps = 0;
+
+	*first = DNONE;
+	for (uint32_t i = diag_event_at(g, ti, a); i < t->nev &&
+	    t->ev[i].ts <= b; i++) {
+		const struct graph_event *e = &t->ev[i];
+		if (e->type == TT_SYS_ENTER && e->aux == SYS_sched_yield) {
+			n++;
+		} else if (e->type == TT_USER && e->sub == TU_MARK &&
+		    strcmp(graph_string(g, e->aux), "sched_yield") == 0) {
+			uint64_t x, y;
+			graph_user_args(g, ti, i, &x, &y);
+			n += x > 1 ? (uint32_t)(x - 1) : 0;
+		} else if (e->type == TT_SYS_ENTER &&
+		    (e->aux == SYS_nanosleep || e->aux == SYS_clock_nanosleep)) {
+			uint32_t j;
+			for (j = i + 1; j < t->nev && j < i + 16; j++)
+				if (t->ev[j].type == TT_SYS_EXIT)
+					break;
+			if (j < t->nev && j < i + 16 &&
+			    t->ev[j].ts - e->ts < SHORT_SLEEP)
+				sleeps++;
+			else
+				continue;
+		} else {
+			continue;
+		}
+		if (*first == DNONE)
+			*first = i;
+	}
+	return n + sleeps;
+}
+
+/* Classify the span of h (thread and times set); fills kind, node, wait. */
+static void
+classify(struct diag *d, struct dhang *h)
+{
+	struct graph *g = d->g;
+	uint32_t ti = h->pub.th.thread;
+	uint64_t a = h->pub.start_ns, b = h->pub.end_ns, len = b - a, ov = 0;
+	uint32_t yfirst;
+	struct dwait dw;
+	int have = diag_wait_overlapping(d, ti, a, b, &dw, &ov);
+
+	h->pub.cpu_ns = diag_cpu_time(g, ti, a, b);
+	h->pub.yields = count_yields(g, ti, a, b, &yfirst);
+	if (h->pub.yields >= YIELD_MIN && (!have || ov < len / 2)) {
+		h->pub.kind = DIAG_YIELD;
+		h->pub.node = graph_vertex_of_event(g, ti, yfirst);
+		snprintf(h->pub.wait.resource, sizeof(h->pub.wait.resource),
+		    "yield");
+		h->pub.wait.type = "yield";
+		h->pub.wait.syscall = "sched_yield";
+		return;
+	}
+	if (have && (ov >= len / 2 || h->pub.cpu_ns < len / 4)) {
+		h->pub.kind = DIAG_BLOCKED;
+		h->dw = dw;
+		h->pub.wait = dw.w;
+		h->pub.node = graph_vertex_of_event(g, ti, dw.sw);
+		return;
+	}
+	h->pub.kind = h->pub.cpu_ns > 0 ? DIAG_BUSY : DIAG_NONE;
+	h->pub.wait.syscall = "";
+	h->pub.wait.type = "cpu";
+	snprintf(h->pub.wait.resource, sizeof(h->pub.wait.resource), "cpu");
+	/* the vertex running the most of the span */
+	uint32_t best = DNONE;
+	uint64_t bt = 0;
+	const struct gthread *t = &g->th[ti];
+	for (uint32_t i = diag_event_at(g, ti, a); i < t->nev &&
+	    t->ev[i].ts <= b; i++) {
+		uint32_t v = graph_vertex_of_event(g, ti, i);
+		if (v == DNONE)
+			continue;
+		uint64_t s = graph_vertex_start(g, v), e = graph_vertex_end(g, v);
+		s = s < a ? a : s;
+		e = e > b ? b : e;
+		if (e > s && e - s > bt) {
+			bt = e - s;
+			best = v;
+		}
+		i = g->vx[v].first + g->vx[v].nevents - 1;
+	}
+	if (best == DNONE)
+		best = graph_vertex_at(g, h->pub.th.tid, a);
+	h->pub.node = best;
+}
+
+static struct dhang *
+new_hang(struct diag *d, uint32_t ti, uint64_t a, uint64_t b, int src)
+{
+	struct dhang z;
+
+	memset(&z, 0, sizeof(z));
+	DPUSH(d->h, z);
+	struct dhang *h = &d->h.v[d->h.n - 1];
+	diag_thread_fill(d->g, ti, &h->pub.th);
+	h->pub.start_ns = a;
+	h->pub.end_ns = b;
+	h->pub.source = src;
+	h->pub.ended = b < d->last_ts;
+	h->pub.node = DNONE;
+	h->picked = -1;
+	h->cause_node = DNONE;
+	h->pub.wait.syscall = "";
+	h->pub.wait.type = "";
+	return h;
+}
+
+/* Whether thread ti is selected by the options. */
+static int
+selected(const struct diag *d, uint32_t ti, int main_only)
+{
+	const struct graph_thread *t = graph_thread(d->g, ti);
+
+	if (!diag_user_thread(d->g, ti))
+		return 0;
+	if (d->o.tid != 0)
+		return t->tid == d->o.tid;
+	if (d->o.pid != 0 && t->pid != d->o.pid)
+		return 0;
+	if (d->o.comm != NULL)
+		return strcmp(t->comm, d->o.comm) == 0 ||
+		    (t->tid == t->pid && strcmp(t->process, d->o.comm) == 0);
+	return !main_only || t->tid == t->pid;
+}
+
+static int
+from_marks(struct diag *d)
+{
+	struct graph *g = d->g;
+	int found = 0;
+
+	for (uint32_t ti = 0; ti < g->nth; ti++) {
+		const struct gthread *t = &g->th[ti];
+		int begun = 0;
+		if (!selected(d, ti, 0))
+			continue;
+		for (uint32_t i = 0; i < t->nev; i++) {
+			const struct graph_event *e = &t->ev[i];
+			if (e->type == TT_USER && e->sub == TU_HANG_END &&
+			    !begun) {
+				/* its begin was lost: arg is the length */
+				uint64_t arg, arg2, a;
+				graph_user_args(g, ti, i, &arg, &arg2);
+				a = arg2 != 0 && arg2 < e->ts ? arg2 :
+				    arg < e->ts ? e->ts - arg : e->ts;
+				classify(d, new_hang(d, ti, a, e->ts,
+				    DIAG_SRC_MARK));
+				found++;
+				continue;
+			}
+			if (e->type == TT_USER && e->sub == TU_HANG_END)
+				begun = 0;
+			if (e->type != TT_USER || e->sub != TU_HANG_BEGIN)
+				continue;
+			begun = 1;
+			uint64_t arg, arg2, a = e->ts, b = d->last_ts;
+			graph_user_args(g, ti, i, &arg, &arg2);
+			if (arg2 != 0 && arg2 < e->ts)
+				a = arg2;
+			else if (arg != 0 && arg < e->ts)
+				a = e->ts - arg;
+			for (uint32_t j = i + 1; j < t->nev; j++)
+				if (t->ev[j].type == TT_USER &&
+				    (t->ev[j].sub == TU_HANG_END ||
+				    t->ev[j].sub == TU_HANG_BEGIN)) {
+					if (t->ev[j].sub == TU_HANG_END)
+						b = t->ev[j].ts;
+					break;
+				}
+			struct dhang *h = new_hang(d, ti, a, b, DIAG_SRC_MARK);
+			classify(d, h);
+			found++;
+		}
+	}
+	return found;
+}
+
+/* Wait signature for grouping: syscall nr and resource key. */
+static uint64_t
+rkey(const struct graph_event *en)
+{
+	return ((uint64_t)en->aux << 48) ^ en->key ^ ((uint64_t)en->sub << 40);
+}
+
+static void
+kernel_thread_hangs(struct diag *d, uint32_t ti)
+{
+	struct graph *g = d->g;
+	const struct gthread *t = &g->th[ti];
+	uint64_t th = d->o.threshold_ns;
+	struct hmap shortw;	/* signature -> shortest wait */
+	uint32_t enter = DNONE, runfrom = DNONE;
+	uint64_t idle_k = diag_idle_key(d, ti);
+
+	hmap_init(&shortw);
+	/* pass 1: shortest wait by signature (a wait on the thread's idle
+	   resource, for work or input, is never a hang) */
+	for (uint32_t i = 0; i < t->nev; i++) {
+		const struct graph_event *e = &t->ev[i];
+		if (e->type == TT_SYS_ENTER)
+			enter = i;
+		if (e->type != TT_SWITCH || !(e->flags & GRAPH_EVF_WAIT) ||
+		    enter == DNONE)
+			continue;
+		for (uint32_t j = i + 1; j < t->nev; j++)
+			if (t->ev[j].type == GRAPH_EV_RUN) {
+				uint64_t dt = t->ev[j].ts - e->ts;
+				uint64_t *mn = hmap_put(&shortw,
+				    rkey(&t->ev[enter]), UINT64_MAX, NULL);
+				if (dt < *mn)
+					*mn = dt;
+				break;
+			}
+	}
+	/* pass 2: long waits far longer than their similar ones, and long
+	   stretches without a wait */
+	enter = DNONE;
+	for (uint32_t i = 0; i < t->nev; i++) {
+		const struct graph_event *e = &t->ev[i];
+		if (e->type == TT_SYS_ENTER)
+			enter = i;
+		else if (e->type == TT_SYS_EXIT)
+			enter = DNONE;
+		if (e->type == GRAPH_EV_RUN && runfrom == DNONE)
+			runfrom = i;
+		if (e->type != TT_SWITCH || !(e->flags & GRAPH_EVF_WAIT))
+			continue;
+		if (runfrom != DNONE && e->ts - t->ev[runfrom].ts >= th) {
+			uint64_t a = t->ev[runfrom].ts, b = e->ts;
+			/* never blocked: running, preempted or yielding */
+			classify(d, new_hang(d, ti, a, b, DIAG_SRC_KERNEL));
+		}
+		runfrom = DNONE;
+		uint64_t end = d->last_ts;
+		for (uint32_t j = i + 1; j < t->nev; j++)
+			if (t->ev[j].type == GRAPH_EV_RUN) {
+				end = t->ev[j].ts;
+				break;
+			}
+		if (end - e->ts < th || enter == DNONE)
+			continue;
+		/* far longer than the other waits on that resource: at
+		   least twice the shortest */
+		uint64_t *mn = hmap_get(&shortw, rkey(&t->ev[enter]));
+		if (mn == NULL || *mn > (end - e->ts) / 2 ||
+		    rkey(&t->ev[enter]) == idle_k)
+			continue;
+		struct dhang *h = new_hang(d, ti, t->ev[enter].ts, end,
+		    DIAG_SRC_KERNEL);
+		diag_wait_at(g, ti, i, d->last_ts, &h->dw);
+		h->pub.start_ns = h->dw.start;
+		h->pub.end_ns = h->dw.end;
+		classify(d, h);
+	}
+	hmap_free(&shortw);
+}
+
+static void
+from_kernel(struct diag *d)
+{
+	for (uint32_t ti = 0; ti < d->g->nth; ti++)
+		if (selected(d, ti, 1))
+			kernel_thread_hangs(d, ti);
+}
+
+static void
+from_at(struct diag *d)
+{
+	struct graph *g = d->g;
+	uint64_t at = d->o.at, bestlen = 0;
+	uint32_t best = DNONE;
+	struct dwait bw;
+
+	for (uint32_t ti = 0; ti < g->nth; ti++) {
+		struct dwait dw;
+		uint64_t ov;
+		if (!selected(d, ti, d->o.tid == 0 && d->o.comm == NULL))
+			continue;
+		if (best == DNONE)
+			best = ti;
+		if (diag_wait_overlapping(d, ti, at, at + 1, &dw, &ov) &&
+		    dw.end - dw.start > bestlen) {
+			bestlen = dw.end - dw.start;
+			best = ti;
+			bw = dw;
+		}
+	}
+	if (best == DNONE)
+		return;
+	struct dhang *h;
+	if (bestlen > 0) {
+		h = new_hang(d, best, bw.start, bw.end, DIAG_SRC_USER);
+	} else {
+		/* running: the stretch between the waits around at */
+		const struct gthread *t = &g->th[best];
+		uint32_t i = diag_event_at(g, best, at);
+		uint64_t a = at, b = at;
+		for (uint32_t j = i; j-- > 0;)
+			if (t->ev[j].type == GRAPH_EV_RUN) {
+				a = t->ev[j].ts;
+				break;
+			}
+		for (uint32_t j = i; j < t->nev; j++)
+			if (t->ev[j].type == TT_SWITCH &&
+			    (t->ev[j].flags & GRAPH_EVF_WAIT)) {
+				b = t->ev[j].ts;
+				break;
+			}
+		h = new_hang(d, best, a, b > a ? b : a + 1, DIAG_SRC_USER);
+	}
+	classify(d, h);
+}
+
+/* Whether thread ti idles in an event-loop wait (poll and the like). */
+static int
+loop_thread(struct diag *d, uint32_t ti)
+{
+	uint64_t nr = diag_idle_key(d, ti) >> 48;
+
+	return nr == SYS_poll || nr == SYS_ppoll || nr == SYS_select ||
+	    nr == SYS_pselect6 || nr == SYS_epoll_wait ||
+	    nr == SYS_epoll_pwait;
+}
+
+static int
+by_start(const void *x, const void *y)
+{
+	const struct dhang *a = x, *b = y;
+
+	if (a->pub.source != b->pub.source)
+		return a->pub.source < b->pub.source ? -1 : 1;
+	if (a->loop != b->loop)
+		return a->loop ? -1 : 1;
+	if (a->pub.start_ns != b->pub.start_ns)
+		return a->pub.start_ns < b->pub.start_ns ? -1 : 1;
+	return a->pub.th.tid < b->pub.th.tid ? -1 : 1;
+}
+
+/* Whether hang x is explained by hang y: x's thread is a culprit of y
+   during x. */
+static int
+explained_by(const struct dhang *x, const struct dhang *y)
+{
+	for (size_t i = 0; i < y->cul.n; i++)
+		if (y->cul.v[i].th.thread == x->pub.th.thread &&
+		    y->cul.v[i].start_ns <= x->pub.end_ns &&
+		    y->cul.v[i].end_ns >= x->pub.start_ns)
+			return 1;
+	return 0;
+}
+
+void diag_find_hangs(struct diag *d);
+
+void
+diag_find_hangs(struct diag *d)
+{
+	if (d->o.at != 0)
+		from_at(d);
+	else if (from_marks(d) == 0)
+		from_kernel(d);
+	for (size_t i = 0; i < d->h.n; i++)
+		d->h.v[i].loop = loop_thread(d, d->h.v[i].pub.th.thread);
+	if (d->h.n > 1)
+		qsort(d->h.v, d->h.n, sizeof(*d->h.v), by_start);
+	for (size_t i = 0; i < d->h.n; i++) {
+		struct dhang *h = &d->h.v[i];
+		int range = 0;
+		if (h->pub.kind == DIAG_BLOCKED) {
+			diag_find_similar(d, h);
+			if (h->sim.n > 0) {
+				size_t p = d->o.pick > 0 ? d->o.pick - 1 : 0;
+				if (p >= h->sim.n) {
+					range = 1;
+					p = 0;
+				}
+				h->picked = (long)p;
+				h->by_default = d->o.pick == 0 || range;
+			}
+		}
+		diag_analyze(d, h);
+		if (range)
+			dnote(h, "--pick %u is out of range (%zu similar "
+			    "nodes); took the first", d->o.pick, h->sim.n);
+	}
+	/* hangs explained by another one (their thread is its culprit)
+	   come after the others */
+	if (d->h.n > 1 && d->o.at == 0) {
+		size_t n = d->h.n, k = 0;
+		struct dhang *v = xmalloc(n * sizeof(*v));
+		char *later = xcalloc(n, 1);
+		/* latest first, so that of two hangs explaining each other
+		   (a circular wait) the earlier one stays first */
+		for (size_t i = n; i-- > 0;)
+			for (size_t j = 0; j < n && !later[i]; j++)
+				if (i != j && !later[j] &&
+				    explained_by(&d->h.v[i], &d->h.v[j]))
+					later[i] = 1;
+		for (int pass = 0; pass < 2; pass++)
+			for (size_t i = 0; i < n; i++)
+				if (later[i] == pass)
+					v[k++] = d->h.v[i];
+		memcpy(d->h.v, v, n * sizeof(*v));
+		free(v);
+		free(later);
+	}
+}

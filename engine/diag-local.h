@@ -1,0 +1,109 @@
+/*
+ * diag-local.h: internals of the diagnosis (engine/diag*.c).
+ *
+ * struct diag owns an array of struct dhang, one per hang diagnosed. A
+ * dhang holds the public struct diag_hang and every result computed for
+ * it (similar nodes, slice, critical path, culprits, cycle, wake-ups,
+ * notes) in growable arrays that are cleared and refilled when another
+ * similar node is picked. struct dwait is a wait found in a thread's
+ * compact events: the blocking switch, the run that ended it, the system
+ * call around it and the user-level wait (instrumentation) around that.
+ */
+#ifndef ARGUS_DIAG_LOCAL_H
+#define ARGUS_DIAG_LOCAL_H
+
+#include "engine-local.h"
+
+#define DNONE GRAPH_NONE
+
+/* A growable array of anything: v, n, cap. */
+#define DARR(type) struct { type *v; size_t n, cap; }
+#define DPUSH(a, x) do {						\
+	if ((a).n == (a).cap) {						\
+		(a).cap = (a).cap ? (a).cap * 2 : 8;			\
+		(a).v = xreallocarray((a).v, (a).cap, sizeof(*(a).v));	\
+	}								\
+	(a).v[(a).n++] = (x);						\
+} while (0)
+
+struct dwait {
+	uint32_t ti;		/* thread index */
+	uint32_t sw;		/* the blocking TT_SWITCH */
+	uint32_t run;		/* GRAPH_EV_RUN that ended it, or DNONE */
+	uint32_t enter, exit;	/* the system call, or DNONE */
+	uint32_t uwait, udone;	/* TU_COND_WAIT/TU_LOCK_WAIT and its end */
+	uint64_t start, end;	/* end: trace end when it never ended */
+	struct diag_wait w;
+};
+
+struct dhang {
+	struct diag_hang pub;
+	struct dwait dw;		/* pub.kind == DIAG_BLOCKED */
+	DARR(struct diag_similar) sim;
+	long picked;
+	int by_default;
+	DARR(struct diag_step) path;
+	DARR(struct diag_step) crit;
+	DARR(struct diag_culprit) cul;
+	DARR(struct diag_wakeup) wk;
+	DARR(char *) dead;
+	DARR(char *) notes;
+	DARR(struct diag_stack) stk;
+	uint32_t cyc_tids[64];
+	struct diag_cycle cycle;
+	int has_cycle;
+	char *watch;
+	uint32_t cause_node;
+	struct diag_thread cause_th;
+	int loop;			/* its thread idles in an event loop */
+};
+
+struct diag {
+	struct graph *g;
+	struct diag_opts o;
+	DARR(struct dhang) h;
+	uint64_t last_ts;		/* the last event of the graph */
+	struct hmap idle;		/* thread -> its idle wait key + 1 */
+};
+
+/* diag.c */
+void diag_thread_fill(const struct graph *g, uint32_t ti,
+    struct diag_thread *t);
+/* The wait whose blocking switch is event sw of thread ti. */
+void diag_wait_at(const struct graph *g, uint32_t ti, uint32_t sw,
+    uint64_t last_ts, struct dwait *dw);
+/* The wait of thread ti overlapping [a, b] the most, or 0. */
+int diag_wait_overlapping(const struct diag *d, uint32_t ti, uint64_t a,
+    uint64_t b, struct dwait *dw, uint64_t *overlap);
+/* Time thread ti was running or runnable (not blocked) within [a, b]. */
+uint64_t diag_cpu_time(const struct graph *g, uint32_t ti, uint64_t a,
+    uint64_t b);
+/* First event of thread ti at or after ts. */
+uint32_t diag_event_at(const struct graph *g, uint32_t ti, uint64_t ts);
+/* Similar nodes of a blocked wait; fills h->sim. */
+void diag_find_similar(struct diag *d, struct dhang *h);
+void dnote(struct dhang *h, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void ddead(struct dhang *h, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+int diag_user_thread(const struct graph *g, uint32_t ti);
+
+/* Key of a wait for grouping: system call and resource (0: none). */
+uint64_t diag_wait_key(const struct graph *g, const struct dwait *dw);
+/* Key of thread ti's idle wait (for work or input): its event-loop wait
+   (poll and the like) if it has one, else the wait it spends the most
+   time in, among waits shorter than the threshold. */
+uint64_t diag_idle_key(struct diag *d, uint32_t ti);
+
+/* Wake-ups of thread ti's long waits in [a, b] done from another
+   context (interrupt, kernel worker), attributed to the thread behind
+   them; appended to h->wk. */
+void diag_wakeups_of(struct diag *d, struct dhang *h, uint32_t ti,
+    uint64_t a, uint64_t b);
+
+/* diag-slice.c */
+/* Slice, diff, culprits, cycle, wake-ups of hang h (after the pick). */
+void diag_analyze(struct diag *d, struct dhang *h);
+void diag_clear_results(struct dhang *h);
+
+#endif

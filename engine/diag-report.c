@@ -1,0 +1,444 @@
+/*
+ * diag-report.c: the text report and the JSON object of a diagnosis
+ * (argus-diagnose(1) documents both). Only reads struct diag through the
+ * public accessors, like any other front end.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "diag-local.h"
+
+static double
+sec(uint64_t ts, uint64_t base)
+{
+	if (base == UINT64_MAX)
+		return (double)ts;
+	return (double)(ts >= base ? ts - base : 0) / 1e9;
+}
+
+static void
+put_time(FILE *f, uint64_t ts, uint64_t base)
+{
+	if (base == UINT64_MAX)
+		fprintf(f, "@%" PRIu64, ts);
+	else
+		fprintf(f, "%.6f s", sec(ts, base));
+}
+
+static void
+put_dur(FILE *f, uint64_t ns)
+{
+	if (ns >= 1000000000ULL)
+		fprintf(f, "%.3f s", (double)ns / 1e9);
+	else
+		fprintf(f, "%.1f ms", (double)ns / 1e6);
+}
+
+static void
+put_thread(FILE *f, const struct diag_thread *t)
+{
+	fprintf(f, "%s (%u", t->comm, t->tid);
+	if (t->process[0] && strcmp(t->process, t->comm) != 0)
+		fprintf(f, ", process %s %u", t->process, t->pid);
+	else if (t->pid != t->tid)
+		fprintf(f, ", pid %u", t->pid);
+	fprintf(f, ")");
+}
+
+static void
+put_wait(FILE *f, const struct diag_wait *w)
+{
+	fprintf(f, "%s on %s", w->type, w->resource);
+	if (w->syscall[0] && strcmp(w->syscall, w->type) != 0)
+		fprintf(f, " (%s)", w->syscall);
+	if (w->timed_out)
+		fprintf(f, ", timed out");
+	else if (w->has_result)
+		fprintf(f, ", result %" PRId64, w->result);
+	if (w->timeout_ns != 0) {
+		fprintf(f, ", timeout ");
+		put_dur(f, w->timeout_ns);
+	}
+}
+
+void
+diag_write_hang_text(const struct diag *d, size_t h, FILE *f,
+    uint64_t base)
+{
+	const struct diag_hang *x = diag_hang(d, h);
+	const struct graph *g = diag_graph(d);
+	size_t n;
+
+	if (x == NULL)
+		return;
+	fprintf(f, "hang %zu: ", h + 1);
+	put_thread(f, &x->th);
+	fprintf(f, " %s for ", diag_kind_name(x->kind));
+	put_dur(f, x->end_ns - x->start_ns);
+	fprintf(f, " from ");
+	put_time(f, x->start_ns, base);
+	fprintf(f, "%s [%s]\n", x->ended ? "" : " (still at the end of the "
+	    "trace)", diag_source_name(x->source));
+	if (x->kind == DIAG_BLOCKED) {
+		fprintf(f, "  waiting: ");
+		put_wait(f, &x->wait);
+		fprintf(f, "\n");
+	} else if (x->kind == DIAG_BUSY) {
+		fprintf(f, "  running or runnable for ");
+		put_dur(f, x->cpu_ns);
+		fprintf(f, "\n");
+	} else if (x->kind == DIAG_YIELD) {
+		fprintf(f, "  %u yields or short sleeps\n", x->yields);
+	}
+	if ((n = diag_nsimilar(d, h)) > 0) {
+		long p = diag_picked(d, h);
+		const struct diag_similar *s = diag_similar(d, h,
+		    p >= 0 ? (size_t)p : 0);
+		fprintf(f, "  similar normal nodes: %zu; picked #%ld%s: at ",
+		    n, p + 1, diag_picked_by_default(d, h) ?
+		    " (the most recent, by default; --pick N for another)" :
+		    "");
+		put_time(f, s->start_ns, base);
+		fprintf(f, ", ");
+		put_dur(f, s->duration_ns);
+		fprintf(f, ", differs in %s\n", s->differs);
+	}
+	if ((n = diag_npath(d, h)) > 0) {
+		fprintf(f, "  %s:", x->kind == DIAG_BUSY ?
+		    "walk back from the busy node" : "normal wake-up path");
+		uint32_t prev = GRAPH_NONE;
+		for (size_t i = 0; i < n; i++) {
+			const struct diag_step *st = diag_path(d, h, i);
+			if (st->th.thread == prev && i + 1 < n)
+				continue;
+			if (i > 0)
+				fprintf(f, " <-%s-", st->edge >= 0 ?
+				    graph_edge_kind_name((unsigned)st->edge) :
+				    "");
+			fprintf(f, " %s%s", st->th.comm, st->input ?
+			    " [input]" : "");
+			prev = st->th.thread;
+		}
+		fprintf(f, "\n");
+	}
+	if ((n = diag_ncritical(d, h)) > 1) {
+		fprintf(f, "  wake-up chain of the hang:");
+		uint32_t prev = GRAPH_NONE;
+		for (size_t i = 0; i < n; i++) {
+			const struct diag_step *st = diag_critical(d, h, i);
+			if (st->th.thread == prev && i + 1 < n)
+				continue;
+			if (i > 0)
+				fprintf(f, " <-%s-", st->edge >= 0 ?
+				    graph_edge_kind_name((unsigned)st->edge) :
+				    "");
+			fprintf(f, " %s", st->th.comm);
+			prev = st->th.thread;
+		}
+		fprintf(f, "\n");
+	}
+	const struct diag_thread *ct = diag_cause_thread(d, h);
+	if (x->kind == DIAG_BUSY && ct != NULL)
+		fprintf(f, "  started by %s%s\n", ct->comm,
+		    diag_cause_node(d, h) != GRAPH_NONE ? " (input event)" :
+		    "");
+	if ((n = diag_nculprits(d, h)) > 0) {
+		fprintf(f, "  culprits:\n");
+		for (size_t i = 0; i < n; i++) {
+			const struct diag_culprit *c = diag_culprit(d, h, i);
+			fprintf(f, "    %u. ", c->depth);
+			put_thread(f, &c->th);
+			fprintf(f, " %s ", diag_kind_name(c->kind));
+			put_dur(f, c->end_ns - c->start_ns);
+			if (c->kind == DIAG_BLOCKED) {
+				fprintf(f, ": ");
+				put_wait(f, &c->wait);
+			} else if (c->serving.tid != 0) {
+				fprintf(f, ", serving %s", c->serving.comm);
+			}
+			if (c->repeat)
+				fprintf(f, " (again: a circular wait)");
+			fprintf(f, "\n");
+		}
+	} else if (x->kind == DIAG_BLOCKED) {
+		fprintf(f, "  culprits: none found\n");
+	}
+	const struct diag_cycle *cy = diag_cycle(d, h);
+	if (cy != NULL) {
+		fprintf(f, "  cycle:");
+		for (size_t i = 0; i < cy->ntids; i++) {
+			uint32_t ti = graph_thread_find(g, cy->tids[i]);
+			const struct graph_thread *t = graph_thread(g, ti);
+			fprintf(f, "%s %s", i ? " ->" : "", t ? t->comm : "?");
+		}
+		if (cy->timeout_ns != 0) {
+			fprintf(f, ", broken by a ");
+			put_dur(f, cy->timeout_ns);
+			fprintf(f, " timeout (a deadlock turned into a "
+			    "livelock)");
+		} else {
+			fprintf(f, ", no timeout breaks it (a deadlock)");
+		}
+		fprintf(f, "\n");
+	}
+	for (size_t i = 0; i < diag_nwakeups(d, h); i++) {
+		const struct diag_wakeup *w = diag_wakeup(d, h, i);
+		fprintf(f, "  wake-up of %s at ", w->woken.comm);
+		put_time(f, w->ts, base);
+		fprintf(f, " through %s from %s\n",
+		    graph_edge_kind_name((unsigned)w->via), w->cause.comm);
+	}
+	for (size_t i = 0; i < diag_nstacks(d, h) && i < 2; i++) {
+		const struct diag_stack *s = diag_stack(d, h, i);
+		fprintf(f, "  stack at ");
+		put_time(f, s->ts, base);
+		fprintf(f, ":");
+		for (size_t k = 0; k < s->nframes && k < 12; k++)
+			fprintf(f, " 0x%" PRIx64, s->frames[k]);
+		fprintf(f, "\n");
+	}
+	for (size_t i = 0; i < diag_ndead_ends(d, h); i++)
+		fprintf(f, "  dead end: %s\n", diag_dead_end(d, h, i));
+	for (size_t i = 0; i < diag_nnotes(d, h); i++)
+		fprintf(f, "  note: %s\n", diag_note(d, h, i));
+}
+
+void
+diag_write_text(const struct diag *d, FILE *f, uint64_t base)
+{
+	if (diag_nhangs(d) == 0) {
+		fprintf(f, "no hang found\n");
+		return;
+	}
+	for (size_t h = 0; h < diag_nhangs(d); h++) {
+		if (h > 0)
+			fprintf(f, "\n");
+		diag_write_hang_text(d, h, f, base);
+	}
+}
+
+/* --- JSON -------------------------------------------------------------- */
+
+static void
+jstr(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; s != NULL && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+static void
+jthread(FILE *f, const struct diag_thread *t)
+{
+	fprintf(f, "\"pid\":%u,\"tid\":%u,\"comm\":", t->pid, t->tid);
+	jstr(f, t->comm);
+	fprintf(f, ",\"process\":");
+	jstr(f, t->process);
+}
+
+static void
+jnode(FILE *f, uint32_t v)
+{
+	if (v == GRAPH_NONE)
+		fprintf(f, "null");
+	else
+		fprintf(f, "%u", v);
+}
+
+static void
+jwait(FILE *f, const struct diag_wait *w)
+{
+	fprintf(f, "{\"syscall\":");
+	jstr(f, w->syscall);
+	fprintf(f, ",\"type\":");
+	jstr(f, w->type);
+	fprintf(f, ",\"resource\":");
+	jstr(f, w->resource);
+	fprintf(f, ",\"result\":");
+	if (w->has_result)
+		fprintf(f, "%" PRId64, w->result);
+	else
+		fprintf(f, "null");
+	fprintf(f, ",\"timed_out\":%s,\"timeout_ns\":%" PRIu64 "}",
+	    w->timed_out ? "true" : "false", w->timeout_ns);
+}
+
+static void
+jsteps(FILE *f, const struct diag *d, size_t h, int crit)
+{
+	size_t n = crit ? diag_ncritical(d, h) : diag_npath(d, h);
+
+	fputc('[', f);
+	for (size_t i = 0; i < n; i++) {
+		const struct diag_step *s = crit ? diag_critical(d, h, i) :
+		    diag_path(d, h, i);
+		fprintf(f, "%s{\"node\":%u,", i ? "," : "", s->node);
+		jthread(f, &s->th);
+		fprintf(f, ",\"ts\":%" PRIu64 ",\"edge\":", s->ts);
+		if (s->edge >= 0)
+			jstr(f, graph_edge_kind_name((unsigned)s->edge));
+		else
+			fprintf(f, "null");
+		fprintf(f, ",\"input\":%s}", s->input ? "true" : "false");
+	}
+	fputc(']', f);
+}
+
+static void
+jhang(FILE *f, const struct diag *d, size_t h)
+{
+	const struct diag_hang *x = diag_hang(d, h);
+	const struct graph *g = diag_graph(d);
+
+	fprintf(f, "{\"thread\":{");
+	jthread(f, &x->th);
+	fprintf(f, "},\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64
+	    ",\"duration_ns\":%" PRIu64 ",\"ended\":%s,\"kind\":\"%s\","
+	    "\"source\":\"%s\",\"node\":", x->start_ns, x->end_ns,
+	    x->end_ns - x->start_ns, x->ended ? "true" : "false",
+	    diag_kind_name(x->kind), diag_source_name(x->source));
+	jnode(f, x->node);
+	fprintf(f, ",\"wait\":");
+	if (x->kind == DIAG_BLOCKED)
+		jwait(f, &x->wait);
+	else
+		fprintf(f, "null");
+	fprintf(f, ",\"cpu_ns\":%" PRIu64 ",\"yields\":%u,\"similar\":[",
+	    x->cpu_ns, x->yields);
+	for (size_t i = 0; i < diag_nsimilar(d, h); i++) {
+		const struct diag_similar *s = diag_similar(d, h, i);
+		fprintf(f, "%s{\"node\":%u,\"start_ns\":%" PRIu64
+		    ",\"duration_ns\":%" PRIu64 ",\"differs\":", i ? "," : "",
+		    s->node, s->start_ns, s->duration_ns);
+		jstr(f, s->differs);
+		fprintf(f, ",\"wait\":");
+		jwait(f, &s->wait);
+		fputc('}', f);
+	}
+	long p = diag_picked(d, h);
+	fprintf(f, "],\"picked\":");
+	if (p >= 0)
+		fprintf(f, "%ld", p + 1);
+	else
+		fprintf(f, "null");
+	fprintf(f, ",\"picked_by_default\":%s,\"baseline_path\":",
+	    diag_picked_by_default(d, h) ? "true" : "false");
+	jsteps(f, d, h, 0);
+	fprintf(f, ",\"critical_path\":");
+	jsteps(f, d, h, 1);
+	fprintf(f, ",\"culprits\":[");
+	for (size_t i = 0; i < diag_nculprits(d, h); i++) {
+		const struct diag_culprit *c = diag_culprit(d, h, i);
+		fprintf(f, "%s{\"depth\":%u,", i ? "," : "", c->depth);
+		jthread(f, &c->th);
+		fprintf(f, ",\"kind\":\"%s\",\"node\":", diag_kind_name(c->kind));
+		jnode(f, c->node);
+		fprintf(f, ",\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64
+		    ",\"wait\":", c->start_ns, c->end_ns);
+		jwait(f, &c->wait);
+		fprintf(f, ",\"serving\":");
+		if (c->serving.tid != 0) {
+			fputc('{', f);
+			jthread(f, &c->serving);
+			fputc('}', f);
+		} else {
+			fprintf(f, "null");
+		}
+		fprintf(f, ",\"repeat\":%s}", c->repeat ? "true" : "false");
+	}
+	fprintf(f, "],\"cycle\":");
+	const struct diag_cycle *cy = diag_cycle(d, h);
+	if (cy != NULL) {
+		fprintf(f, "{\"tids\":[");
+		for (size_t i = 0; i < cy->ntids; i++)
+			fprintf(f, "%s%u", i ? "," : "", cy->tids[i]);
+		fprintf(f, "],\"comms\":[");
+		for (size_t i = 0; i < cy->ntids; i++) {
+			const struct graph_thread *t = graph_thread(g,
+			    graph_thread_find(g, cy->tids[i]));
+			fprintf(f, "%s", i ? "," : "");
+			jstr(f, t ? t->comm : "");
+		}
+		fprintf(f, "],\"timeout_ns\":%" PRIu64 ",\"timeout_tid\":%u}",
+		    cy->timeout_ns, cy->timeout_tid);
+	} else {
+		fprintf(f, "null");
+	}
+	fprintf(f, ",\"wakeups\":[");
+	for (size_t i = 0; i < diag_nwakeups(d, h); i++) {
+		const struct diag_wakeup *w = diag_wakeup(d, h, i);
+		fprintf(f, "%s{\"woken\":{", i ? "," : "");
+		jthread(f, &w->woken);
+		fprintf(f, "},\"via\":");
+		jstr(f, graph_edge_kind_name((unsigned)w->via));
+		fprintf(f, ",\"cause\":{");
+		jthread(f, &w->cause);
+		fprintf(f, "},\"ts\":%" PRIu64 "}", w->ts);
+	}
+	fprintf(f, "],\"cause\":");
+	const struct diag_thread *ct = diag_cause_thread(d, h);
+	uint32_t cn = diag_cause_node(d, h);
+	if (ct != NULL || cn != GRAPH_NONE) {
+		fprintf(f, "{\"kind\":\"%s\",\"node\":",
+		    cn != GRAPH_NONE ? "input" : "wakeup");
+		jnode(f, cn);
+		fprintf(f, ",\"thread\":");
+		if (ct != NULL) {
+			fputc('{', f);
+			jthread(f, ct);
+			fputc('}', f);
+		} else {
+			fprintf(f, "null");
+		}
+		fputc('}', f);
+	} else {
+		fprintf(f, "null");
+	}
+	fprintf(f, ",\"stacks\":[");
+	for (size_t i = 0; i < diag_nstacks(d, h); i++) {
+		const struct diag_stack *s = diag_stack(d, h, i);
+		fprintf(f, "%s{\"ts\":%" PRIu64 ",\"frames\":[", i ? "," : "",
+		    s->ts);
+		for (size_t k = 0; k < s->nframes; k++)
+			fprintf(f, "%s\"0x%" PRIx64 "\"", k ? "," : "",
+			    s->frames[k]);
+		fprintf(f, "]}");
+	}
+	fprintf(f, "],\"watch\":");
+	if (diag_watch_hint(d, h) != NULL)
+		jstr(f, diag_watch_hint(d, h));
+	else
+		fprintf(f, "null");
+	fprintf(f, ",\"dead_ends\":[");
+	for (size_t i = 0; i < diag_ndead_ends(d, h); i++) {
+		fprintf(f, "%s", i ? "," : "");
+		jstr(f, diag_dead_end(d, h, i));
+	}
+	fprintf(f, "],\"notes\":[");
+	for (size_t i = 0; i < diag_nnotes(d, h); i++) {
+		fprintf(f, "%s", i ? "," : "");
+		jstr(f, diag_note(d, h, i));
+	}
+	fprintf(f, "]}");
+}
+
+void
+diag_write_json(const struct diag *d, FILE *f)
+{
+	fprintf(f, "{\"threshold_ns\":%" PRIu64 ",\"hangs\":[",
+	    diag_options(d)->threshold_ns);
+	for (size_t h = 0; h < diag_nhangs(d); h++) {
+		if (h > 0)
+			fputc(',', f);
+		jhang(f, d, h);
+	}
+	fprintf(f, "]}\n");
+}

@@ -1,0 +1,758 @@
+/*
+ * diag-slice.c: backward slicing, graph diff, culprits and recursion
+ * (steps 3 to 8 of argus-diagnose(1)).
+ *
+ * The slice is a beam search backwards over in-edges. A search state
+ * (struct bnode, kept in one pool with parent links) is a vertex plus the
+ * last event of it that may have caused what follows (only edges into
+ * the vertex at or before that event count). Strong edges cost less than
+ * wake-ups, which cost less than the weak joins of split segments; the
+ * frontier is cut to the beam width after every step. A path ends at a
+ * vertex holding an input event, at the diagnosed thread earlier than its
+ * node (where the request came from), or where no edge leads further (a
+ * dead end, reported as such).
+ *
+ * The diff walks the threads of the slice in order and looks at what each
+ * did during the hang: running most of it (busy), or blocked most of it
+ * on a wait other than the one it resumed from in the normal case (the
+ * culprit), or on that same wait (a thread merely waiting for the one
+ * before it in the chain; the first such is the culprit when nothing
+ * else is found). Each blocked culprit is diagnosed again the same way
+ * until a thread repeats (a circular wait) or a node is not blocked.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "diag-local.h"
+
+#define MAXDEPTH 48
+#define HORIZON (10ULL * 1000000000ULL)	/* slices look back at most 10 s */
+#define GAP_UNIT 5000000ULL	/* cost of an edge: +1 per 5 ms it spans */
+
+struct bnode {
+	uint32_t v, lim;
+	uint32_t parent;
+	int edge;
+	uint32_t cost;
+	uint32_t depth;
+};
+
+struct slice {
+	DARR(struct bnode) pool;
+	DARR(uint32_t) front, next;
+	struct hmap seen;
+	uint32_t leaf;		/* chosen leaf in pool */
+	int goal;		/* 2 input, 1 back at the thread, 0 dead end */
+	int depth_cut;		/* the search stopped at MAXDEPTH */
+};
+
+static unsigned
+edge_cost(unsigned kind)
+{
+	switch (kind) {
+	case GE_WAKEUP: return 2;
+	case GE_SEQ: return 5;
+	case GE_SPAWN: return 5;
+	}
+	return 1;
+}
+
+static int
+cmp_cost(const void *x, const void *y, void *arg)
+{
+	const struct bnode *p = arg;
+	const struct bnode *a = &p[*(const uint32_t *)x];
+	const struct bnode *b = &p[*(const uint32_t *)y];
+
+	if (a->cost != b->cost)
+		return a->cost < b->cost ? -1 : 1;
+	return a->v < b->v ? -1 : a->v > b->v;
+}
+
+/*
+ * Slice backwards from vertex v (events up to lim). self: the diagnosed
+ * thread, whose earlier vertices (before since) end a path.
+ */
+static void
+slice_run(struct diag *d, struct slice *s, uint32_t v, uint32_t lim,
+    uint32_t self, uint64_t since, uint64_t horizon, int self_stops)
+{
+	const struct graph *g = d->g;
+	unsigned beam = d->o.beam ? d->o.beam : 8;
+	uint32_t best_goal = DNONE, best_dead = DNONE;
+	int best_kind = -1;
+	if (horizon == 0)
+		horizon = since > HORIZON ? since - HORIZON : 0;
+
+	memset(s, 0, sizeof(*s));
+	hmap_init(&s->seen);
+	struct bnode root = { .v = v, .lim = lim, .parent = DNONE,
+	    .edge = -1 };
+	DPUSH(s->pool, root);
+	DPUSH(s->front, 0);
+	*hmap_put(&s->seen, pack2(v, lim), 0, NULL) = 0;
+	for (unsigned depth = 0; s->front.n > 0; depth++) {
+		s->next.n = 0;
+		for (size_t fi = 0; fi < s->front.n; fi++) {
+			uint32_t bi = s->front.v[fi];
+			struct bnode b = s->pool.v[bi];
+			const struct graph_vertex *vx = &g->vx[b.v];
+			int kind = -1;
+			if (vx->flags & GRAPH_VF_INPUT)
+				kind = 2;
+			else if (self_stops == 1 && b.depth > 0 &&
+			    vx->thread == self &&
+			    graph_vertex_start(g, b.v) <= since)
+				kind = 1;
+			else if (self_stops == 2 && vx->thread != self &&
+			    diag_user_thread(g, vx->thread))
+				kind = 1;	/* the sender of the work */
+			if (kind >= 0) {
+				if (kind > best_kind || (kind == best_kind &&
+				    b.cost < s->pool.v[best_goal].cost)) {
+					best_kind = kind;
+					best_goal = bi;
+				}
+				continue;
+			}
+			if (depth >= MAXDEPTH) {
+				s->depth_cut = 1;
+				continue;
+			}
+			size_t n, added = 0;
+			unsigned later = 0;	/* eligible edges landing later */
+			const uint32_t *in = graph_in_edges(g, b.v, &n);
+			uint32_t *order = xmalloc((n ? n : 1) * sizeof(*order));
+			size_t no = 0;
+			for (size_t k = 0; k < n; k++) {
+				const struct graph_edge *e = graph_edge(g, in[k]);
+				if (e->kind != GE_WAIT && e->dst_ev <= b.lim)
+					order[no++] = in[k];
+			}
+			/* the dependency satisfied last is the critical one:
+			   latest landing first */
+			for (size_t a = 1; a < no; a++)
+				for (size_t c2 = a; c2 > 0 && graph_edge(g,
+				    order[c2])->dst_ev > graph_edge(g,
+				    order[c2 - 1])->dst_ev; c2--) {
+					uint32_t x = order[c2];
+					order[c2] = order[c2 - 1];
+					order[c2 - 1] = x;
+				}
+			for (size_t k = 0; k < no; k++) {
+				const struct graph_edge *e = graph_edge(g, order[k]);
+				if (k > 0 && e->dst_ev < graph_edge(g,
+				    order[k - 1])->dst_ev)
+					later = (unsigned)k;
+				if (graph_vertex_end(g, e->src) < horizon)
+					continue;
+				/* a cause long before its effect is less
+				   likely than one just before it */
+				uint64_t ts = g->th[g->vx[e->src].thread].ev[
+				    e->src_ev].ts, td = g->th[vx->thread].ev[
+				    e->dst_ev].ts, gap = td > ts ? td - ts : 0;
+				unsigned late = gap / GAP_UNIT > 20 ? 20 :
+				    (unsigned)(gap / GAP_UNIT);
+				uint32_t cost = b.cost + edge_cost(e->kind) +
+				    late + 3 * later;
+				/* a state is expanded again only when reached
+				   more cheaply */
+				uint64_t *sc = hmap_put(&s->seen,
+				    pack2(e->src, e->src_ev), UINT64_MAX, NULL);
+				if (*sc <= cost)
+					continue;
+				*sc = cost;
+				struct bnode c = { .v = e->src,
+				    .lim = e->src_ev, .parent = bi,
+				    .edge = e->kind,
+				    .cost = cost,
+				    .depth = b.depth + 1 };
+				DPUSH(s->pool, c);
+				DPUSH(s->next, (uint32_t)(s->pool.n - 1));
+				added++;
+			}
+			free(order);
+			if (added == 0 && (best_dead == DNONE ||
+			    b.depth > s->pool.v[best_dead].depth))
+				best_dead = bi;
+		}
+		if (best_kind == 2)
+			break;
+		qsort_r(s->next.v, s->next.n, sizeof(*s->next.v), cmp_cost,
+		    s->pool.v);
+		if (s->next.n > beam)
+			s->next.n = beam;
+		s->front.n = 0;
+		for (size_t i = 0; i < s->next.n; i++)
+			DPUSH(s->front, s->next.v[i]);
+	}
+	if (best_goal != DNONE) {
+		s->leaf = best_goal;
+		s->goal = best_kind;
+	} else {
+		s->leaf = best_dead != DNONE ? best_dead : 0;
+		s->goal = 0;
+	}
+}
+
+static void
+slice_free(struct slice *s)
+{
+	free(s->pool.v);
+	free(s->front.v);
+	free(s->next.v);
+	hmap_free(&s->seen);
+}
+
+/* Why the chain of a slice ends where it does, as a sentence. */
+static void
+slice_dead_end(struct diag *d, struct dhang *h, const struct slice *s,
+    const char *what)
+{
+	const struct graph *g = d->g;
+	const struct bnode *b = &s->pool.v[s->leaf];
+	const struct graph_vertex *vx = &g->vx[b->v];
+	const struct gthread *t = &g->th[vx->thread];
+	double at = (double)(graph_vertex_start(g, b->v) -
+	    graph_first_ts(g)) / 1e9;
+
+	if (s->goal != 0)
+		return;
+	if (s->depth_cut) {
+		ddead(h, "%s: stopped after %d steps without reaching an "
+		    "input event", what, MAXDEPTH);
+		return;
+	}
+	if (t->nvtx > 0 && t->vtx[0] == b->v &&
+	    t->ev[vx->first].type == GRAPH_EV_RUN)
+		ddead(h, "%s: ends at %s (%u) at %.6f s: the recording "
+		    "started while it was waiting", what, t->comm, t->tid, at);
+	else if (t->ev[vx->first].type == GRAPH_EV_RUN)
+		ddead(h, "%s: ends at %s (%u) at %.6f s: nothing recorded "
+		    "woke it", what, t->comm, t->tid, at);
+	else
+		ddead(h, "%s: ends at %s (%u) at %.6f s: no recorded "
+		    "cause", what, t->comm, t->tid, at);
+}
+
+/* Steps of the slice, leaf last reversed: root first. */
+static void
+slice_steps(const struct diag *d, const struct slice *s, void *arr,
+    uint32_t **lims, size_t *nlims)
+{
+	DARR(struct diag_step) *out = arr;
+	const struct graph *g = d->g;
+	uint32_t chain[MAXDEPTH + 2];
+	size_t n = 0;
+
+	for (uint32_t i = s->leaf; i != DNONE && n < MAXDEPTH + 2;
+	    i = s->pool.v[i].parent)
+		chain[n++] = i;
+	*lims = xreallocarray(*lims, n + 1, sizeof(**lims));
+	*nlims = 0;
+	for (size_t k = n; k-- > 0;) {
+		const struct bnode *b = &s->pool.v[chain[k]];
+		struct diag_step st = { .node = b->v, .edge = b->edge,
+		    .ts = graph_vertex_start(g, b->v),
+		    .input = (g->vx[b->v].flags & GRAPH_VF_INPUT) != 0 };
+		diag_thread_fill(g, g->vx[b->v].thread, &st.th);
+		DPUSH(*out, st);
+		(*lims)[(*nlims)++] = b->lim;
+	}
+}
+
+/* The thread whose request a busy vertex ran (another process's). */
+static void
+serving(const struct diag *d, uint32_t ti, uint64_t at,
+    struct diag_thread *out)
+{
+	const struct graph *g = d->g;
+	uint32_t v = graph_vertex_at(g, g->th[ti].tid, at);
+
+	memset(out, 0, sizeof(*out));
+	out->comm = out->process = "";
+	for (int hop = 0; hop < 4 && v != DNONE; hop++) {
+		size_t n;
+		const uint32_t *in = graph_in_edges(g, v, &n);
+		for (size_t k = n; k-- > 0;) {
+			const struct graph_edge *e = graph_edge(g, in[k]);
+			uint32_t st = g->vx[e->src].thread;
+			if (graph_edge_kind_weak(e->kind) ||
+			    !diag_user_thread(g, st) ||
+			    g->th[st].pid == g->th[ti].pid ||
+			    g->th[ti].ev[e->dst_ev].ts > at)
+				continue;
+			diag_thread_fill(g, st, out);
+			return;
+		}
+		/* the previous vertex of the thread */
+		const struct gthread *t = &g->th[ti];
+		uint32_t lo = 0, hi = t->nvtx;
+		while (lo < hi) {
+			uint32_t mid = (lo + hi) / 2;
+			if (t->vtx[mid] < v)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		v = lo > 0 ? t->vtx[lo - 1] : DNONE;
+	}
+}
+
+struct level {
+	uint32_t ti;		/* diagnosed thread */
+	uint32_t node;
+	struct dwait dw;
+	uint64_t a, b;		/* window */
+};
+
+/*
+ * Diff: the culprit of a level among the threads of a path: the first
+ * thread (in path order, the diagnosed one excepted) that ran most of the
+ * window (busy) or was blocked most of it on a wait other than its idle
+ * one (the wait it spends its idle time in, for work or input: a thread
+ * idle there merely waits for the one before it in the chain). Returns 1
+ * with *c filled.
+ */
+static int
+diff_path(struct diag *d, const struct level *lv, const struct diag_step *p,
+    size_t n, struct diag_culprit *c, struct dwait *cw)
+{
+	const struct graph *g = d->g;
+	uint64_t len = lv->b - lv->a;
+	DARR(uint32_t) done = { 0 };
+	int found = 0;
+
+	for (size_t i = 1; i < n && !found; i++) {
+		uint32_t ti = p[i].th.thread;
+		int dup = 0;
+		if (ti == lv->ti || !diag_user_thread(g, ti))
+			continue;
+		for (size_t k = 0; k < done.n; k++)
+			dup |= done.v[k] == ti;
+		if (dup)
+			continue;
+		DPUSH(done, ti);
+		struct diag_culprit x;
+		memset(&x, 0, sizeof(x));
+		diag_thread_fill(g, ti, &x.th);
+		x.serving.comm = x.serving.process = "";
+		x.wait.syscall = "";
+		x.wait.type = "";
+		x.start_ns = lv->a;
+		x.end_ns = lv->b;
+		uint64_t cpu = diag_cpu_time(g, ti, lv->a, lv->b), ov;
+		struct dwait w;
+		if (cpu >= len / 2) {
+			x.kind = DIAG_BUSY;
+			x.node = graph_vertex_at(g, x.th.tid, lv->a + len / 2);
+			x.wait.type = "cpu";
+			snprintf(x.wait.resource, sizeof(x.wait.resource),
+			    "cpu");
+			serving(d, ti, lv->a + len / 2, &x.serving);
+			found = 1;
+		} else if (diag_wait_overlapping(d, ti, lv->a, lv->b, &w,
+		    &ov) && ov >= len / 2 &&
+		    diag_wait_key(g, &w) != diag_idle_key(d, ti)) {
+			x.kind = DIAG_BLOCKED;
+			x.node = graph_vertex_of_event(g, ti, w.sw);
+			x.start_ns = w.start;
+			x.end_ns = w.end;
+			x.wait = w.w;
+			*cw = w;
+			found = 1;
+		}
+		if (found)
+			*c = x;
+	}
+	free(done.v);
+	return found;
+}
+
+/* Beam slice from a wait's normal twin (or its own wake-up); appends the
+   steps to out. Returns 0 when there was nothing to slice from. */
+static int
+slice_wait(struct diag *d, struct dhang *h, const struct dwait *from,
+    uint32_t self, uint64_t since, uint64_t horizon, void *out,
+    uint32_t **lims, size_t *nlims, const char *what)
+{
+	DARR(struct diag_step) *arr = out;
+	const struct graph *g = d->g;
+	struct slice s;
+
+	if (from->run == DNONE)
+		return 0;
+	uint32_t wv = graph_vertex_of_event(g, from->ti, from->run);
+	if (wv == DNONE)
+		return 0;
+	slice_run(d, &s, wv, from->run, self, since, horizon, 1);
+	/* the waiting node first, then its waker chain */
+	struct diag_step first = { .node = graph_vertex_of_event(g, from->ti,
+	    from->sw), .edge = -1 };
+	first.ts = graph_vertex_start(g, first.node);
+	diag_thread_fill(g, from->ti, &first.th);
+	DPUSH(*arr, first);
+	size_t base = arr->n;
+	uint32_t *l2 = NULL;
+	size_t n2 = 0;
+	slice_steps(d, &s, arr, &l2, &n2);
+	/* drop the woken vertex itself (same thread as the first step) */
+	if (arr->n > base) {
+		memmove(&arr->v[base], &arr->v[base + 1],
+		    (arr->n - base - 1) * sizeof(*arr->v));
+		arr->n--;
+	}
+	*lims = xreallocarray(*lims, n2 + 1, sizeof(**lims));
+	(*lims)[0] = from->sw;
+	for (size_t i = 1; i < n2; i++)
+		(*lims)[i] = l2[i];
+	*nlims = n2 > 0 ? n2 : 1;
+	free(l2);
+	slice_dead_end(d, h, &s, what);
+	slice_free(&s);
+	return 1;
+}
+
+/* Similar node of a culprit's wait (first, most recent), for recursion. */
+/* Midpoint between the end of the previous episode and a start. */
+static uint64_t
+episode(uint64_t prev_end, uint64_t start)
+{
+	return prev_end < start ? prev_end + (start - prev_end) / 2 : 0;
+}
+
+/* Horizon of a slice from similar node i: halfway back to the similar
+   node before it (the previous normal episode), or 0 (the default). */
+static uint64_t
+twin_horizon(const struct diag_similar *s, size_t n, size_t i)
+{
+	for (size_t k = i + 1; k < n; k++)
+		if (s[k].start_ns < s[i].start_ns)
+			return episode(s[k].start_ns + s[k].duration_ns,
+			    s[i].start_ns);
+	return 0;
+}
+
+static int
+culprit_twin(struct diag *d, const struct level *lv, struct dwait *twin,
+    uint64_t *hz)
+{
+	struct dhang tmp;
+
+	memset(&tmp, 0, sizeof(tmp));
+	diag_thread_fill(d->g, lv->ti, &tmp.pub.th);
+	tmp.pub.node = lv->node;
+	tmp.dw = lv->dw;
+	diag_find_similar(d, &tmp);
+	int ok = tmp.sim.n > 0;
+	*hz = ok ? twin_horizon(tmp.sim.v, tmp.sim.n, 0) : 0;
+	if (ok) {
+		const struct graph_vertex *vx = &d->g->vx[tmp.sim.v[0].node];
+		uint32_t last = vx->first + vx->nevents - 1;
+		diag_wait_at(d->g, lv->ti, last, d->last_ts, twin);
+		for (uint32_t i = last + 1; i-- > vx->first;)
+			if (d->g->th[lv->ti].ev[i].type == TT_SWITCH &&
+			    (d->g->th[lv->ti].ev[i].flags & GRAPH_EVF_WAIT)) {
+				diag_wait_at(d->g, lv->ti, i, d->last_ts, twin);
+				break;
+			}
+	}
+	free(tmp.sim.v);
+	return ok;
+}
+
+void
+diag_clear_results(struct dhang *h)
+{
+	h->path.n = h->crit.n = h->cul.n = h->wk.n = h->stk.n = 0;
+	for (size_t i = 0; i < h->dead.n; i++)
+		free(h->dead.v[i]);
+	h->dead.n = 0;
+	for (size_t i = 0; i < h->notes.n; i++)
+		free(h->notes.v[i]);
+	h->notes.n = 0;
+	h->has_cycle = 0;
+	h->cause_node = DNONE;
+	memset(&h->cause_th, 0, sizeof(h->cause_th));
+	h->cause_th.comm = h->cause_th.process = "";
+}
+
+static void
+add_culprit(struct dhang *h, struct diag_culprit *c, unsigned depth,
+    size_t parent)
+{
+	c->depth = depth;
+	c->parent = parent;
+	DPUSH(h->cul, *c);
+}
+
+/* Culprits from level lv on (depth): diff against the path, recurse. */
+static void
+recurse(struct diag *d, struct dhang *h, struct level lv,
+    const struct diag_step *p, size_t n, unsigned depth)
+{
+	unsigned maxd = d->o.max_depth ? d->o.max_depth : 8;
+	uint32_t chain[64];
+	size_t nchain = 0;
+	DARR(struct diag_step) sub = { 0 };
+	uint32_t *sl = NULL;
+	size_t nsl = 0;
+
+	chain[nchain++] = h->pub.th.thread;
+	for (; depth <= maxd; depth++) {
+		struct diag_culprit c;
+		struct dwait cw;
+		if (!diff_path(d, &lv, p, n, &c, &cw))
+			break;
+		for (size_t i = 0; i < nchain; i++)
+			if (chain[i] == c.th.thread) {
+				c.repeat = 1;
+				h->has_cycle = 1;
+				h->cycle.ntids = 0;
+				for (size_t k = i; k < nchain && k < 64; k++)
+					h->cyc_tids[h->cycle.ntids++] =
+					    d->g->th[chain[k]].tid;
+			}
+		add_culprit(h, &c, depth, h->cul.n > 0 ? h->cul.n - 1 :
+		    SIZE_MAX);
+		if (c.repeat || c.kind != DIAG_BLOCKED || nchain == 64)
+			break;
+		chain[nchain++] = c.th.thread;
+		/* the culprit of the culprit */
+		struct level nl = { .ti = c.th.thread, .node = c.node,
+		    .dw = cw, .a = cw.start, .b = cw.end };
+		struct dwait twin;
+		char what[96];
+		sub.n = 0;
+		snprintf(what, sizeof(what), "slice of %s's normal wait "
+		    "(depth %u)", c.th.comm, depth + 1);
+		uint64_t hz;
+		if (culprit_twin(d, &nl, &twin, &hz)) {
+			slice_wait(d, h, &twin, nl.ti, twin.start, hz, &sub, &sl,
+			    &nsl, what);
+		} else {
+			snprintf(what, sizeof(what), "wake-up chain of %s "
+			    "(depth %u, no similar normal node)", c.th.comm,
+			    depth + 1);
+			if (!slice_wait(d, h, &cw, nl.ti, cw.start, 0, &sub, &sl,
+			    &nsl, what))
+				ddead(h, "%s (%u) was still waiting at the "
+				    "end of the trace and has no similar "
+				    "normal node", c.th.comm, c.th.tid);
+		}
+		lv = nl;
+		p = sub.v;
+		n = sub.n;
+	}
+	/* the timeout that breaks a cycle */
+	if (h->has_cycle) {
+		h->cycle.tids = h->cyc_tids;
+		h->cycle.timeout_ns = 0;
+		const struct diag_wait *ws[65];
+		uint32_t wt[65];
+		size_t nw = 0;
+		if (h->pub.kind == DIAG_BLOCKED) {
+			wt[nw] = h->pub.th.tid;
+			ws[nw++] = &h->pub.wait;
+		}
+		for (size_t i = 0; i < h->cul.n && nw < 65; i++) {
+			wt[nw] = h->cul.v[i].th.tid;
+			ws[nw++] = &h->cul.v[i].wait;
+		}
+		for (int pass = 0; pass < 2 && h->cycle.timeout_ns == 0; pass++)
+			for (size_t i = 0; i < nw; i++)
+				if (ws[i]->timeout_ns != 0 &&
+				    (pass == 1 || ws[i]->timed_out)) {
+					h->cycle.timeout_ns = ws[i]->timeout_ns;
+					h->cycle.timeout_tid = wt[i];
+					break;
+				}
+	}
+	free(sub.v);
+	free(sl);
+}
+
+static void
+analyze_blocked(struct diag *d, struct dhang *h)
+{
+	const struct graph *g = d->g;
+	uint32_t ti = h->pub.th.thread;
+	uint32_t *lims = NULL, *cl = NULL;
+	size_t nl = 0, ncl = 0;
+	struct level lv = { .ti = ti, .node = h->pub.node, .dw = h->dw,
+	    .a = h->pub.start_ns, .b = h->pub.end_ns };
+
+	/* the hang's own wake-up chain */
+	if (h->dw.run != DNONE)
+		slice_wait(d, h, &h->dw, ti, h->dw.start, h->sim.n > 0 ?
+		    episode(h->sim.v[0].start_ns + h->sim.v[0].duration_ns,
+		    h->dw.start) : 0, &h->crit, &cl, &ncl,
+		    "wake-up chain of the hang");
+	if (h->dw.w.timed_out)
+		dnote(h, "the wait ended by its timeout (%.0f ms)",
+		    (double)h->dw.w.timeout_ns / 1e6);
+	if (h->picked >= 0) {
+		const struct diag_similar *s = &h->sim.v[h->picked];
+		const struct graph_vertex *vx = &g->vx[s->node];
+		struct dwait twin;
+		uint32_t sw = vx->first + vx->nevents - 1;
+		for (uint32_t i = sw + 1; i-- > vx->first;)
+			if (g->th[ti].ev[i].type == TT_SWITCH &&
+			    (g->th[ti].ev[i].flags & GRAPH_EVF_WAIT)) {
+				sw = i;
+				break;
+			}
+		diag_wait_at(g, ti, sw, d->last_ts, &twin);
+		slice_wait(d, h, &twin, ti, twin.start, twin_horizon(h->sim.v,
+		    h->sim.n, (size_t)h->picked), &h->path, &lims, &nl,
+		    "slice of the normal node");
+		recurse(d, h, lv, h->path.v, h->path.n, 1);
+	} else {
+		ddead(h, "no similar normal node of %s: used the hang's "
+		    "own wake-up chain", h->pub.th.comm);
+		if (h->crit.n > 0)
+			recurse(d, h, lv, h->crit.v, h->crit.n, 1);
+	}
+	free(lims);
+	free(cl);
+}
+
+static void
+analyze_busy(struct diag *d, struct dhang *h)
+{
+	const struct graph *g = d->g;
+	uint32_t v = h->pub.node;
+	struct slice s;
+	uint32_t *lims = NULL;
+	size_t nl = 0;
+
+	if (v == DNONE)
+		return;
+	const struct graph_vertex *vx = &g->vx[v];
+	const struct gthread *t = &g->th[vx->thread];
+	/* what started the work: edges into the node up to the hang's
+	   start (a signal in the middle of it did not start it) */
+	uint32_t lim = vx->first, last = vx->first + vx->nevents - 1;
+	while (lim < last && t->ev[lim + 1].ts <= h->pub.start_ns + 1000000)
+		lim++;
+	slice_run(d, &s, v, lim, h->pub.th.thread, h->pub.start_ns, 0, 2);
+	slice_steps(d, &s, &h->path, &lims, &nl);
+	for (size_t i = 0; i < h->path.n; i++) {
+		const struct diag_step *st = &h->path.v[i];
+		if (st->input && h->cause_node == DNONE)
+			h->cause_node = st->node;
+		if (st->th.thread != h->pub.th.thread &&
+		    diag_user_thread(g, st->th.thread) &&
+		    h->cause_th.tid == 0)
+			h->cause_th = st->th;
+		if (h->cause_node != DNONE && h->cause_th.tid != 0)
+			break;
+	}
+	if (h->cause_node == DNONE)
+		ddead(h, "walk back from the busy node: no input event "
+		    "recorded%s%s", h->cause_th.tid ? "; the work was started "
+		    "by " : "", h->cause_th.tid ? h->cause_th.comm : "");
+	else
+		slice_dead_end(d, h, &s, "walk back from the busy node");
+	slice_free(&s);
+	free(lims);
+}
+
+static void
+analyze_yield(struct diag *d, struct dhang *h)
+{
+	const struct graph *g = d->g;
+	uint64_t a = h->pub.start_ns, b = h->pub.end_ns;
+
+	free(h->watch);
+	h->watch = xasprintf("argus watch --write %u VARIABLE",
+	    h->pub.th.pid);
+	dnote(h, "%s polled with %u yields or short sleeps in %.0f ms: "
+	    "it is likely waiting on a flag; trace it with: %s",
+	    h->pub.th.comm, h->pub.yields, (double)(b - a) / 1e6, h->watch);
+	/* flag writes from watchpoints: the last one before the end */
+	uint32_t wt = DNONE;
+	uint64_t wts = 0;
+	for (uint32_t ti = 0; ti < g->nth; ti++) {
+		const struct gthread *t = &g->th[ti];
+		for (uint32_t i = diag_event_at(g, ti, a); i < t->nev &&
+		    t->ev[i].ts <= b + (b - a) / 10; i++)
+			if (t->ev[i].type == TT_USER &&
+			    t->ev[i].sub == TU_FLAG_WRITE && t->ev[i].ts >= wts) {
+				wts = t->ev[i].ts;
+				wt = ti;
+			}
+	}
+	if (wt == DNONE) {
+		ddead(h, "no flag write recorded during the yield loop "
+		    "(no watchpoint)");
+		return;
+	}
+	struct diag_culprit c;
+	struct dwait w;
+	uint64_t ov;
+	memset(&c, 0, sizeof(c));
+	diag_thread_fill(g, wt, &c.th);
+	c.serving.comm = c.serving.process = "";
+	c.start_ns = a;
+	c.end_ns = wts;
+	c.wait.syscall = "";
+	c.wait.type = "";
+	if (wt != h->pub.th.thread &&
+	    diag_wait_overlapping(d, wt, a, wts, &w, &ov) &&
+	    ov >= (wts - a) / 2) {
+		c.kind = DIAG_BLOCKED;
+		c.wait = w.w;
+		c.node = graph_vertex_of_event(g, wt, w.sw);
+		c.start_ns = w.start;
+		c.end_ns = w.end;
+	} else {
+		c.kind = DIAG_BUSY;
+		c.node = graph_vertex_at(g, c.th.tid, wts);
+		c.wait.type = "cpu";
+	}
+	add_culprit(h, &c, 1, SIZE_MAX);
+	dnote(h, "the flag was written by %s (%u) at %.6f s",
+	    c.th.comm, c.th.tid, (double)(wts - graph_first_ts(g)) / 1e9);
+}
+
+void
+diag_analyze(struct diag *d, struct dhang *h)
+{
+	const struct graph *g = d->g;
+	uint32_t ti = h->pub.th.thread;
+
+	diag_clear_results(h);
+	switch (h->pub.kind) {
+	case DIAG_BLOCKED:
+		analyze_blocked(d, h);
+		break;
+	case DIAG_BUSY:
+		analyze_busy(d, h);
+		break;
+	case DIAG_YIELD:
+		analyze_yield(d, h);
+		break;
+	}
+	/* wake-ups from other contexts: the hung process's threads and
+	   the culprits */
+	for (uint32_t tj = 0; tj < g->nth; tj++) {
+		int want = diag_user_thread(g, tj) &&
+		    g->th[tj].pid == h->pub.th.pid;
+		for (size_t i = 0; i < h->cul.n && !want; i++)
+			want = h->cul.v[i].th.thread == tj;
+		if (want)
+			diag_wakeups_of(d, h, tj, h->pub.start_ns,
+			    h->pub.end_ns);
+	}
+	/* user stacks of the hung thread */
+	const struct gthread *t = &g->th[ti];
+	for (uint32_t i = diag_event_at(g, ti, h->pub.start_ns); i < t->nev &&
+	    t->ev[i].ts <= h->pub.end_ns && h->stk.n < 16; i++) {
+		if (t->ev[i].type != TT_STACK)
+			continue;
+		struct diag_stack s = { .ts = t->ev[i].ts };
+		s.frames = graph_stack(g, &t->ev[i], &s.nframes);
+		DPUSH(h->stk, s);
+	}
+}

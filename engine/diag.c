@@ -1,0 +1,654 @@
+/*
+ * diag.c: finding hangs, classifying their spinning node and finding
+ * similar normal nodes (the first steps of argus-diagnose(1)).
+ *
+ * The data is struct diag (diag-local.h): the graph, the options and one
+ * struct dhang per hang. Waits are read straight from a thread's compact
+ * events (struct dwait): a blocking switch, the run that ended it, the
+ * system call around them and the instrumentation's user-level wait
+ * around that. A node's signature for FindSimilarNode is a hash of its
+ * semantic events (system calls by name, user events by kind, the wait by
+ * type and resource) with repeats collapsed.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+#include "diag-local.h"
+
+#define SCAN 96			/* events scanned around a wait */
+#define MS 1000000ULL
+
+void
+dnote(struct dhang *h, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		abort();
+	va_end(ap);
+	DPUSH(h->notes, s);
+}
+
+void
+ddead(struct dhang *h, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		abort();
+	va_end(ap);
+	for (size_t i = 0; i < h->dead.n; i++)
+		if (strcmp(h->dead.v[i], s) == 0) {
+			free(s);
+			return;
+		}
+	DPUSH(h->dead, s);
+}
+
+void
+diag_thread_fill(const struct graph *g, uint32_t ti, struct diag_thread *t)
+{
+	const struct graph_thread *gt = graph_thread(g, ti);
+
+	memset(t, 0, sizeof(*t));
+	t->thread = ti;
+	if (gt == NULL) {
+		t->comm = t->process = "";
+		return;
+	}
+	t->pid = gt->pid;
+	t->tid = gt->tid;
+	t->comm = gt->comm;
+	t->process = gt->process != NULL ? gt->process : "";
+}
+
+int
+diag_user_thread(const struct graph *g, uint32_t ti)
+{
+	const struct graph_thread *t = graph_thread(g, ti);
+
+	return t != NULL && !(t->flags & (GRAPH_THREAD_KERNEL |
+	    GRAPH_THREAD_IRQ | GRAPH_THREAD_IGNORED)) && t->pid != 0;
+}
+
+uint32_t
+diag_event_at(const struct graph *g, uint32_t ti, uint64_t ts)
+{
+	const struct gthread *t = &g->th[ti];
+	uint32_t lo = 0, hi = t->nev;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (t->ev[mid].ts < ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* --- waits ------------------------------------------------------------- */
+
+static int
+is_sys(uint32_t nr, const long *set)
+{
+	for (; *set >= 0; set++)
+		if ((long)nr == *set)
+			return 1;
+	return 0;
+}
+
+static const long sleeps[] = { SYS_nanosleep, SYS_clock_nanosleep, -1 };
+static const long polls[] = { SYS_poll, SYS_ppoll, SYS_select,
+	SYS_pselect6, SYS_epoll_wait, SYS_epoll_pwait,
+#ifdef SYS_epoll_pwait2
+	SYS_epoll_pwait2,
+#endif
+	-1 };
+static const long recvs[] = { SYS_recvfrom, SYS_recvmsg, SYS_recvmmsg,
+	SYS_sendto, SYS_sendmsg, SYS_accept, SYS_accept4, SYS_connect, -1 };
+
+static const char *
+fd_type(unsigned kind)
+{
+	switch (kind) {
+	case TFD_PIPE: return "pipe";
+	case TFD_UNIX: case TFD_TCP: case TFD_UDP: case TFD_SOCKET:
+		return "socket";
+	case TFD_TTY: return "tty";
+	case TFD_TIMERFD: return "timerfd";
+	case TFD_EVENTFD: return "eventfd";
+	case TFD_FILE: return "file";
+	}
+	return "other";
+}
+
+static void
+describe_sys(const struct graph *g, const struct graph_event *en,
+    struct diag_wait *w)
+{
+	const char *n = trace_syscall_name(en->aux);
+
+	w->syscall = n != NULL ? n : "";
+	if (en->aux == SYS_futex) {
+		w->type = "futex";
+		snprintf(w->resource, sizeof(w->resource), "futex:0x%llx",
+		    (unsigned long long)en->key);
+	} else if (en->flags & GRAPH_EVF_FDRES) {
+		w->type = fd_type(en->sub);
+		snprintf(w->resource, sizeof(w->resource), "%s:%llu",
+		    trace_fd_kind_name(en->sub) != NULL ?
+		    trace_fd_kind_name(en->sub) : "fd",
+		    (unsigned long long)en->key);
+	} else if (is_sys(en->aux, sleeps)) {
+		w->type = "sleep";
+		snprintf(w->resource, sizeof(w->resource), "sleep");
+	} else if (is_sys(en->aux, polls)) {
+		w->type = "poll";
+		snprintf(w->resource, sizeof(w->resource), "%s", w->syscall);
+	} else if (is_sys(en->aux, recvs)) {
+		w->type = "socket";
+		snprintf(w->resource, sizeof(w->resource), "fd:%llu",
+		    (unsigned long long)en->key);
+	} else if (en->aux == SYS_sched_yield) {
+		w->type = "yield";
+		snprintf(w->resource, sizeof(w->resource), "sched_yield");
+	} else if (sys_is_read(en->aux) || sys_is_write(en->aux)) {
+		w->type = "other";
+		snprintf(w->resource, sizeof(w->resource), "fd:%llu",
+		    (unsigned long long)en->key);
+	} else {
+		w->type = "other";
+		snprintf(w->resource, sizeof(w->resource), "%s:0x%llx",
+		    w->syscall[0] ? w->syscall : "sys",
+		    (unsigned long long)en->key);
+	}
+	(void)g;
+}
+
+static int
+is_uwait(const struct graph_event *e)
+{
+	return e->type == TT_USER && (e->sub == TU_COND_WAIT ||
+	    e->sub == TU_LOCK_WAIT);
+}
+
+static int
+is_udone(const struct graph_event *e)
+{
+	return e->type == TT_USER && (e->sub == TU_COND_DONE ||
+	    e->sub == TU_LOCK_ACQUIRED);
+}
+
+void
+diag_wait_at(const struct graph *g, uint32_t ti, uint32_t sw,
+    uint64_t last_ts, struct dwait *dw)
+{
+	const struct gthread *t = &g->th[ti];
+	const struct graph_event *ev = t->ev;
+	uint32_t i;
+
+	memset(dw, 0, sizeof(*dw));
+	dw->ti = ti;
+	dw->sw = sw;
+	dw->run = dw->enter = dw->exit = dw->uwait = dw->udone = DNONE;
+	dw->w.syscall = "";
+	dw->w.type = "other";
+	dw->w.wait_ev = sw;
+	snprintf(dw->w.resource, sizeof(dw->w.resource), "cpu");
+	uint32_t lost = DNONE;	/* the thread ran again unseen */
+	for (i = sw + 1; i < t->nev && i < sw + SCAN; i++) {
+		if (ev[i].type == GRAPH_EV_RUN) {
+			dw->run = i;
+			break;
+		}
+		if (ev[i].type == TT_SYS_EXIT || ev[i].type == TT_SYS_ENTER) {
+			lost = i;
+			break;
+		}
+	}
+	for (i = sw; i-- > 0 && i + SCAN > sw;) {
+		if (ev[i].type == TT_SYS_EXIT)
+			break;
+		if (ev[i].type == TT_SYS_ENTER) {
+			dw->enter = i;
+			break;
+		}
+	}
+	if (dw->enter != DNONE && lost != DNONE &&
+	    ev[lost].type == TT_SYS_EXIT)
+		dw->exit = lost;	/* its switch back in was lost */
+	if (dw->enter != DNONE && dw->run != DNONE)
+		for (i = dw->run; i < t->nev && i < dw->run + SCAN; i++) {
+			if (ev[i].type == TT_SYS_ENTER)
+				break;
+			if (ev[i].type == TT_SYS_EXIT) {
+				dw->exit = i;
+				break;
+			}
+		}
+	/* the user-level wait around it */
+	uint32_t from = dw->enter != DNONE ? dw->enter : sw;
+	for (i = from; i-- > 0 && i + SCAN > from;) {
+		if (is_udone(&ev[i]))
+			break;
+		if (is_uwait(&ev[i])) {
+			dw->uwait = i;
+			break;
+		}
+	}
+	if (dw->uwait != DNONE && dw->run != DNONE)
+		for (i = dw->run; i < t->nev && i < dw->run + SCAN; i++) {
+			if (is_uwait(&ev[i]))
+				break;
+			if (is_udone(&ev[i]) && ev[i].key == ev[dw->uwait].key) {
+				dw->udone = i;
+				break;
+			}
+		}
+	if (dw->enter != DNONE) {
+		describe_sys(g, &ev[dw->enter], &dw->w);
+	} else if (ev[sw].flags & GRAPH_EVF_INSYS) {
+		struct graph_event en = ev[sw];
+		en.type = TT_SYS_ENTER;
+		en.flags &= (uint16_t)~GRAPH_EVF_FDRES;
+		describe_sys(g, &en, &dw->w);
+	} else {
+		dw->w.type = "other";
+		snprintf(dw->w.resource, sizeof(dw->w.resource), "kernel");
+	}
+	dw->start = ev[sw].ts;
+	if (dw->enter != DNONE)
+		dw->start = ev[dw->enter].ts;
+	dw->end = dw->run != DNONE ? ev[dw->run].ts : last_ts;
+	if (dw->exit != DNONE) {
+		dw->end = ev[dw->exit].ts;
+		dw->w.result = (int64_t)ev[dw->exit].key;
+		dw->w.has_result = 1;
+		if (ev[dw->enter].aux == SYS_futex && dw->w.result == -ETIMEDOUT)
+			dw->w.timed_out = 1;
+		if (is_sys(ev[dw->enter].aux, polls) && dw->w.result == 0)
+			dw->w.timed_out = 1;
+	}
+	if (dw->uwait != DNONE) {
+		const struct graph_event *u = &ev[dw->uwait];
+		uint64_t a, a2;
+		graph_user_args(g, ti, dw->uwait, &a, &a2);
+		if (u->sub == TU_COND_WAIT) {
+			dw->w.type = "condvar";
+			/* libargus writes 1 for "a timed wait" (no value) */
+			dw->w.timeout_ns = a > 1000 ? a : 0;
+		} else {
+			dw->w.type = a == 3 ? "semaphore" : a == 0 ? "mutex" :
+			    "rwlock";
+		}
+		snprintf(dw->w.resource, sizeof(dw->w.resource), "%s:0x%llx",
+		    dw->w.type, (unsigned long long)u->key);
+		dw->start = u->ts;
+		if (dw->udone != DNONE) {
+			graph_user_args(g, ti, dw->udone, &a, &a2);
+			dw->end = ev[dw->udone].ts;
+			dw->w.result = ev[dw->udone].sub == TU_COND_DONE ?
+			    (int64_t)a : (int64_t)a2;
+			dw->w.has_result = 1;
+			dw->w.timed_out = dw->w.result == ETIMEDOUT;
+		}
+	}
+	if (dw->w.timed_out && dw->w.timeout_ns == 0)
+		dw->w.timeout_ns = dw->end - dw->start;
+}
+
+int
+diag_wait_overlapping(const struct diag *d, uint32_t ti, uint64_t a,
+    uint64_t b, struct dwait *best, uint64_t *overlap)
+{
+	const struct graph *g = d->g;
+	const struct gthread *t = &g->th[ti];
+	uint64_t bo = 0;
+	int found = 0;
+	uint32_t i = diag_event_at(g, ti, a);
+	uint32_t last = DNONE;
+
+	/* the wait in progress at a */
+	for (uint32_t j = i; j-- > 0;) {
+		if (t->ev[j].type == GRAPH_EV_RUN)
+			break;
+		if (t->ev[j].type == TT_SWITCH &&
+		    (t->ev[j].flags & GRAPH_EVF_WAIT)) {
+			last = j;
+			break;
+		}
+	}
+	for (uint32_t j = last != DNONE ? last : i; j < t->nev &&
+	    t->ev[j].ts <= b; j++) {
+		if (t->ev[j].type != TT_SWITCH ||
+		    !(t->ev[j].flags & GRAPH_EVF_WAIT))
+			continue;
+		uint64_t s = t->ev[j].ts, e = d->last_ts;
+		for (uint32_t k = j + 1; k < t->nev; k++)
+			if (t->ev[k].type == GRAPH_EV_RUN) {
+				e = t->ev[k].ts;
+				break;
+			}
+		uint64_t lo = s > a ? s : a, hi = e < b ? e : b;
+		if (hi > lo && hi - lo > bo) {
+			bo = hi - lo;
+			diag_wait_at(g, ti, j, d->last_ts, best);
+			found = 1;
+		}
+	}
+	*overlap = bo;
+	return found;
+}
+
+uint64_t
+diag_cpu_time(const struct graph *g, uint32_t ti, uint64_t a, uint64_t b)
+{
+	const struct gthread *t = &g->th[ti];
+	uint32_t i = diag_event_at(g, ti, a);
+	uint64_t sum = 0, on = 0;
+	int running = 0;
+
+	/* the state at a (preempted counts as running: it wants a CPU) */
+	for (uint32_t j = i; j-- > 0;) {
+		if (t->ev[j].type == GRAPH_EV_RUN) {
+			running = 1;
+			break;
+		}
+		if (t->ev[j].type == TT_SWITCH &&
+		    (t->ev[j].flags & GRAPH_EVF_WAIT))
+			break;
+	}
+	on = a;
+	for (; i < t->nev && t->ev[i].ts <= b; i++) {
+		if (t->ev[i].type == GRAPH_EV_RUN && !running) {
+			running = 1;
+			on = t->ev[i].ts;
+		} else if (t->ev[i].type == TT_SWITCH && running &&
+		    (t->ev[i].flags & GRAPH_EVF_WAIT)) {
+			running = 0;
+			sum += t->ev[i].ts - on;
+		}
+	}
+	if (running)
+		sum += b - on;
+	return sum;
+}
+
+/* --- signatures and FindSimilarNode ------------------------------------ */
+
+static uint64_t
+mix(uint64_t h, uint64_t x)
+{
+	h ^= x + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+	return h;
+}
+
+static uint64_t
+str_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+/* Hash of a wait resource; futex words of one object (a condition
+   variable alternates between two) count as one resource. */
+static uint64_t
+res_hash(const struct dwait *dw)
+{
+	if (strncmp(dw->w.resource, "futex:", 6) == 0)
+		return mix(11, strtoull(dw->w.resource + 6, NULL, 16) >> 6);
+	return str_hash(dw->w.resource);
+}
+
+/* Hash of the semantic events of vertex v before event sw (the wait),
+   repeats collapsed, and of the wait. */
+static uint64_t
+node_sig(const struct graph *g, uint32_t v, const struct dwait *dw)
+{
+	const struct graph_vertex *vx = &g->vx[v];
+	const struct gthread *t = &g->th[vx->thread];
+	uint64_t h = 7, prev = 0;
+
+	for (uint32_t i = vx->first; i < vx->first + vx->nevents &&
+	    i < dw->sw; i++) {
+		const struct graph_event *e = &t->ev[i];
+		uint64_t item = 0;
+		if (e->type == TT_SYS_ENTER)
+			item = 1000 + e->aux;
+		else if (e->type == TT_USER && e->sub != TU_MARK &&
+		    e->sub != TU_PROBE && e->sub != TU_HANG_BEGIN &&
+		    e->sub != TU_HANG_END)
+			item = 100 + e->sub;
+		if (item == 0 || item == prev)
+			continue;
+		prev = item;
+		h = mix(h, item);
+	}
+	return mix(h, res_hash(dw));
+}
+
+static uint64_t
+wait_sig(const struct dwait *dw)
+{
+	return mix(str_hash(dw->w.type), res_hash(dw));
+}
+
+static int
+differs(const struct diag *d, const struct dwait *hang,
+    const struct dwait *c, const char **why)
+{
+	uint64_t hd = hang->end - hang->start, cd = c->end - c->start;
+	uint64_t th = d->o.threshold_ns;
+
+	if (c->run == DNONE)
+		return 0;
+	if (hang->w.has_result && c->w.has_result &&
+	    (hang->w.result != c->w.result ||
+	    hang->w.timed_out != c->w.timed_out)) {
+		*why = "result";
+		return 1;
+	}
+	if (hd > cd && (hd - cd >= th || hd - cd >= hd / 2)) {
+		*why = "duration";
+		return 1;
+	}
+	return 0;
+}
+
+struct cand {
+	uint32_t v, sw;
+	uint64_t full, ws;
+	struct dwait c;
+};
+
+void
+diag_find_similar(struct diag *d, struct dhang *h)
+{
+	const struct graph *g = d->g;
+	uint32_t ti = h->pub.th.thread;
+	const struct gthread *t = &g->th[ti];
+	uint32_t hv = h->pub.node;
+	uint64_t full = node_sig(g, hv, &h->dw), ws = wait_sig(&h->dw);
+	uint32_t hnr = h->dw.enter != DNONE ? t->ev[h->dw.enter].aux : DNONE;
+	DARR(struct cand) cs = { 0 };
+
+	h->sim.n = 0;
+	/* one pass over the thread's vertices, most recent first: those
+	   ending in a wait in the same system call that differs from the
+	   hang's (result or length) */
+	for (uint32_t k = t->nvtx; k-- > 0;) {
+		uint32_t v = t->vtx[k];
+		const struct graph_vertex *vx = &g->vx[v];
+		uint32_t last = vx->first + vx->nevents - 1, sw = DNONE;
+		if (v == hv || !(vx->flags & GRAPH_VF_WAIT))
+			continue;
+		for (uint32_t i = last + 1; i-- > vx->first;)
+			if (t->ev[i].type == TT_SWITCH &&
+			    (t->ev[i].flags & GRAPH_EVF_WAIT)) {
+				sw = i;
+				break;
+			}
+		if (sw == DNONE)
+			continue;
+		if (hnr != DNONE) {
+			uint32_t nr = DNONE;
+			for (uint32_t i = sw; i-- > vx->first && i + SCAN > sw;) {
+				if (t->ev[i].type == TT_SYS_EXIT)
+					break;
+				if (t->ev[i].type == TT_SYS_ENTER) {
+					nr = t->ev[i].aux;
+					break;
+				}
+			}
+			if (nr != DNONE && nr != hnr)
+				continue;
+		}
+		struct cand c = { .v = v, .sw = sw };
+		diag_wait_at(g, ti, sw, d->last_ts, &c.c);
+		c.ws = wait_sig(&c.c);
+		if (c.ws != ws)
+			continue;	/* level 1 is the looser test */
+		c.full = node_sig(g, v, &c.c);
+		DPUSH(cs, c);
+	}
+	/* exact signatures first, then those sharing only the wait; in
+	   each, the nodes before the hang (most recent first), then after */
+	for (int level = 0; level < 2; level++)
+		for (int pass = 0; pass < 2; pass++)
+			for (size_t k = 0; k < cs.n; k++) {
+				const struct cand *c = &cs.v[k];
+				const char *why;
+				if ((level == 0) != (c->full == full) ||
+				    (pass == 0) != (graph_vertex_start(g, c->v) <
+				    h->dw.start) ||
+				    !differs(d, &h->dw, &c->c, &why))
+					continue;
+				struct diag_similar sm = { .node = c->v,
+				    .start_ns = c->c.start,
+				    .duration_ns = c->c.end - c->c.start,
+				    .differs = why, .wait = c->c.w };
+				DPUSH(h->sim, sm);
+			}
+	free(cs.v);
+}
+
+uint64_t
+diag_wait_key(const struct graph *g, const struct dwait *dw)
+{
+	if (dw->enter == DNONE)
+		return 0;
+	const struct graph_event *en = &g->th[dw->ti].ev[dw->enter];
+	return ((uint64_t)en->aux << 48) ^ en->key ^ ((uint64_t)en->sub << 40);
+}
+
+uint64_t
+diag_idle_key(struct diag *d, uint32_t ti)
+{
+	const struct graph *g = d->g;
+	const struct gthread *t = &g->th[ti];
+	uint64_t *c = hmap_get(&d->idle, ti), best = 0, bt = 0;
+	int best_loop = 0;
+	struct hmap tot;
+	uint32_t enter = DNONE;
+
+	if (c != NULL)
+		return *c - 1;
+	hmap_init(&tot);
+	for (uint32_t i = 0; i < t->nev; i++) {
+		const struct graph_event *e = &t->ev[i];
+		if (e->type == TT_SYS_ENTER)
+			enter = i;
+		if (e->type != TT_SWITCH || !(e->flags & GRAPH_EVF_WAIT) ||
+		    enter == DNONE)
+			continue;
+		for (uint32_t j = i + 1; j < t->nev; j++)
+			if (t->ev[j].type == GRAPH_EV_RUN) {
+				uint64_t dt = t->ev[j].ts - e->ts;
+				const struct graph_event *en = &t->ev[enter];
+				uint64_t k = ((uint64_t)en->aux << 48) ^ en->key ^
+				    ((uint64_t)en->sub << 40);
+				uint64_t *x = hmap_put(&tot, k, 0, NULL);
+				int lp = is_sys(en->aux, polls);
+				if (dt < d->o.threshold_ns)
+					*x += dt;
+				/* an event-loop wait beats any other */
+				if ((lp && !best_loop) || (lp == best_loop &&
+				    *x > bt)) {
+					bt = *x;
+					best = k;
+					best_loop = lp;
+				}
+				break;
+			}
+	}
+	hmap_free(&tot);
+	*hmap_put(&d->idle, ti, 0, NULL) = best + 1;
+	return best;
+}
+
+/* Wake-ups of thread ti's long waits in [a, b] done from another context. */
+void
+diag_wakeups_of(struct diag *d, struct dhang *h, uint32_t ti, uint64_t a,
+    uint64_t b)
+{
+	const struct graph *g = d->g;
+	const struct gthread *t = &g->th[ti];
+	uint64_t len = b - a;
+
+	for (uint32_t i = diag_event_at(g, ti, a); i < t->nev &&
+	    t->ev[i].ts <= b + len / 10; i++) {
+		if (t->ev[i].type != GRAPH_EV_RUN || i == 0)
+			continue;
+		uint32_t sw = DNONE;
+		for (uint32_t j = i; j-- > 0;)
+			if (t->ev[j].type == TT_SWITCH) {
+				sw = j;
+				break;
+			}
+		if (sw == DNONE || !(t->ev[sw].flags & GRAPH_EVF_WAIT) ||
+		    t->ev[i].ts - t->ev[sw].ts < len / 10)
+			continue;
+		uint32_t v = graph_vertex_of_event(g, ti, i), lim = i;
+		for (int hop = 0; hop < 6 && v != DNONE; hop++) {
+			size_t n;
+			const uint32_t *in = graph_in_edges(g, v, &n);
+			const struct graph_edge *pick = NULL;
+			for (size_t k = n; k-- > 0;) {
+				const struct graph_edge *e = graph_edge(g, in[k]);
+				if (graph_edge_kind_weak(e->kind) ||
+				    e->dst_ev > lim)
+					continue;
+				if (hop == 0 && e->kind != GE_WAKEUP)
+					continue;
+				pick = e;
+				break;
+			}
+			if (pick == NULL)
+				break;
+			uint32_t st = g->vx[pick->src].thread;
+			if (diag_user_thread(g, st)) {
+				if (hop == 0)
+					break;	/* a direct wake-up */
+				struct diag_wakeup w = { .via = pick->kind,
+				    .ts = t->ev[i].ts };
+				diag_thread_fill(g, ti, &w.woken);
+				diag_thread_fill(g, st, &w.cause);
+				DPUSH(h->wk, w);
+				break;
+			}
+			v = pick->src;
+			lim = pick->src_ev;
+		}
+	}
+}

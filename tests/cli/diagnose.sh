@@ -1,0 +1,209 @@
+#!/bin/sh
+# Command-line tests of argus diagnose: usage and errors; golden text and
+# JSON on the synthetic hang of tests/tools/mkhang (ids and times are
+# fixed there; nothing to normalize but the trace path); then, as root,
+# the six hang scenarios recorded under argus record, with the
+# instrumentation library and with kernel events only (an argus copied
+# where it finds no libargus.so), each diagnosis checked against its
+# NAME.expect by tests/tools/diag-check.
+#
+# An expectation met prints "ok"; one that was met when this test was
+# written (listed in KNOWN below) and is no longer prints "not ok" (a
+# regression); one not met yet prints "ok ... # TODO why"; one that cannot
+# be judged (needs a watchpoint, or the recording named threads wrongly)
+# prints "ok ... # SKIP why". About 50 s. UPDATE_GOLDEN=1 rewrites the
+# golden files; DIAG_KEEP=DIR keeps the recordings that regress.
+set -u
+ARGUS=${ARGUS:-./argus}
+B=${B:-build}
+G=tests/golden
+T=$(mktemp -d /tmp/argus-diagcli-XXXXXX)
+trap 'rm -rf "$T"' EXIT
+
+ok() { echo "ok diagnose: $1"; }
+nok() { echo "not ok diagnose: $1"; shift; [ $# -gt 0 ] && echo "  $*"; }
+
+golden() {
+	name=$1
+	cat > "$T/$name"
+	if [ "${UPDATE_GOLDEN:-0}" = 1 ]; then
+		cp "$T/$name" "$G/$name"
+		ok "golden $name (updated)"
+	elif diff -u "$G/$name" "$T/$name" > "$T/$name.diff"; then
+		ok "golden $name"
+	else
+		nok "golden $name"; head -n 20 "$T/$name.diff"
+	fi
+}
+
+if $ARGUS diagnose --help | grep -q '^usage: argus diagnose'; then
+	ok "help"
+else
+	nok "help"
+fi
+$ARGUS diagnose --bogus > "$T/out" 2> "$T/err"
+rc=$?
+if [ $rc -eq 2 ] && grep -q '^argus diagnose: ' "$T/err"; then
+	ok "unknown option: usage error"
+else
+	nok "unknown option" "status $rc: $(cat "$T/err")"
+fi
+$ARGUS diagnose --pid 1 --comm x "$T/none" > "$T/out" 2> "$T/err"
+if [ $? -eq 2 ]; then
+	ok "--pid and --comm are exclusive"
+else
+	nok "--pid and --comm are exclusive" "$(cat "$T/err")"
+fi
+$ARGUS diagnose "$T/none" > "$T/out" 2> "$T/err"
+rc=$?
+if [ $rc -eq 1 ] && [ "$(wc -l < "$T/err")" -eq 1 ]; then
+	ok "missing trace: one line, status 1"
+else
+	nok "missing trace" "status $rc: $(cat "$T/err")"
+fi
+
+# --- golden output on a synthetic hang --------------------------------
+if [ -x "$B/tests/tools/mkhang" ] && "$B/tests/tools/mkhang" "$T/mk" \
+    > "$T/mk.log" 2>&1; then
+	$ARGUS diagnose "$T/mk" | golden diagnose-mkhang.txt
+	$ARGUS diagnose --json "$T/mk" | golden diagnose-mkhang.json
+	$ARGUS diagnose --pick 3 --threshold 500 "$T/mk" |
+	    golden diagnose-mkhang-pick.txt
+	$ARGUS diagnose --at 3.0 --comm app "$T/mk" |
+	    golden diagnose-mkhang-at.txt
+	$ARGUS diagnose --tid 4242 "$T/mk" > "$T/out" 2> "$T/err"
+	if [ $? -eq 1 ] && grep -q 'no thread 4242' "$T/err"; then
+		ok "unknown --tid: one line, status 1"
+	else
+		nok "unknown --tid" "$(cat "$T/err")"
+	fi
+	if command -v jq > /dev/null 2>&1; then
+		if $ARGUS diagnose --json "$T/mk" | jq -e '.hangs[0] |
+		    (.thread.comm == "app") and (.kind == "blocked") and
+		    (.similar | length >= 3) and (.picked == 1) and
+		    (.baseline_path | length >= 2) and
+		    (.culprits | type == "array") and
+		    (.cycle == null) and (.dead_ends | type == "array")' \
+		    > /dev/null; then
+			ok "JSON parses and has the documented keys"
+		else
+			nok "JSON keys"
+		fi
+	else
+		ok "JSON keys # SKIP no jq"
+	fi
+else
+	nok "mkhang" "$(cat "$T/mk.log" 2>/dev/null)"
+fi
+
+# --- the hang scenarios -----------------------------------------------
+if [ "$(id -u)" != 0 ] || [ ! -d /sys/kernel/tracing ]; then
+	ok "scenario recordings skipped (not root) # SKIP"
+	exit 0
+fi
+CHECK=$B/tests/tools/diag-check
+S=$B/tests/scenarios
+if [ ! -x "$CHECK" ] || [ ! -x "$S/chromium" ]; then
+	nok "scenario tools" "build them with make build-tests"
+	exit 0
+fi
+# argus finds libargus.so next to itself (or in ../lib): a copy alone in
+# a directory records kernel events only.
+mkdir -p "$T/konly/bin"
+cp "$ARGUS" "$T/konly/bin/argus"
+
+# Expectations met when this test was written: MODE:SCENARIO:RECORD
+# (the first word of the line and its first key=value).
+KNOWN="
+lib:chromium:hang lib:chromium:similar lib:chromium:path
+lib:chromium:cycle lib:chromium:exclude
+lib:lockio:hang lib:lockio:similar lib:lockio:path
+lib:lockio:culprit:depth=1 lib:lockio:culprit:depth=2 lib:lockio:exclude
+lib:busy:hang lib:busy:cause
+lib:batchserver:hang lib:batchserver:similar lib:batchserver:path
+lib:batchserver:culprit:depth=1 lib:batchserver:exclude
+lib:timerchain:similar lib:timerchain:path lib:timerchain:culprit:depth=1
+lib:timerchain:wakeup lib:timerchain:exclude
+lib:yieldflag:hang lib:yieldflag:wakeup
+kernel:chromium:hang kernel:chromium:similar kernel:chromium:path
+kernel:chromium:culprit:depth=1 kernel:chromium:culprit:depth=2
+kernel:chromium:cycle kernel:chromium:exclude
+kernel:lockio:hang kernel:lockio:similar kernel:lockio:path
+kernel:lockio:culprit:depth=1 kernel:lockio:culprit:depth=2
+kernel:lockio:exclude
+kernel:busy:hang kernel:busy:cause
+kernel:batchserver:hang kernel:batchserver:similar kernel:batchserver:path
+kernel:batchserver:culprit:depth=1 kernel:batchserver:exclude
+kernel:timerchain:similar kernel:timerchain:path
+kernel:timerchain:culprit:depth=1 kernel:timerchain:wakeup
+kernel:timerchain:exclude
+kernel:yieldflag:hang kernel:yieldflag:wakeup
+"
+
+known() {
+	for k in $KNOWN; do
+		[ "$k" = "$1" ] && return 0
+	done
+	return 1
+}
+
+# check MODE NAME TRACE: diag-check's lines as ok / not ok / TODO.
+check() {
+	mode=$1 name=$2 trace=$3
+	flag=
+	[ "$mode" = kernel ] && flag=--kernel-only
+	if ! "$CHECK" "$trace" "tests/scenarios/$name.expect" $flag \
+	    > "$T/check.out" 2> "$T/check.err"; then
+		nok "$mode $name: diag-check" "$(cat "$T/check.err")"
+		return
+	fi
+	while IFS= read -r line; do
+		verdict=${line%% *}
+		rest=${line#* }
+		exp=${rest%%: *}
+		why=
+		[ "$exp" != "$rest" ] && why=${rest#*: }
+		set -- $exp
+		key="$mode:$name:$1"
+		case $2 in depth=*) key="$key:$2" ;; esac
+		case $verdict in
+		pass)	ok "$mode $name: $exp" ;;
+		skip)	ok "$mode $name: $exp # SKIP $why" ;;
+		fail)
+			if known "$key"; then
+				nok "$mode $name: $exp" "$why"
+				# DIAG_KEEP=DIR keeps the recordings that regress
+				if [ -n "${DIAG_KEEP:-}" ]; then
+					mkdir -p "$DIAG_KEEP"
+					cp -r "$trace" "$DIAG_KEEP/" 2>/dev/null
+				fi
+			else
+				ok "$mode $name: $exp # TODO $why"
+			fi ;;
+		esac
+	done < "$T/check.out"
+}
+
+for name in chromium lockio busy batchserver timerchain yieldflag; do
+	ms=$(sed -n 's/^record hang_ms=\([0-9]*\).*/\1/p' \
+	    "tests/scenarios/$name.expect")
+	for mode in lib kernel; do
+		bin=$ARGUS
+		[ "$mode" = kernel ] && bin=$T/konly/bin/argus
+		rm -rf "$T/$mode-$name"
+		if ! ARGUS_HANG_MS=${ms:-1000} timeout 60 "$bin" record -q \
+		    -o "$T/$mode-$name" -- "$S/$name" -q > "$T/rec.out" 2>&1
+		then
+			nok "$mode $name: record" "$(tail -n 3 "$T/rec.out")"
+			continue
+		fi
+		check "$mode" "$name" "$T/$mode-$name"
+		# the command itself on the same recording
+		if [ "$mode" = kernel ] && ! timeout 30 $ARGUS diagnose --json \
+		    "$T/$mode-$name" > "$T/cmd.json" 2> "$T/cmd.err"; then
+			nok "$mode $name: argus diagnose --json" \
+			    "$(cat "$T/cmd.err")"
+		fi
+	done
+done
+exit 0
