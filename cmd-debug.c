@@ -1,0 +1,132 @@
+/*
+ * cmd-debug.c: argus debug: parse the options, open the trace and the
+ * rules, and hand over to the full-screen debugger (tui/). Errors found
+ * before the screen starts are printed here; the hidden --list-keys
+ * prints the key table for the man page check.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "common.h"
+#include "engine.h"
+#include "trace.h"
+#include "tui/tui.h"
+
+static const char debug_usage[] =
+    "usage: argus debug [TRACE] [--pid PID | --comm NAME] [--at TIME]\n"
+    "                   [--rules FILE]... [--no-default-rules]\n"
+    "\n"
+    "Open the hang debugger on TRACE (default " ARGUS_DEFAULT_TRACE "):\n"
+    "a full-screen view of the event graph opened on the first hang.\n"
+    "Press ? inside for the keys; see argus-debug(1).\n"
+    "\n"
+    "  --pid PID            hangs of this process only\n"
+    "  --comm NAME          hangs of threads (or processes) of this name\n"
+    "  --at TIME            diagnose the hang at TIME (seconds from the\n"
+    "                       trace start, or @NS)\n"
+    "  --rules FILE         add the rules of FILE (argus-rules(5))\n"
+    "  --no-default-rules   start from no rules instead of the defaults\n"
+    "  -h, --help           show this help\n";
+
+int
+cmd_debug(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "comm", required_argument, NULL, 'c' },
+		{ "at", required_argument, NULL, 'a' },
+		{ "rules", required_argument, NULL, 'r' },
+		{ "no-default-rules", no_argument, NULL, 'N' },
+		{ "list-keys", no_argument, NULL, 'K' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct tui_opts o;
+	const char **files = NULL, *at = NULL;
+	size_t nfiles = 0;
+	int c, defaults = 1, rc;
+	uint64_t v;
+	char *cause = NULL;
+
+	memset(&o, 0, sizeof(o));
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (parse_u64(optarg, &v) != 0 || v == 0 ||
+			    v > UINT32_MAX) {
+				free(files);
+				return cmd_usage_error("debug", "bad pid '%s'",
+				    optarg);
+			}
+			o.pid = (uint32_t)v;
+			break;
+		case 'c': o.comm = optarg; break;
+		case 'a': at = optarg; break;
+		case 'r':
+			files = xreallocarray(files, nfiles + 1,
+			    sizeof(*files));
+			files[nfiles++] = optarg;
+			break;
+		case 'N': defaults = 0; break;
+		case 'K':
+			tui_list_keys(stdout);
+			free(files);
+			return 0;
+		case 'h':
+			fputs(debug_usage, stdout);
+			free(files);
+			return 0;
+		default:
+			free(files);
+			return cmd_usage_error("debug", "unknown option '%s'",
+			    argv[optind - 1]);
+		}
+	}
+	if (argc - optind > 1) {
+		free(files);
+		return cmd_usage_error("debug", "one trace at a time");
+	}
+	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+		free(files);
+		return cmd_error("debug", "needs a terminal (for a report "
+		    "without one, see argus diagnose)");
+	}
+	o.rules = rules_new();
+	if (defaults && rules_add_defaults(o.rules, &cause) != 0)
+		goto fail;
+	for (size_t i = 0; i < nfiles; i++)
+		if (rules_load_file(o.rules, files[i], &cause) != 0)
+			goto fail;
+	free(files);
+	files = NULL;
+	o.trace = optind < argc ? argv[optind] : ARGUS_DEFAULT_TRACE;
+	o.reader = cmd_open_trace("debug", o.trace);
+	if (o.reader == NULL) {
+		rules_free(o.rules);
+		return 1;
+	}
+	if (at != NULL) {
+		unsigned long long ts;
+		if (cmd_parse_time(at, trace_reader_info(o.reader)->first_ts,
+		    &ts) != 0) {
+			trace_reader_close(o.reader);
+			rules_free(o.rules);
+			return cmd_usage_error("debug", "bad time '%s'", at);
+		}
+		o.at = ts;
+	}
+	rc = tui_run(&o);
+	return rc;
+fail:
+	cmd_error("debug", "%s", cause);
+	free(cause);
+	free(files);
+	rules_free(o.rules);
+	return 1;
+}

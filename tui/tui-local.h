@@ -1,0 +1,227 @@
+/*
+ * tui-local.h: internals of the debugger (tui/).
+ *
+ * struct tui is the whole state of one session: the model (graph, rules,
+ * diagnosis, view cache; all owned by engine/), the user's position (a
+ * thread, a vertex, a cursor time and the visible time window) with its
+ * navigation history, the ordered list of timeline lanes and the panes.
+ *
+ * A pane is a table of function pointers (draw, key, resize, search) over
+ * a curses window. Keys live in one table (keys.c) mapping a key to an
+ * action and a help line; the help screen and --list-keys are generated
+ * from it. Global actions are handled in tui.c; the others go to the
+ * focused pane's key function. Every handler returns the set of things to
+ * redraw (R_* bits); the main loop draws once per iteration.
+ *
+ * Positions are kept as (tid, time) so that they survive a graph rebuild,
+ * which renumbers vertices; the vertex is looked up again afterwards.
+ */
+#ifndef ARGUS_TUI_LOCAL_H
+#define ARGUS_TUI_LOCAL_H
+
+#include <curses.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common.h"
+#include "engine.h"
+#include "tui.h"
+
+/* What to redraw, returned by handlers. */
+#define R_TIMELINE	0x01
+#define R_NODE		0x02
+#define R_CANDS		0x04
+#define R_DIFF		0x08
+#define R_STATUS	0x10
+#define R_LAYOUT	0x20	/* windows must be recreated */
+#define R_PANES		(R_TIMELINE | R_NODE | R_CANDS | R_DIFF)
+#define R_ALL		(R_PANES | R_STATUS)
+
+enum action {
+	AC_NONE = 0,
+	AC_QUIT, AC_HELP, AC_NEXT_PANE, AC_PREV_PANE, AC_ZOOM_PANE, AC_REDRAW,
+	AC_COMMAND, AC_SEARCH, AC_SEARCH_NEXT, AC_SEARCH_PREV,
+	AC_UP, AC_DOWN, AC_LEFT, AC_RIGHT, AC_PAGE_UP, AC_PAGE_DOWN, AC_FIRST,
+	AC_LAST, AC_PAN_LEFT, AC_PAN_RIGHT, AC_PREV_VERTEX, AC_NEXT_VERTEX,
+	AC_ZOOM_IN, AC_ZOOM_OUT, AC_ZOOM_ALL,
+	AC_ENTER, AC_WAKER, AC_WAKEE, AC_BACK, AC_FORWARD, AC_RECURSE,
+	AC_NEXT_HANG, AC_PREV_HANG, AC_TOGGLE_SLICE, AC_SPINNING,
+	AC_NACTIONS
+};
+
+struct key_binding {
+	int key;		/* curses key code or character */
+	const char *name;	/* as shown in help and the man page */
+	enum action action;
+	const char *help;
+};
+
+/* The key table and its size. */
+extern const struct key_binding tui_keys[];
+extern const size_t tui_nkeys;
+/* Action bound to key, or AC_NONE. */
+enum action tui_key_action(int key);
+
+struct tui_command {
+	const char *name;
+	const char *args;	/* for help: "TIME|VERTEX", or "" */
+	const char *help;
+};
+extern const struct tui_command tui_commands[];
+extern const size_t tui_ncommands;
+
+enum pane_id { P_TIMELINE, P_NODE, P_CANDS, P_DIFF, P_N };
+
+struct tui;
+struct pane;
+
+struct pane_ops {
+	const char *name;
+	/* Draw into p->win (erased first by the caller). */
+	void (*draw)(struct tui *t, struct pane *p);
+	/* Handle a pane action; returns R_* bits. */
+	int (*key)(struct tui *t, struct pane *p, enum action a);
+	/* The window was resized (or recreated). */
+	void (*resize)(struct tui *t, struct pane *p);
+	/* Find text from the selection on, dir +1/-1; returns R_* bits
+	   (0 and a status message when not found). */
+	int (*search)(struct tui *t, struct pane *p, const char *text,
+	    int dir);
+};
+
+struct pane {
+	const struct pane_ops *ops;
+	WINDOW *win;
+	int h, w;		/* size (0 when hidden) */
+	size_t top;		/* first row shown (lists) */
+	size_t sel;		/* selected row (lists) */
+	int mode;		/* pane-specific */
+};
+
+extern const struct pane_ops tui_timeline_ops, tui_node_ops, tui_cands_ops,
+    tui_diff_ops;
+
+/* Position of the user: what history records. */
+struct tui_pos {
+	uint32_t tid;		/* current thread */
+	uint64_t vts;		/* a time inside the current vertex */
+	uint64_t cursor;	/* cursor time */
+	uint64_t t0, t1;	/* visible window [t0, t1) */
+	size_t hang;		/* current hang (SIZE_MAX: none) */
+};
+
+#define HIST_MAX 256
+
+/* Colour pairs (when the terminal has colours). */
+enum { C_RUN = 1, C_RUNNABLE, C_BLOCKED, C_HANG, C_BOUND, C_TITLE,
+       C_ERROR, C_PATH, C_CULPRIT, C_CURSOR, C_N };
+
+struct tui {
+	/* model (engine/) */
+	const char *trace;
+	struct rules *rules;
+	struct graph *g;
+	struct diag *d;
+	struct view *vw;
+	struct diag_opts dopts;
+	uint64_t first_ts, last_ts;
+	unsigned gen;		/* bumped when the model is rebuilt */
+
+	/* position and history */
+	struct tui_pos pos;
+	uint32_t vertex;	/* vertex of pos (GRAPH_NONE: none) */
+	uint32_t thread;	/* thread index of pos.tid */
+	struct tui_pos hist[HIST_MAX];
+	size_t nhist, hcur;	/* entries, index of the current one */
+
+	/* timeline lanes: thread indices, pinned ones first */
+	uint32_t *lanes;
+	size_t nlanes, npinned;
+	size_t lane_top;
+	char filter[64];
+
+	/* screen */
+	struct pane panes[P_N];
+	int focus, zoomed;
+	WINDOW *status;
+	int colour;
+	char msg[256];
+	int msg_err;
+	char search[128];
+
+	/* text overlay (help, rules, report): lines; NULL when closed */
+	char **text;
+	size_t ntext, text_top;
+	char text_title[64];
+	WINDOW *textwin;
+
+	int quit;
+};
+
+/* tui.c */
+/* A terminating signal arrived (the session is ending). */
+int tui_signalled(void);
+void tui_message(struct tui *t, int err, const char *fmt, ...)
+    PRINTFLIKE(3, 4);
+/* Move to vertex v (recorded in history when record is set): its thread
+   becomes current, the cursor goes to its start, the window follows. */
+int tui_goto_vertex(struct tui *t, uint32_t v, int record);
+/* Move the cursor to time ts on the current thread. */
+int tui_goto_time(struct tui *t, uint64_t ts, int record);
+/* Make thread index th current (vertex at the cursor). */
+int tui_set_thread(struct tui *t, uint32_t th);
+/* Record the current position in the history. */
+void tui_hist_push(struct tui *t);
+/* Move back (dir -1) or forward (+1) in the history; returns R_* bits. */
+int tui_hist_move(struct tui *t, int dir);
+/* The vertex `w` steps to from v (the diagnosis' path or critical chain
+   when v is on it, else view_waker()); GRAPH_NONE at a dead end. */
+uint32_t tui_waker(struct tui *t, uint32_t v);
+/* Switch to hang h and open on its spinning node. */
+int tui_open_hang(struct tui *t, size_t h, int record);
+/* Recompute the lane order (after a diagnosis change or a filter). */
+void tui_lanes(struct tui *t);
+/* Rebuild graph, view and diagnosis with t->rules, keeping position. */
+int tui_rebuild(struct tui *t);
+/* Show lines of text in the overlay (takes the array). */
+void tui_show_text(struct tui *t, const char *title, char **lines,
+    size_t n);
+/* Split a buffer into an allocated array of lines. */
+char **tui_split_lines(const char *buf, size_t *n);
+/* The current hang, or NULL. */
+const struct diag_hang *tui_hang(const struct tui *t);
+/* Printable time relative to the trace start ("1.234567 s"). */
+const char *tui_fmt_time(const struct tui *t, uint64_t ts, char *buf,
+    size_t len);
+/* Short thread label "comm:tid". */
+const char *tui_thread_label(const struct tui *t, uint32_t th, char *buf,
+    size_t len);
+/* Pane title line (reverse video, bold when focused). */
+void tui_pane_title(struct tui *t, struct pane *p, const char *fmt, ...)
+    PRINTFLIKE(3, 4);
+/* Draw a string clipped to the window width at (y, x). */
+void tui_put(WINDOW *w, int y, int x, const char *s);
+/* Case-insensitive substring test. */
+int tui_match(const char *hay, const char *needle);
+/* Keep sel visible in a list pane of p->h - 1 rows. */
+void tui_list_scroll(struct pane *p, size_t n);
+/* Generic list movement; returns R_* bits for pane bit. */
+int tui_list_key(struct pane *p, size_t n, enum action a, int bit);
+
+/* timeline.c: free the lane summaries kept between draws. */
+void tui_timeline_free(void);
+
+/* cands.c: confirm candidate i (0-based) of the current hang. */
+int tui_pick(struct tui *t, size_t i);
+/* diff.c: recurse into culprit c of the current hang. */
+int tui_recurse(struct tui *t, size_t c);
+
+/* cmdline.c */
+/* Read a line after prompt on the bottom row with libedit (history,
+   completion); NULL when cancelled. Curses is restored on return. */
+char *tui_readline(struct tui *t, const char *prompt);
+/* Run a command line ("goto 1.5", ...); returns R_* bits. */
+int tui_command(struct tui *t, const char *line);
+void tui_readline_end(void);
+
+#endif

@@ -1,0 +1,760 @@
+/*
+ * tui.c: the screen and the main loop of argus debug.
+ *
+ * tui_run() starts curses, loads the graph and the diagnosis on a helper
+ * thread while showing progress, then loops: lay out the windows when
+ * needed, draw what the last handler asked for (werase + draw +
+ * wnoutrefresh per pane, one doupdate), read one key, turn it into an
+ * action through the key table and hand it to the global handler or the
+ * focused pane. Signals (INT, TERM, HUP) only set a flag; the loop sees
+ * it within one read timeout and leaves through the same endwin path as
+ * `q`. Messages go to the status line while curses is up; a fatal error
+ * is printed after endwin.
+ */
+#include <errno.h>
+#include <locale.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "trace.h"
+#include "tui-local.h"
+
+#define READ_TIMEOUT_MS 200
+
+static volatile sig_atomic_t tui_sig;
+
+static void
+on_signal(int sig)
+{
+	tui_sig = sig;
+}
+
+int
+tui_signalled(void)
+{
+	return tui_sig != 0;
+}
+
+static void
+set_signals(void (*fn)(int))
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = fn;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+void
+tui_message(struct tui *t, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(t->msg, sizeof(t->msg), fmt, ap);
+	va_end(ap);
+	t->msg_err = err;
+}
+
+void
+tui_put(WINDOW *w, int y, int x, const char *s)
+{
+	int maxx = getmaxx(w);
+
+	if (y < 0 || y >= getmaxy(w) || x >= maxx)
+		return;
+	mvwaddnstr(w, y, x, s, maxx - x);
+}
+
+void
+tui_pane_title(struct tui *t, struct pane *p, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	int focused = p == &t->panes[t->focus];
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	wattrset(p->win, A_REVERSE | (focused ? A_BOLD : 0) |
+	    (t->colour && focused ? COLOR_PAIR(C_TITLE) : 0));
+	mvwhline(p->win, 0, 0, ' ', p->w);
+	tui_put(p->win, 0, 0, focused ? ">" : " ");
+	tui_put(p->win, 0, 1, buf);
+	wattrset(p->win, A_NORMAL);
+}
+
+int
+tui_match(const char *hay, const char *needle)
+{
+	return strcasestr(hay, needle) != NULL;
+}
+
+void
+tui_list_scroll(struct pane *p, size_t n)
+{
+	size_t rows = p->h > 1 ? (size_t)p->h - 1 : 1;
+
+	if (n == 0) {
+		p->sel = p->top = 0;
+		return;
+	}
+	if (p->sel >= n)
+		p->sel = n - 1;
+	if (p->sel < p->top)
+		p->top = p->sel;
+	if (p->sel >= p->top + rows)
+		p->top = p->sel - rows + 1;
+}
+
+int
+tui_list_key(struct pane *p, size_t n, enum action a, int bit)
+{
+	size_t rows = p->h > 2 ? (size_t)p->h - 1 : 1, old = p->sel;
+
+	switch (a) {
+	case AC_UP: if (p->sel > 0) p->sel--; break;
+	case AC_DOWN: if (p->sel + 1 < n) p->sel++; break;
+	case AC_PAGE_UP: p->sel = p->sel > rows ? p->sel - rows : 0; break;
+	case AC_PAGE_DOWN: p->sel = n && p->sel + rows < n ? p->sel + rows :
+	    (n ? n - 1 : 0); break;
+	case AC_FIRST: p->sel = 0; break;
+	case AC_LAST: p->sel = n ? n - 1 : 0; break;
+	default: return 0;
+	}
+	tui_list_scroll(p, n);
+	return p->sel != old ? bit : 0;
+}
+
+const char *
+tui_fmt_time(const struct tui *t, uint64_t ts, char *buf, size_t len)
+{
+	if (ts >= t->first_ts)
+		snprintf(buf, len, "%.6f s", (double)(ts - t->first_ts) / 1e9);
+	else
+		snprintf(buf, len, "-%.6f s", (double)(t->first_ts - ts) / 1e9);
+	return buf;
+}
+
+const char *
+tui_thread_label(const struct tui *t, uint32_t th, char *buf, size_t len)
+{
+	const struct graph_thread *gt = graph_thread(t->g, th);
+
+	if (gt == NULL)
+		snprintf(buf, len, "?");
+	else if (gt->flags & GRAPH_THREAD_IRQ)
+		snprintf(buf, len, "%s", gt->comm);
+	else
+		snprintf(buf, len, "%s:%u", gt->comm, gt->tid);
+	return buf;
+}
+
+char **
+tui_split_lines(const char *buf, size_t *n)
+{
+	char **v = NULL;
+	size_t k = 0;
+	const char *p = buf;
+
+	while (*p != '\0') {
+		const char *e = strchr(p, '\n');
+		size_t l = e ? (size_t)(e - p) : strlen(p);
+		v = xreallocarray(v, k + 1, sizeof(*v));
+		v[k] = xmalloc(l + 1);
+		memcpy(v[k], p, l);
+		v[k][l] = '\0';
+		/* tabs would break the clipping: expand to one space */
+		for (char *c = v[k]; *c; c++)
+			if (*c == '\t')
+				*c = ' ';
+		k++;
+		p += l + (e != NULL);
+	}
+	*n = k;
+	return v;
+}
+
+static void
+close_text(struct tui *t)
+{
+	for (size_t i = 0; i < t->ntext; i++)
+		free(t->text[i]);
+	free(t->text);
+	t->text = NULL;
+	t->ntext = t->text_top = 0;
+	if (t->textwin != NULL)
+		delwin(t->textwin);
+	t->textwin = NULL;
+}
+
+void
+tui_show_text(struct tui *t, const char *title, char **lines, size_t n)
+{
+	close_text(t);
+	t->text = lines;
+	t->ntext = n;
+	snprintf(t->text_title, sizeof(t->text_title), "%s", title);
+}
+
+/* The help screen, generated from the key and command tables: one line
+   per action with all its keys. */
+static void
+show_help(struct tui *t)
+{
+	char **lines = NULL;
+	size_t n = 0;
+	int done[AC_NACTIONS] = { 0 };
+
+#define ADD(...) do { lines = xreallocarray(lines, n + 1, sizeof(*lines)); \
+	lines[n++] = xasprintf(__VA_ARGS__); } while (0)
+	ADD("argus debug: keys (q or Esc closes this screen)");
+	ADD("%s", "");
+	for (size_t i = 0; i < tui_nkeys; i++) {
+		enum action a = tui_keys[i].action;
+		char keys[64] = "";
+		if (done[a])
+			continue;
+		done[a] = 1;
+		for (size_t j = i; j < tui_nkeys; j++) {
+			if (tui_keys[j].action != a)
+				continue;
+			size_t l = strlen(keys);
+			snprintf(keys + l, sizeof(keys) - l, "%s%s",
+			    l ? " " : "", tui_keys[j].name);
+		}
+		ADD("  %-16s %s", keys, tui_keys[i].help);
+	}
+	ADD("%s", "");
+	ADD("Commands (after :, Tab completes):");
+	for (size_t i = 0; i < tui_ncommands; i++) {
+		char c[64];
+		snprintf(c, sizeof(c), "%s %s", tui_commands[i].name,
+		    tui_commands[i].args);
+		ADD("  %-28s %s", c, tui_commands[i].help);
+	}
+	ADD("%s", "");
+	ADD("Timeline: = running  - runnable  . blocked  ! hang  "
+	    "| vertex start");
+#undef ADD
+	tui_show_text(t, "help", lines, n);
+}
+
+/* --- stderr while curses is up ---------------------------------------- */
+
+/* Anything the libraries write to stderr while the screen is up would
+   tear it: it goes to a temporary file, copied to stderr after endwin. */
+static int saved_err = -1;
+static FILE *errlog;
+
+static void
+stderr_capture(void)
+{
+	fflush(stderr);
+	if ((errlog = tmpfile()) == NULL)
+		return;
+	if ((saved_err = dup(STDERR_FILENO)) < 0 ||
+	    dup2(fileno(errlog), STDERR_FILENO) < 0) {
+		if (saved_err >= 0)
+			close(saved_err);
+		saved_err = -1;
+		fclose(errlog);
+		errlog = NULL;
+	}
+}
+
+static void
+stderr_release(void)
+{
+	char buf[4096];
+	size_t n;
+
+	if (errlog == NULL)
+		return;
+	fflush(stderr);
+	dup2(saved_err, STDERR_FILENO);
+	close(saved_err);
+	saved_err = -1;
+	rewind(errlog);
+	while ((n = fread(buf, 1, sizeof(buf), errlog)) > 0)
+		fwrite(buf, 1, n, stderr);
+	fclose(errlog);
+	errlog = NULL;
+}
+
+/* --- layout and drawing ------------------------------------------------ */
+
+static void
+place(struct pane *p, int y, int x, int h, int w)
+{
+	if (p->win != NULL)
+		delwin(p->win);
+	p->win = NULL;
+	p->h = p->w = 0;
+	if (h <= 0 || w <= 0)
+		return;
+	p->win = newwin(h, w, y, x);
+	if (p->win == NULL)
+		return;
+	p->h = h;
+	p->w = w;
+}
+
+static void
+layout(struct tui *t)
+{
+	int H = LINES - 1, W = COLS;
+
+	for (int i = 0; i < P_N; i++)
+		place(&t->panes[i], 0, 0, 0, 0);
+	if (t->status != NULL)
+		delwin(t->status);
+	t->status = newwin(1, W, LINES - 1, 0);
+	if (t->status != NULL) {
+		keypad(t->status, TRUE);
+		wtimeout(t->status, READ_TIMEOUT_MS);
+	}
+	if (t->textwin != NULL)
+		delwin(t->textwin);
+	t->textwin = NULL;
+	if (H < 4 || W < 20)
+		return;
+	if (t->zoomed) {
+		place(&t->panes[t->focus], 0, 0, H, W);
+	} else {
+		int th = H * 45 / 100, bh, lw = W / 2, ch;
+		if (th < 5)
+			th = 5;
+		bh = H - th;
+		ch = bh / 3 < 3 ? 3 : bh / 3;
+		if (ch > 10)
+			ch = 10;
+		place(&t->panes[P_TIMELINE], 0, 0, th, W);
+		place(&t->panes[P_NODE], th, 0, bh - ch, lw);
+		place(&t->panes[P_CANDS], th + bh - ch, 0, ch, lw);
+		place(&t->panes[P_DIFF], th, lw, bh, W - lw);
+	}
+	for (int i = 0; i < P_N; i++)
+		if (t->panes[i].win != NULL && t->panes[i].ops->resize)
+			t->panes[i].ops->resize(t, &t->panes[i]);
+}
+
+static void
+draw_status(struct tui *t)
+{
+	char right[160], when[32], lab[64];
+	WINDOW *w = t->status;
+	int rl;
+
+	if (w == NULL)
+		return;
+	werase(w);
+	wbkgdset(w, ' ');
+	char vx[32] = "no vertex";
+	if (t->vertex != GRAPH_NONE)
+		snprintf(vx, sizeof(vx), "vertex #%u", t->vertex);
+	snprintf(right, sizeof(right), " %s | %s | %s ",
+	    tui_thread_label(t, t->thread, lab, sizeof(lab)), vx,
+	    tui_fmt_time(t, t->pos.cursor, when, sizeof(when)));
+	rl = (int)strlen(right);
+	if (t->msg[0] != '\0') {
+		wattrset(w, t->msg_err ? (t->colour ? COLOR_PAIR(C_ERROR) |
+		    A_BOLD : A_BOLD) : A_NORMAL);
+		tui_put(w, 0, 0, t->msg);
+	} else {
+		tui_put(w, 0, 0, "? help  q quit  : command  Tab pane  "
+		    "w/W waker/wakee");
+	}
+	wattrset(w, A_REVERSE);
+	if (COLS - rl > 0)
+		tui_put(w, 0, COLS - rl, right);
+	wattrset(w, A_NORMAL);
+	wnoutrefresh(w);
+}
+
+static void
+draw_text(struct tui *t)
+{
+	int H = LINES - 1;
+
+	if (t->textwin == NULL)
+		t->textwin = newwin(H > 0 ? H : 1, COLS, 0, 0);
+	if (t->textwin == NULL)
+		return;
+	WINDOW *w = t->textwin;
+	werase(w);
+	wattrset(w, A_REVERSE | A_BOLD);
+	mvwhline(w, 0, 0, ' ', COLS);
+	tui_put(w, 0, 1, t->text_title);
+	wattrset(w, A_NORMAL);
+	for (int y = 1; y < H; y++) {
+		size_t i = t->text_top + (size_t)y - 1;
+		if (i >= t->ntext)
+			break;
+		tui_put(w, y, 0, t->text[i]);
+	}
+	wnoutrefresh(w);
+}
+
+static void
+draw(struct tui *t, int what)
+{
+	if (t->text != NULL) {
+		draw_text(t);
+	} else if (t->panes[P_TIMELINE].win == NULL &&
+	    t->panes[t->focus].win == NULL) {
+		erase();
+		mvaddstr(0, 0, "terminal too small");
+		wnoutrefresh(stdscr);
+	} else {
+		for (int i = 0; i < P_N; i++) {
+			struct pane *p = &t->panes[i];
+			if (p->win == NULL || !(what & (R_TIMELINE << i)))
+				continue;
+			werase(p->win);
+			p->ops->draw(t, p);
+			wnoutrefresh(p->win);
+		}
+	}
+	draw_status(t);
+	doupdate();
+}
+
+/* --- loading ----------------------------------------------------------- */
+
+struct loader {
+	struct trace_reader *r;
+	struct rules *rules;
+	struct diag_opts dopts;
+	struct graph *g;
+	struct diag *d;
+	char *cause;
+	int err;
+	const char *stage;
+	volatile int done;
+	uint64_t damaged;
+};
+
+static void *
+load_main(void *arg)
+{
+	struct loader *l = arg;
+
+	l->stage = "building the event graph";
+	l->err = graph_build(l->r, l->rules, &l->g, &l->cause);
+	if (l->err == 0) {
+		l->stage = "diagnosing";
+		l->err = diag_new(l->g, &l->dopts, &l->d, &l->cause);
+	}
+	__atomic_store_n(&l->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void
+on_damage(const struct trace_damage *dmg, void *arg)
+{
+	struct loader *l = arg;
+
+	(void)dmg;
+	l->damaged++;
+}
+
+/* Load with a progress screen; returns 0, an error, or -1 on a signal. */
+static int
+load(struct tui *t, struct tui_opts *o, char **cause)
+{
+	struct loader l;
+	pthread_t th;
+	const struct trace_info *info = trace_reader_info(o->reader);
+	static const char spin[] = "|/-\\";
+	uint64_t t0 = now_ns();
+	unsigned k = 0;
+
+	memset(&l, 0, sizeof(l));
+	l.r = o->reader;
+	l.rules = t->rules;
+	l.dopts = t->dopts;
+	trace_reader_on_damage(o->reader, on_damage, &l);
+	if (pthread_create(&th, NULL, load_main, &l) != 0) {
+		*cause = xasprintf("cannot start the loader: %s",
+		    strerror(errno));
+		return 1;
+	}
+	while (!__atomic_load_n(&l.done, __ATOMIC_ACQUIRE)) {
+		char el[32];
+		if (tui_sig) {
+			/* the process ends; the loader dies with it */
+			pthread_detach(th);
+			return -1;
+		}
+		erase();
+		mvprintw(LINES / 2 - 1, 2, "argus debug: loading %s", t->trace);
+		mvprintw(LINES / 2, 2, "%c %s: %llu events in %u segment(s), "
+		    "%s", spin[k++ % 4], l.stage ? l.stage : "reading",
+		    (unsigned long long)info->nevents, info->nsegments,
+		    fmt_duration(el, sizeof(el), now_ns() - t0));
+		refresh();
+		usleep(100000);
+	}
+	pthread_join(th, NULL);
+	if (l.err != 0) {
+		*cause = l.cause ? l.cause : xstrdup(graph_strerror(l.err));
+		if (l.g)
+			graph_free(l.g);
+		return l.err;
+	}
+	free(l.cause);
+	t->g = l.g;
+	t->d = l.d;
+	if (l.damaged)
+		tui_message(t, 1, "warning: %llu damaged spot(s) skipped in "
+		    "the trace", (unsigned long long)l.damaged);
+	return 0;
+}
+
+/* --- global actions ---------------------------------------------------- */
+
+static int
+text_key(struct tui *t, int ch)
+{
+	size_t rows = LINES > 2 ? (size_t)LINES - 2 : 1;
+	size_t max = t->ntext > rows ? t->ntext - rows : 0;
+
+	switch (ch == 27 ? AC_QUIT : tui_key_action(ch)) {
+	case AC_QUIT: case AC_HELP:
+		close_text(t);
+		for (int i = 0; i < P_N; i++)
+			if (t->panes[i].win)
+				touchwin(t->panes[i].win);
+		return R_ALL;
+	case AC_UP: if (t->text_top > 0) t->text_top--; break;
+	case AC_DOWN: if (t->text_top < max) t->text_top++; break;
+	case AC_PAGE_UP: t->text_top = t->text_top > rows ?
+	    t->text_top - rows : 0; break;
+	case AC_PAGE_DOWN: t->text_top = t->text_top + rows < max ?
+	    t->text_top + rows : max; break;
+	case AC_FIRST: t->text_top = 0; break;
+	case AC_LAST: t->text_top = max; break;
+	default: return 0;
+	}
+	return R_ALL;
+}
+
+static int
+do_search(struct tui *t, int dir, int ask)
+{
+	struct pane *p = &t->panes[t->focus];
+
+	if (ask) {
+		char *s = tui_readline(t, "/");
+		if (s == NULL)
+			return R_ALL;
+		if (*s != '\0')
+			snprintf(t->search, sizeof(t->search), "%s", s);
+		free(s);
+	}
+	if (t->search[0] == '\0') {
+		tui_message(t, 1, "no previous search");
+		return R_ALL;
+	}
+	if (p->ops->search == NULL) {
+		tui_message(t, 1, "the %s pane cannot be searched",
+		    p->ops->name);
+		return R_ALL;
+	}
+	return R_ALL | p->ops->search(t, p, t->search, dir);
+}
+
+static int
+global_key(struct tui *t, enum action a)
+{
+	switch (a) {
+	case AC_QUIT:
+		t->quit = 1;
+		return 0;
+	case AC_HELP:
+		show_help(t);
+		return R_ALL;
+	case AC_NEXT_PANE: case AC_PREV_PANE:
+		t->focus = (t->focus + (a == AC_NEXT_PANE ? 1 : P_N - 1)) % P_N;
+		return t->zoomed ? R_ALL | R_LAYOUT : R_ALL;
+	case AC_ZOOM_PANE:
+		t->zoomed = !t->zoomed;
+		return R_ALL | R_LAYOUT;
+	case AC_REDRAW:
+		clearok(curscr, TRUE);
+		return R_ALL;
+	case AC_COMMAND: {
+		char *s = tui_readline(t, ":");
+		int r = R_ALL;
+		if (s != NULL)
+			r |= tui_command(t, s);
+		free(s);
+		return r;
+	}
+	case AC_SEARCH: return do_search(t, 1, 1);
+	case AC_SEARCH_NEXT: return do_search(t, 1, 0);
+	case AC_SEARCH_PREV: return do_search(t, -1, 0);
+	default:
+		break;
+	}
+	if (a == AC_RECURSE || a == AC_TOGGLE_SLICE)
+		return t->panes[P_DIFF].ops->key(t, &t->panes[P_DIFF], a);
+	/* the rest goes to the focused pane, then to the timeline (zoom,
+	   history and chain steps work from any pane) */
+	struct pane *p = &t->panes[t->focus];
+	int r = p->ops->key(t, p, a);
+	if (r == 0 && t->focus != P_TIMELINE)
+		r = t->panes[P_TIMELINE].ops->key(t, &t->panes[P_TIMELINE], a);
+	return r;
+}
+
+static void
+colours(struct tui *t)
+{
+	t->colour = has_colors() && getenv("NO_COLOR") == NULL;
+	if (!t->colour)
+		return;
+	start_color();
+	use_default_colors();
+	init_pair(C_RUN, COLOR_GREEN, -1);
+	init_pair(C_RUNNABLE, COLOR_YELLOW, -1);
+	init_pair(C_BLOCKED, COLOR_BLUE, -1);
+	init_pair(C_HANG, COLOR_WHITE, COLOR_RED);
+	init_pair(C_BOUND, COLOR_MAGENTA, -1);
+	init_pair(C_TITLE, COLOR_CYAN, -1);
+	init_pair(C_ERROR, COLOR_RED, -1);
+	init_pair(C_PATH, COLOR_CYAN, -1);
+	init_pair(C_CULPRIT, COLOR_RED, -1);
+	init_pair(C_CURSOR, COLOR_BLACK, COLOR_WHITE);
+}
+
+static void
+free_model(struct tui *t)
+{
+	view_free(t->vw);
+	diag_free(t->d);
+	if (t->g)
+		graph_free(t->g);
+	rules_free(t->rules);
+	free(t->lanes);
+}
+
+int
+tui_run(struct tui_opts *o)
+{
+	static const struct pane_ops *const ops[P_N] = {
+		&tui_timeline_ops, &tui_node_ops, &tui_cands_ops,
+		&tui_diff_ops,
+	};
+	struct tui *t = xcalloc(1, sizeof(*t));
+	char *cause = NULL;
+	int rc = 0, err, redraw;
+
+	setlocale(LC_ALL, "");
+	t->trace = o->trace;
+	t->rules = o->rules;
+	t->dopts.pid = o->pid;
+	t->dopts.comm = o->comm;
+	t->dopts.at = o->at;
+	t->first_ts = trace_reader_info(o->reader)->first_ts;
+	t->last_ts = trace_reader_info(o->reader)->last_ts;
+	t->vertex = GRAPH_NONE;
+	t->pos.hang = SIZE_MAX;
+	for (int i = 0; i < P_N; i++)
+		t->panes[i].ops = ops[i];
+
+	tui_sig = 0;
+	set_signals(on_signal);
+	stderr_capture();
+	/* newterm, unlike initscr, returns on an unknown terminal */
+	SCREEN *scr = newterm(NULL, stdout, stdin);
+	if (scr == NULL) {
+		stderr_release();
+		fprintf(stderr, "argus debug: cannot use the terminal "
+		    "(TERM=%s)\n", getenv("TERM") ? getenv("TERM") : "");
+		trace_reader_close(o->reader);
+		free_model(t);
+		free(t);
+		return 1;
+	}
+	cbreak();
+	noecho();
+	nonl();
+	keypad(stdscr, TRUE);
+	curs_set(0);
+	set_escdelay(50);
+	colours(t);
+
+	err = load(t, o, &cause);
+	if (err == 0) {
+		uint64_t f = graph_first_ts(t->g);
+		if (f != 0 && (t->first_ts == 0 || f < t->first_ts))
+			t->first_ts = f;
+		t->vw = view_new(t->g);
+		tui_open_hang(t, 0, 1);
+		redraw = R_ALL | R_LAYOUT;
+		while (!t->quit && !tui_sig) {
+			if (redraw & R_LAYOUT)
+				layout(t);
+			if (redraw)
+				draw(t, redraw);
+			redraw = 0;
+			int ch = t->status ? wgetch(t->status) : getch();
+			if (ch == ERR)
+				continue;
+			if (ch == KEY_RESIZE) {
+				redraw = R_ALL | R_LAYOUT;
+				continue;
+			}
+			if (t->msg[0] != '\0') {
+				t->msg[0] = '\0';
+				redraw |= R_STATUS;
+			}
+			if (t->text != NULL) {
+				redraw |= text_key(t, ch);
+				continue;
+			}
+			enum action a = tui_key_action(ch);
+			if (a == AC_NONE) {
+				tui_message(t, 1, "unknown key (? for help)");
+				redraw |= R_STATUS;
+				continue;
+			}
+			redraw |= global_key(t, a);
+		}
+	}
+	close_text(t);
+	tui_timeline_free();
+	for (int i = 0; i < P_N; i++)
+		if (t->panes[i].win)
+			delwin(t->panes[i].win);
+	if (t->status)
+		delwin(t->status);
+	tui_readline_end();	/* el_end() sets the tty: before endwin */
+	endwin();
+	delscreen(scr);
+	stderr_release();
+	set_signals(SIG_DFL);
+	if (err > 0) {
+		fprintf(stderr, "argus debug: %s: %s\n", t->trace, cause);
+		rc = 1;
+	} else if (err < 0 || tui_sig) {
+		rc = 128 + (tui_sig ? tui_sig : SIGINT);
+	}
+	free(cause);
+	if (err < 0)
+		t->rules = NULL;	/* the loader still uses them */
+	else
+		trace_reader_close(o->reader);
+	free_model(t);
+	free(t);
+	return rc;
+}
