@@ -12,17 +12,17 @@
 #include "trace.h"
 
 static const struct cmd cmds[] = {
-	{ "info", cmd_info, "summarize a trace: span, segments, events, threads" },
-	{ "dump", cmd_dump, "print the events of a trace, one per line" },
-	{ "graph", cmd_graph, "build the event graph of a trace: figures, neighbourhoods, suspects" },
-	{ "diagnose", cmd_diagnose, "find the hangs in a trace and explain them: culprits, cycles" },
-	{ "probe", cmd_probe, "add, list or delete user tracing points (uprobes)" },
-	{ "watch", cmd_watch, "trace the accesses to a shared variable (watchpoint)" },
 	{ "record", cmd_record, "record the system in the foreground (or around a command)" },
 	{ "start", cmd_start, "start the flight recorder as a daemon" },
 	{ "stop", cmd_stop, "flush and stop the flight recorder daemon" },
 	{ "status", cmd_status, "show what the flight recorder records" },
+	{ "diagnose", cmd_diagnose, "find the hangs in a trace and explain them: culprits, cycles" },
 	{ "debug", cmd_debug, "investigate a hang in a full-screen debugger" },
+	{ "info", cmd_info, "summarize a trace: span, segments, events, threads" },
+	{ "dump", cmd_dump, "print the events of a trace, one per line" },
+	{ "graph", cmd_graph, "build the event graph of a trace: figures, neighbourhoods, suspects" },
+	{ "probe", cmd_probe, "add, list or delete user tracing points (uprobes)" },
+	{ "watch", cmd_watch, "trace the accesses to a shared variable (watchpoint)" },
 };
 
 static void

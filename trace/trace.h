@@ -147,6 +147,9 @@ enum trace_fd {
 
 enum trace_ipi { TIPI_SEND = 0, TIPI_ENTRY = 1, TIPI_EXIT = 2 };
 
+/* The kind field of the timer events. */
+enum trace_timer_kind { TTIMER_LIST = 0, TTIMER_HR = 1 };
+
 /* Flags of struct trace_thread. */
 #define TRACE_THREAD_KERNEL	0x1	/* a kernel thread */
 #define TRACE_THREAD_EXITED	0x2	/* exited during the trace */
