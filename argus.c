@@ -97,15 +97,9 @@ cmd_parse_time(const char *s, unsigned long long first_ts,
 {
 	uint64_t v;
 
-	if (s[0] == '@') {
-		if (parse_u64(s + 1, &v) != 0)
-			return -1;
-		*out = v;
-		return 0;
-	}
-	if (parse_duration(s, &v) != 0)
+	if (parse_time_at(s, first_ts, &v) != 0)
 		return -1;
-	*out = first_ts + v;
+	*out = v;
 	return 0;
 }
 

@@ -36,6 +36,11 @@ int parse_size(const char *s, uint64_t *out);
  * "10s", "2m", "1h", "800us", "100ns". Stores nanoseconds.
  */
 int parse_duration(const char *s, uint64_t *out_ns);
+/*
+ * Parse a time given by a user: seconds after base with an optional unit
+ * ("1.5", "250ms"), or absolute nanoseconds after '@' ("@123456").
+ */
+int parse_time_at(const char *s, uint64_t base, uint64_t *out);
 /* Parse an unsigned decimal integer fitting in 64 bits. */
 int parse_u64(const char *s, uint64_t *out);
 

@@ -158,6 +158,23 @@ parse_duration(const char *s, uint64_t *out_ns)
 	return 0;
 }
 
+int
+parse_time_at(const char *s, uint64_t base, uint64_t *out)
+{
+	uint64_t v;
+
+	if (s[0] == '@') {
+		if (parse_u64(s + 1, &v) != 0)
+			return -1;
+		*out = v;
+		return 0;
+	}
+	if (parse_duration(s, &v) != 0)
+		return -1;
+	*out = base + v;
+	return 0;
+}
+
 const char *
 fmt_bytes(char *buf, size_t len, uint64_t bytes)
 {

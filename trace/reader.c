@@ -42,22 +42,11 @@ arena_alloc(struct arena *a, size_t n)
 	return p;
 }
 
-static uint32_t
-hash_bytes(const void *p, size_t n)
-{
-	const uint8_t *b = p;
-	uint32_t h = 2166136261u;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 16777619u;
-	return h;
-}
-
 /* Intern n bytes (plus a NUL after them) for the reader's life. */
 static const void *
 intern_nolock(struct trace_reader *r, const void *p, size_t n)
 {
-	uint32_t h = hash_bytes(p, n);
+	uint32_t h = trace_hash_bytes(p, n);
 	size_t mask, i;
 
 	if (r->itab_n * 2 >= r->itab_cap) {

@@ -160,6 +160,18 @@ get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *out)
 	return -1;
 }
 
+/* FNV-1a hash of n bytes (interning in the writer and the reader). */
+static inline uint32_t
+trace_hash_bytes(const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 16777619u;
+	return h;
+}
+
 /* --- buffer ---------------------------------------------------------- */
 
 struct buf {

@@ -485,22 +485,11 @@ get_stream(struct trace_writer *w, unsigned cpu, size_t *idx)
 	return w->streams[i];
 }
 
-static uint32_t
-hash_bytes(const void *p, size_t n)
-{
-	const uint8_t *b = p;
-	uint32_t h = 2166136261u;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 16777619u;
-	return h;
-}
-
 /* Encode a blob: its intern index, and the literal the first time. */
 static void
 put_blob(struct stream *s, int kind, const void *blob, size_t len)
 {
-	uint32_t h = hash_bytes(blob, len) | 1;
+	uint32_t h = trace_hash_bytes(blob, len) | 1;
 	uint32_t mask = INTERN_SLOTS - 1;
 
 	for (uint32_t i = h & mask, probe = 0; probe < INTERN_SLOTS;

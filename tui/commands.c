@@ -18,18 +18,7 @@ typedef int (*cmd_fn)(struct tui *t, char *arg);
 static int
 parse_when(const struct tui *t, const char *s, uint64_t *out)
 {
-	uint64_t v;
-
-	if (s[0] == '@') {
-		if (parse_u64(s + 1, &v) != 0)
-			return -1;
-		*out = v;
-		return 0;
-	}
-	if (parse_duration(s, &v) != 0)
-		return -1;
-	*out = t->first_ts + v;
-	return 0;
+	return parse_time_at(s, t->first_ts, out);
 }
 
 static int
