@@ -50,6 +50,7 @@ struct ropts {
 	uint64_t duration_ns;
 	char **command;
 	int quiet;
+	int no_instrument;	/* kernel events only: no libargus */
 };
 
 static void
@@ -58,7 +59,7 @@ usage_record(FILE *f, const char *name)
 	fprintf(f,
 	    "usage: argus %s [-o DIR] [--size SIZE] [--segment SIZE]\n"
 	    "       [--duration SECONDS] [--events SET] [--buffer-kb N]\n"
-	    "       [--group GROUP] [-q]%s\n"
+	    "       [--group GROUP] [--no-instrument] [-q]%s\n"
 	    "\n"
 	    "Record what every thread of the system waits for and who wakes\n"
 	    "it, into a trace directory bounded in size (oldest segments go).\n"
@@ -70,6 +71,7 @@ usage_record(FILE *f, const char *name)
 	    "  --events SET        sched, default or full (default: default)\n"
 	    "  --buffer-kb N       kernel buffer per CPU (default %u)\n"
 	    "  --group GROUP       make trace files 0640 and owned by GROUP\n"
+	    "  --no-instrument     kernel events only: no libargus records\n"
 	    "  -q, --quiet         no progress line\n",
 	    name, strcmp(name, "record") == 0 ? " [-- COMMAND [ARGS...]]" : "",
 	    ARGUS_DEFAULT_TRACE, RECORD_DEFAULT_BUFFER_KB);
@@ -94,6 +96,7 @@ parse_ropts(const char *name, int argc, char **argv, struct ropts *o)
 		{ "events", required_argument, NULL, 'e' },
 		{ "buffer-kb", required_argument, NULL, 'b' },
 		{ "group", required_argument, NULL, 'g' },
+		{ "no-instrument", no_argument, NULL, 'N' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -153,6 +156,10 @@ parse_ropts(const char *name, int argc, char **argv, struct ropts *o)
 			o->ro.wopts.file_mode = 0640;
 			break;
 		}
+		case 'N':
+			o->no_instrument = 1;
+			o->ro.marker_file = 0;
+			break;
 		case 'q':
 			o->quiet = 1;
 			break;
@@ -198,15 +205,21 @@ find_libargus(void)
 	return NULL;
 }
 
-/* In the child: drop to the sudo user (if any), set up env and exec. */
+/*
+ * In the child: drop to the sudo user (if any), set up env and exec.
+ * marker is NULL with --no-instrument: no libargus, no marker.
+ */
 static void
 exec_command(char **cmd, const char *marker)
 {
 	const char *su = getenv("SUDO_UID"), *sg = getenv("SUDO_GID");
 	const char *user = getenv("SUDO_USER");
-	char *lib = find_libargus();
+	char *lib = marker ? find_libargus() : NULL;
 
-	setenv("ARGUS_MARKER", marker, 1);
+	if (marker)
+		setenv("ARGUS_MARKER", marker, 1);
+	else
+		unsetenv("ARGUS_MARKER");
 	if (lib) {
 		const char *old = getenv("LD_PRELOAD");
 		char *v = old && *old ? xasprintf("%s:%s", lib, old) :
@@ -227,7 +240,7 @@ exec_command(char **cmd, const char *marker)
 		 * and make the marker file the user's so that reopening it
 		 * through /proc/self/fd works as well.
 		 */
-		mfd = open(marker, O_WRONLY);
+		mfd = marker ? open(marker, O_WRONLY) : -1;
 		if (mfd >= 0) {
 			char *v = xasprintf("/proc/self/fd/%d", mfd);
 
@@ -337,7 +350,8 @@ run_recorder(const char *name, struct ropts *o, int ready_fd, int progress)
 			signal(SIGINT, SIG_DFL);
 			signal(SIGTERM, SIG_DFL);
 			signal(SIGHUP, SIG_DFL);
-			exec_command(o->command, record_marker_path(r));
+			exec_command(o->command, o->no_instrument ? NULL :
+			    record_marker_path(r));
 		}
 	}
 	/*

@@ -65,6 +65,8 @@ const struct evspec rec_evtab[] = {
 	    "vec"),
 	E("irq", "softirq_exit", S, DK_SOFTIRQ_EXIT, "softirq boundaries",
 	    "vec"),
+	E("irq", "softirq_raise", D, DK_SOFTIRQ_RAISE, "who raised a softirq",
+	    "vec"),
 	E("ipi", "ipi_send_cpu", S, DK_IPI_CPU, "inter-processor wake-ups",
 	    "cpu"),
 	E("ipi", "ipi_send_cpumask", S, DK_IPI_MASK, "inter-processor wake-ups",
@@ -316,6 +318,12 @@ tgid_of(struct recorder *r, uint32_t tid)
 	return t ? t->pid : tid;
 }
 
+/*
+ * A record libargus wrote into trace_marker_raw (marker.h): a user event,
+ * the stack of one, or a mapping of the writer's process. With
+ * ARGUS_MK_PROXY the event is about the thread named at the head of the
+ * payload; it stays in the writer's CPU stream (the tid is stored).
+ */
 static void
 dec_marker(struct recorder *r, struct trace_event *ev, const uint8_t *p,
     size_t len)
@@ -323,18 +331,57 @@ dec_marker(struct recorder *r, struct trace_event *ev, const uint8_t *p,
 	struct argus_marker_hdr h;
 	uint64_t frames[ARGUS_MARKER_MAX_FRAMES];
 	char name[ARGUS_MARKER_MAX_NAME + 1];
+	char path[4096];
+	const uint8_t *pl;
+	size_t plen, n;
+	unsigned kind;
 
 	if (len < 8 + sizeof(h))
 		return;
 	memcpy(&h, p + 8, sizeof(h));
 	if (h.id != ARGUS_MARKER_ID || 8 + sizeof(h) + h.len > len)
 		return;
-	if (h.kind == ARGUS_MK_STACK) {
-		size_t n = h.len / 8;
+	pl = p + 8 + sizeof(h);
+	plen = h.len;
+	kind = h.kind;
+	if (kind == ARGUS_MK_MMAP) {
+		uint32_t pid = tgid_of(r, ev->tid);
 
+		n = plen < sizeof(path) - 1 ? plen : sizeof(path) - 1;
+		memcpy(path, pl, n);
+		path[n] = '\0';
+		ev->type = TT_MMAP;
+		ev->cpu = TRACE_CPU_META;
+		ev->ts = rec_meta_ts(r, ev->ts);
+		ev->flags = 0;
+		ev->tid = 0;
+		ev->arg[0] = pid;
+		ev->arg[1] = h.key;
+		ev->arg[2] = h.arg;
+		ev->arg[3] = h.arg2;
+		ev->blob = path;
+		ev->blob_len = (uint32_t)strnlen(path, n);
+		rec_add(r, ev);
+		return;
+	}
+	if (kind & ARGUS_MK_PROXY) {
+		uint64_t who;
+
+		if (plen < 8)
+			return;
+		memcpy(&who, pl, 8);
+		if ((uint32_t)who == 0)
+			return;
+		ev->tid = (uint32_t)who;
+		pl += 8;
+		plen -= 8;
+		kind &= ~(unsigned)ARGUS_MK_PROXY;
+	}
+	if (kind == ARGUS_MK_STACK) {
+		n = plen / 8;
 		if (n > ARGUS_MARKER_MAX_FRAMES)
 			n = ARGUS_MARKER_MAX_FRAMES;
-		memcpy(frames, p + 8 + sizeof(h), n * 8);
+		memcpy(frames, pl, n * 8);
 		ev->type = TT_STACK;
 		ev->arg[0] = ev->tid;
 		ev->arg[1] = h.key;
@@ -344,14 +391,13 @@ dec_marker(struct recorder *r, struct trace_event *ev, const uint8_t *p,
 		rec_maps_seen(r, ev->ts, tgid_of(r, ev->tid));
 		return;
 	}
-	if (h.kind == 0 || h.kind >= TU_NKINDS)
+	if (kind == 0 || kind >= TU_NKINDS)
 		return;
-	size_t n = h.len > ARGUS_MARKER_MAX_NAME ? ARGUS_MARKER_MAX_NAME : h.len;
-
-	memcpy(name, p + 8 + sizeof(h), n);
+	n = plen > ARGUS_MARKER_MAX_NAME ? ARGUS_MARKER_MAX_NAME : plen;
+	memcpy(name, pl, n);
 	name[n] = '\0';
 	ev->type = TT_USER;
-	ev->arg[0] = h.kind;
+	ev->arg[0] = kind;
 	ev->arg[1] = h.key;
 	ev->arg[2] = h.arg;
 	ev->arg[3] = h.arg2;
@@ -430,8 +476,12 @@ dec_record(struct recorder *r, unsigned cpu, uint64_t ts, const uint8_t *p,
 		t->pid = (uint32_t)ev.arg[1];
 		t->ppid = flags & 0x00010000 ? (par ? par->ppid : 0) : ptgid;
 		t->flags = 0;
-		memcpy(t->comm, s, sl < TRACE_COMM_LEN ? sl : TRACE_COMM_LEN - 1);
-		t->comm[sl < TRACE_COMM_LEN ? sl : TRACE_COMM_LEN - 1] = '\0';
+		if (t->comm_ts <= ts) {
+			memcpy(t->comm, s, sl < TRACE_COMM_LEN ? sl :
+			    TRACE_COMM_LEN - 1);
+			t->comm[sl < TRACE_COMM_LEN ? sl : TRACE_COMM_LEN - 1] = '\0';
+			t->comm_ts = ts;
+		}
 		rec_add(r, &ev);
 		rec_thread_emit(r, ts, t, 0);
 		return;
@@ -475,8 +525,11 @@ dec_record(struct recorder *r, unsigned cpu, uint64_t ts, const uint8_t *p,
 		}
 		if (sl >= TRACE_COMM_LEN)
 			sl = TRACE_COMM_LEN - 1;
-		memcpy(t->comm, s, sl);
-		t->comm[sl] = '\0';
+		if (t->comm_ts <= ts) {
+			memcpy(t->comm, s, sl);
+			t->comm[sl] = '\0';
+			t->comm_ts = ts;
+		}
 		rec_thread_emit(r, ts, t, 0);
 		return;
 	case DK_IRQ_ENTRY:
@@ -493,8 +546,10 @@ dec_record(struct recorder *r, unsigned cpu, uint64_t ts, const uint8_t *p,
 		break;
 	case DK_SOFTIRQ_ENTRY:
 	case DK_SOFTIRQ_EXIT:
+	case DK_SOFTIRQ_RAISE:
 		ev.type = d->kind == DK_SOFTIRQ_ENTRY ? TT_SOFTIRQ_ENTRY :
-		    TT_SOFTIRQ_EXIT;
+		    d->kind == DK_SOFTIRQ_EXIT ? TT_SOFTIRQ_EXIT :
+		    TT_SOFTIRQ_RAISE;
 		ev.arg[0] = getu(p, len, &f[0]);
 		break;
 	case DK_IPI_CPU:
@@ -520,27 +575,27 @@ dec_record(struct recorder *r, unsigned cpu, uint64_t ts, const uint8_t *p,
 		ev.arg[0] = getu(p, len, &f[0]);
 		ev.arg[1] = getu(p, len, &f[1]);
 		ev.arg[2] = getu(p, len, &f[2]);
-		ev.arg[3] = d->kind == DK_HRT_START ? 1 : 0;
+		ev.arg[3] = d->kind == DK_HRT_START ? TTIMER_HR : TTIMER_LIST;
 		ev.arg[4] = getu(p, len, &f[3]);
 		break;
 	case DK_HRT_CANCEL:
 	case DK_TMR_CANCEL:
 		ev.type = TT_TIMER_CANCEL;
 		ev.arg[0] = getu(p, len, &f[0]);
-		ev.arg[1] = d->kind == DK_HRT_CANCEL ? 1 : 0;
+		ev.arg[1] = d->kind == DK_HRT_CANCEL ? TTIMER_HR : TTIMER_LIST;
 		break;
 	case DK_HRT_EXPIRE:
 	case DK_TMR_EXPIRE:
 		ev.type = TT_TIMER_EXPIRE;
 		ev.arg[0] = getu(p, len, &f[0]);
-		ev.arg[1] = d->kind == DK_HRT_EXPIRE ? 1 : 0;
+		ev.arg[1] = d->kind == DK_HRT_EXPIRE ? TTIMER_HR : TTIMER_LIST;
 		ev.arg[2] = getu(p, len, &f[1]);
 		break;
 	case DK_HRT_EXIT:
 	case DK_TMR_EXIT:
 		ev.type = TT_TIMER_EXPIRE_EXIT;
 		ev.arg[0] = getu(p, len, &f[0]);
-		ev.arg[1] = d->kind == DK_HRT_EXIT ? 1 : 0;
+		ev.arg[1] = d->kind == DK_HRT_EXIT ? TTIMER_HR : TTIMER_LIST;
 		break;
 	case DK_WQ_QUEUE:
 		ev.type = TT_WQ_QUEUE;

@@ -32,7 +32,7 @@ enum dec_kind {
 	DK_TMR_START, DK_TMR_CANCEL, DK_TMR_EXPIRE, DK_TMR_EXIT,
 	DK_WQ_QUEUE, DK_WQ_START, DK_WQ_END, DK_SIG_GEN, DK_SIG_DELIVER,
 	DK_SOCK_SEND, DK_SOCK_RECV, DK_SK_READY, DK_SYS_ENTER, DK_SYS_EXIT,
-	DK_RAW_DATA, DK_PROBE,
+	DK_RAW_DATA, DK_PROBE, DK_SOFTIRQ_RAISE,
 	DK_SYSC_ENTER, DK_SYSC_EXIT,	/* syscalls:sys_enter_NAME, sys_exit_NAME */
 };
 
@@ -71,6 +71,12 @@ extern const size_t rec_nevtab;
 struct rthread {
 	uint32_t tid, pid, ppid, flags;
 	char comm[TRACE_COMM_LEN];
+	/*
+	 * Time of the event that set comm. CPUs are read one after another,
+	 * so an older fork may be decoded after a newer rename: only a newer
+	 * event may change the name.
+	 */
+	uint64_t comm_ts;
 };
 
 struct fdkey {

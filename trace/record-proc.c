@@ -239,6 +239,12 @@ rec_proc_scan(struct recorder *r, uint64_t ts)
 				t.pid = pid;
 			t.flags = kt ? TRACE_THREAD_KERNEL : 0;
 			nt = rec_thread_add(r, t.tid);
+			t.comm_ts = ts;
+			if (nt->comm_ts > ts) {
+				/* An event read before the scan renamed it. */
+				memcpy(t.comm, nt->comm, sizeof(t.comm));
+				t.comm_ts = nt->comm_ts;
+			}
 			*nt = t;
 			rec_thread_emit(r, ts, nt, 0);
 		}
@@ -413,6 +419,7 @@ rec_fd_seen(struct recorder *r, uint64_t ts, uint32_t pid, int fd)
 	} else if (strcmp(link, "anon_inode:[eventpoll]") == 0) {
 		kind = TFD_EPOLL;
 	} else if (strncmp(link, "/dev/pts/", 9) == 0 ||
+	    strcmp(link, "/dev/ptmx") == 0 ||
 	    strncmp(link, "/dev/tty", 8) == 0 ||
 	    strcmp(link, "/dev/console") == 0) {
 		kind = TFD_TTY;

@@ -120,6 +120,8 @@ stale_cb(const char *name, void *arg)
 		return 0;
 	struct tracefs_instance *in = tracefs_instance_alloc(NULL, name);
 	if (in) {
+		/* Tells a libargus still writing there to let go. */
+		(void)tracefs_instance_file_write(in, "tracing_on", "0");
 		if (tracefs_instance_destroy(in) == 0)
 			(*n)++;
 		tracefs_instance_free(in);
@@ -248,28 +250,32 @@ rec_free(struct recorder *r)
 	free(r);
 }
 
+/*
+ * Remove our instance. Callers first set its tracing_on to 0 and remove
+ * ARGUS_MARKER_PATH_FILE: that is how libargus learns to let go of
+ * trace_marker_raw, which it checks at most once a second. Until it has,
+ * rmdir fails with EBUSY (an open file pins an instance): retry for 2 s.
+ */
 static void
 remove_instance(struct recorder *r)
 {
 	struct tracefs_instance *in;
+	char *path;
 
 	if (r->inst_name == NULL)
 		return;
 	in = tracefs_instance_alloc(NULL, r->inst_name);
 	if (in == NULL)
 		return;
-	/*
-	 * rmdir fails with EBUSY while a process still holds one of the
-	 * instance's files (libargus keeps trace_marker_raw open until it
-	 * notices the recorder left): retry for a while.
-	 */
-	for (int i = 0; i < 40; i++) {
+	path = tracefs_instance_get_dir(in);
+	for (int i = 0; path && i < 40; i++) {
 		struct timespec ts = { 0, 50000000L };
 
-		if (tracefs_instance_destroy(in) == 0 || errno != EBUSY)
+		if (rmdir(path) == 0 || errno != EBUSY)
 			break;
 		nanosleep(&ts, NULL);
 	}
+	tracefs_put_tracing_file(path);
 	tracefs_instance_free(in);
 }
 

@@ -112,9 +112,12 @@ if [ -x "$P" ]; then
 	SUDO_UID=65534 SUDO_GID=65534 SUDO_USER=nobody $ARGUS record -q \
 	    -o "$T/mk" --events sched -- "$P" 5 > "$T/known.out"
 	n=$($ARGUS dump "$T/mk" --type user 2>/dev/null | grep -c 'rec-test')
+	# its own stack, and one by proxy for the made-up thread 0x12345
 	s=$($ARGUS dump "$T/mk" --type stack 2>/dev/null | grep -c .)
-	[ "$n" = 5 ] && [ "$s" = 1 ] && ok "marks of an unprivileged command" ||
-		nok "marks of an unprivileged command" "$n marks, $s stacks"
+	sp=$($ARGUS dump "$T/mk" --type stack 2>/dev/null | grep -c ' tid=74565 ')
+	[ "$n" = 5 ] && [ "$s" = 2 ] && [ "$sp" = 1 ] &&
+		ok "marks of an unprivileged command" ||
+		nok "marks of an unprivileged command" "$n marks, $s stacks, $sp by proxy"
 fi
 
 # A probe added while recording (argus probe) is decoded as a user event.
@@ -131,6 +134,111 @@ if [ -x "$P" ] && $ARGUS probe --help > /dev/null 2>&1; then
 	    grep -c 'name="argus_rec_test"')
 	[ "$n" = 2 ] && ok "probe hits decoded" || nok "probe hits decoded" "$n hits"
 fi
+
+# A probe defined while no recorder ran is recorded (the whole
+# argus_probes system is enabled at start).
+if [ -x "$P" ] && $ARGUS probe --help > /dev/null 2>&1 &&
+    $ARGUS probe add "$(readlink -f "$P")" main argus_rec_pre > /dev/null 2>&1; then
+	$ARGUS record -q -o "$T/pp" --events sched -- "$P" 1 > /dev/null
+	$ARGUS probe del argus_rec_pre > /dev/null 2>&1
+	n=$($ARGUS dump "$T/pp" --type user 2>/dev/null | grep 'kind=probe' |
+	    grep -c 'name="argus_rec_pre"')
+	[ "$n" = 1 ] && ok "probe defined before recording" ||
+		nok "probe defined before recording" "$n hits"
+fi
+
+# --no-instrument: no preload, no marker, no user records.
+if [ -x "$P" ]; then
+	env=$($ARGUS record -q --no-instrument -o "$T/ni" --events sched -- \
+	    sh -c 'echo "[${LD_PRELOAD-}${ARGUS_MARKER-}]"; "$0" 3 > /dev/null' "$P")
+	n=$($ARGUS dump "$T/ni" --type user,stack 2>/dev/null | grep -c .)
+	[ "$env" = "[]" ] && [ "$n" = 0 ] && ok "no-instrument" ||
+		nok "no-instrument" "env $env, $n user records"
+fi
+
+# Proxy records: the watchdog writes hang_begin and its stack for the main
+# thread; libargus's mapping records become mmap events before them.
+H=$B/tests/progs/ins-hang
+if [ -x "$H" ]; then
+	ARGUS_HANG_MS=300 timeout 30 $ARGUS record -q -o "$T/hg" --events sched -- \
+	    sh -c 'echo $$ > "$0"; exec "$1" sleep 1000 > /dev/null' "$T/hg.pid" "$H"
+	hp=$(cat "$T/hg.pid")
+	$ARGUS dump "$T/hg" --type user,stack,mmap 2>/dev/null > "$T/hg.txt"
+	nb=$(awk -v t="$hp" '$4 == t && $6 == "user" && $7 == "kind=hang_begin"' "$T/hg.txt" | wc -l)
+	ns=$(awk -v t="$hp" '$6 == "stack" && $7 == "tid=" t && $8 == "kind=hang_begin"' "$T/hg.txt" | wc -l)
+	[ "$nb" = 1 ] && [ "$ns" = 1 ] && ok "hang_begin for the main thread" ||
+		nok "hang_begin for the main thread" "$nb marks, $ns stacks (pid $hp)"
+	# libargus's own mapping records come when it switches on, long
+	# before the hang (the recorder's /proc reading comes with the stack)
+	mt=$(awk -v p="pid=$hp" '$6 == "mmap" && $7 == p && /ins-hang"$/ { print $1; exit }' "$T/hg.txt")
+	bt=$(awk '$6 == "user" && $7 == "kind=hang_begin" { print $1; exit }' "$T/hg.txt")
+	[ -n "$mt" ] && [ -n "$bt" ] && awk -v a="$mt" -v b="$bt" 'BEGIN { exit !(a + 0.1 < b) }' &&
+		ok "mapping records of libargus" ||
+		nok "mapping records of libargus" "mmap at ${mt:-none}, hang at ${bt:-none}"
+fi
+
+# argus watch while recording: the flag write is the setter thread's.
+F=$B/tests/progs/ins-flag
+if [ -x "$F" ] && $ARGUS start -q -o "$T/fl" --events sched > /dev/null 2>&1; then
+	"$F" 1000 > "$T/flag" &
+	fp=$!
+	sleep 0.3
+	pid=$(sed -n 's/^pid=\([0-9]*\).*/\1/p' "$T/flag")
+	timeout 20 $ARGUS watch --write "$pid" flag > /dev/null 2>&1
+	wait $fp
+	setter=$(sed -n 's/^setter=\([0-9]*\).*/\1/p' "$T/flag")
+	sleep 0.3
+	$ARGUS stop -o "$T/fl" > /dev/null 2>&1
+	n=$($ARGUS dump "$T/fl" --type user 2>/dev/null |
+	    awk -v t="$setter" '$4 == t && $7 == "kind=flag_write"' | wc -l)
+	[ "$n" = 1 ] && ok "flag_write of argus watch" ||
+		nok "flag_write of argus watch" "$n for setter $setter"
+fi
+
+# Descriptor identity: a pty's two ends are ttys; stdin and stdout pipes
+# of two programs share one inode.
+if command -v python3 > /dev/null; then
+	$ARGUS record -q -o "$T/tty" --events default -- python3 -c '
+import os, time
+m, s = os.openpty()
+os.write(s, b"x"); os.read(m, 1)
+time.sleep(0.3)'
+	$ARGUS dump "$T/tty" --type fd 2>/dev/null > "$T/tty.txt"
+	nt=$(grep -E 'desc="/dev/(ptmx|pts/[0-9]+)"' "$T/tty.txt" | grep -c 'kind=tty')
+	nf=$(grep -E 'desc="/dev/(ptmx|pts/[0-9]+)"' "$T/tty.txt" | grep -vc 'kind=tty')
+	[ "$nt" -ge 2 ] && [ "$nf" = 0 ] && ok "pty ends are ttys" ||
+		nok "pty ends are ttys" "$nt tty, $nf other: $(head -3 "$T/tty.txt")"
+fi
+$ARGUS record -q -o "$T/pipe" --events default -- sh -c \
+    'sh -c "echo hi; sleep 0.4" | sh -c "cat > /dev/null; sleep 0.4"'
+$ARGUS dump "$T/pipe" --type fd 2>/dev/null > "$T/pipe.txt"
+w=$(awk '$8 == "fd=1" && $9 == "kind=pipe" { print $10 }' "$T/pipe.txt" | sort -u)
+r=$(awk '$8 == "fd=0" && $9 == "kind=pipe" { print $10 }' "$T/pipe.txt" | sort -u)
+c=$(printf '%s\n%s\n' "$w" "$r" | sort | uniq -d | grep -c .)
+[ "$c" -ge 1 ] && ok "stdin and stdout pipes" ||
+	nok "stdin and stdout pipes" "writers: $w readers: $r"
+
+# Thread names: children that rename themselves keep their new names
+# (an older fork decoded after the rename must not undo it), and the
+# command is not named after argus.
+$ARGUS record -q -o "$T/nm" --events sched -- sh -c '
+echo $$ > "$0"
+for i in 1 2 3 4 5 6; do
+	sh -c "echo rfkid$i > /proc/self/comm; sleep 0.2" &
+done
+wait' "$T/nm.pid"
+$ARGUS info --threads "$T/nm" 2>/dev/null > "$T/nm.txt"
+k=$(awk '$2 ~ /^rfkid[1-6]$/ && $3 !~ /^[0-9]+$/ { print $2 }' "$T/nm.txt" | sort -u | wc -l)
+m=$(awk -v p="$(cat "$T/nm.pid")" '$1 == p && $3 !~ /^[0-9]+$/ { print $2 }' "$T/nm.txt")
+[ "$k" = 6 ] && [ "$m" = sh ] && ok "names of renamed children" ||
+	nok "names of renamed children" "$k renamed, command named '$m'"
+
+# softirq raises are in the default set; timer kinds are hr (1) or list (0).
+$ARGUS record -q -o "$T/sr" --events default --duration 1
+nr=$($ARGUS dump "$T/sr" --type softirq_raise 2>/dev/null | grep -c .)
+nk=$($ARGUS dump "$T/sr" --type timer_start 2>/dev/null | grep -vEc 'kind=[01] ')
+[ "$nr" -gt 0 ] && [ "$nk" = 0 ] && ok "softirq raises and timer kinds" ||
+	nok "softirq raises and timer kinds" "$nr raises, $nk bad kinds"
 
 # --- daemon -------------------------------------------------------------
 D=$T/daemon
@@ -165,4 +273,29 @@ $ARGUS status -o "$D" > "$T/st" 2>&1
 grep -q '^recorder: *not running' "$T/st" && ok "status after stop" ||
 	nok "status after stop" "$(cat "$T/st")"
 check_err "stop without daemon" 1 $ARGUS stop -o "$D"
+
+# Stopping while a program's libargus holds the marker open: tracing_on
+# goes to 0 and the path file goes, libargus lets go, the instance goes.
+L=$B/libargus.so
+if [ -x "$H" ] && [ -f "$L" ] && $ARGUS start -q -o "$T/held" --events sched > /dev/null 2>&1; then
+	hpid=$(cat "$T/held/argus.pid")
+	LD_PRELOAD=$L ARGUS_HANG_MS=200 "$H" sleep 6000 > /dev/null &
+	sp=$!
+	i=0
+	while [ $i -lt 30 ] && ! ls -l /proc/$sp/fd 2>/dev/null | grep -q trace_marker_raw; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	ls -l /proc/$sp/fd 2>/dev/null | grep -q trace_marker_raw && held=1 || held=0
+	$ARGUS stop -o "$T/held" > /dev/null 2>&1
+	src=$?
+	if [ "$held" = 1 ] && [ "$src" = 0 ] &&
+	    [ ! -d "/sys/kernel/tracing/instances/argus-$hpid" ]; then
+		ok "stop while libargus holds the marker"
+	else
+		nok "stop while libargus holds the marker" "held $held, stop $src"
+	fi
+	kill $sp 2>/dev/null
+	wait $sp 2>/dev/null
+fi
 exit 0

@@ -10,7 +10,10 @@
  *   unix P C N       the same over a unix socket pair with send/recv
  *   sleep T MS       thread T sleeps MS milliseconds once
  *   marker T N       thread T writes N marks and one stack record into
- *                    $ARGUS_MARKER (skipped when unset)
+ *                    $ARGUS_MARKER (skipped when unset), then one proxy
+ *                    mark "rec-proxy" and a proxy stack for the made-up
+ *                    thread REC_PROXY_TID, and one mapping record
+ *                    (REC_MMAP_*)
  * Descriptors: pipe P->C write 101 read 100, C->P write 103 read 102;
  * unix socket P end 104, C end 105.
  */
@@ -29,6 +32,13 @@
 
 #include "marker.h"
 #include "trace.h"
+
+/* Shared with tests/unit/test-record.c. */
+#define REC_PROXY_TID 0x12345u		/* the payload has 0xdead in the high bits */
+#define REC_MMAP_START 0x7000000ull
+#define REC_MMAP_LEN 0x2000ull
+#define REC_MMAP_OFF 0x1000ull
+#define REC_MMAP_PATH "/rec-known-mmap"
 
 /*
  * The recorder reads descriptor identities from /proc shortly after the
@@ -205,6 +215,38 @@ phase_marker(int n)
 	rec.h.len = sizeof(frames);
 	rec.h.key = TU_MARK;
 	memcpy(rec.payload, frames, sizeof(frames));
+	if (write(fd, &rec, sizeof(rec.h) + rec.h.len) < 0)
+		exit(4);
+
+	/* About another thread: its tid first in the payload. */
+	uint64_t who = 0xdead00000000ull | REC_PROXY_TID;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.h.id = ARGUS_MARKER_ID;
+	rec.h.kind = TU_MARK | ARGUS_MK_PROXY;
+	rec.h.len = 8 + 9;
+	rec.h.key = 42;
+	memcpy(rec.payload, &who, 8);
+	memcpy(rec.payload + 8, "rec-proxy", 9);
+	if (write(fd, &rec, sizeof(rec.h) + rec.h.len) < 0)
+		exit(4);
+	memset(&rec, 0, sizeof(rec));
+	rec.h.id = ARGUS_MARKER_ID;
+	rec.h.kind = ARGUS_MK_STACK | ARGUS_MK_PROXY;
+	rec.h.len = 8 + sizeof(frames);
+	rec.h.key = TU_MARK;
+	memcpy(rec.payload, &who, 8);
+	memcpy(rec.payload + 8, frames, sizeof(frames));
+	if (write(fd, &rec, sizeof(rec.h) + rec.h.len) < 0)
+		exit(4);
+	memset(&rec, 0, sizeof(rec));
+	rec.h.id = ARGUS_MARKER_ID;
+	rec.h.kind = ARGUS_MK_MMAP;
+	rec.h.len = sizeof(REC_MMAP_PATH) - 1;
+	rec.h.key = REC_MMAP_START;
+	rec.h.arg = REC_MMAP_LEN;
+	rec.h.arg2 = REC_MMAP_OFF;
+	memcpy(rec.payload, REC_MMAP_PATH, rec.h.len);
 	if (write(fd, &rec, sizeof(rec.h) + rec.h.len) < 0)
 		exit(4);
 	close(fd);

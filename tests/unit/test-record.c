@@ -181,6 +181,13 @@ struct fdid {
 	uint64_t kind, ino, peer;
 };
 
+/* What tests/progs/rec-known.c writes with ARGUS_MK_PROXY and _MMAP. */
+#define REC_PROXY_TID 0x12345u
+#define REC_MMAP_START 0x7000000ull
+#define REC_MMAP_LEN 0x2000ull
+#define REC_MMAP_OFF 0x1000ull
+#define REC_MMAP_PATH "/rec-known-mmap"
+
 Test(record, known_program, .timeout = 60)
 {
 	serialize();
@@ -195,7 +202,7 @@ Test(record, known_program, .timeout = 60)
 	pid_t rec;
 	unsigned wake_ab = 0, pw = 0, pr = 0, cw = 0, cr = 0;
 	unsigned usend = 0, urecv = 0, mark = 0, stacks = 0, longsleep = 0;
-	unsigned maps = 0;
+	unsigned maps = 0, pmark = 0, pstack = 0, pmap = 0;
 	uint64_t keys = 0, sleep_enter = 0;
 	struct fdid fp101 = { 0 }, fc100 = { 0 }, fp104 = { 0 }, fc105 = { 0 };
 
@@ -263,6 +270,10 @@ Test(record, known_program, .timeout = 60)
 				if (ev.arg[1] < 64)
 					keys |= 1ull << ev.arg[1];
 			}
+			if (ev.tid == REC_PROXY_TID && ev.arg[0] == TU_MARK &&
+			    ev.arg[1] == 42 && ev.blob_len == 9 &&
+			    memcmp(ev.blob, "rec-proxy", 9) == 0)
+				pmark++;
 			break;
 		case TT_STACK:
 			if (ev.tid == (uint32_t)k.t_mark && ev.arg[1] == TU_MARK &&
@@ -270,12 +281,22 @@ Test(record, known_program, .timeout = 60)
 			    ((const uint64_t *)ev.blob)[0] == 0x401000 &&
 			    ((const uint64_t *)ev.blob)[2] == 0x403000)
 				stacks++;
+			if (ev.tid == REC_PROXY_TID && ev.arg[0] == REC_PROXY_TID &&
+			    ev.arg[1] == TU_MARK && ev.blob_len == 24 &&
+			    ((const uint64_t *)ev.blob)[1] == 0x402000)
+				pstack++;
 			break;
 		case TT_MMAP:
 			if (ev.arg[0] == (uint64_t)k.t_mark && ev.blob_len > 10 &&
 			    strcmp((const char *)ev.blob + ev.blob_len - 10,
 			    "/rec-known") == 0 && ev.arg[2] > 0)
 				maps++;
+			if (ev.arg[0] == (uint64_t)k.t_mark &&
+			    ev.arg[1] == REC_MMAP_START &&
+			    ev.arg[2] == REC_MMAP_LEN && ev.arg[3] == REC_MMAP_OFF &&
+			    ev.blob_len == sizeof(REC_MMAP_PATH) - 1 &&
+			    memcmp(ev.blob, REC_MMAP_PATH, ev.blob_len) == 0)
+				pmap++;
 			break;
 		case TT_FD: {
 			struct fdid id = { ev.arg[2], ev.arg[3], ev.arg[4] };
@@ -309,6 +330,9 @@ Test(record, known_program, .timeout = 60)
 		    (unsigned long long)keys);
 		cr_expect_eq(stacks, 1, "marker: %u stacks", stacks);
 		cr_expect_geq(maps, 1, "no executable mapping of rec-known");
+		cr_expect_eq(pmark, 1, "proxy: %u marks", pmark);
+		cr_expect_eq(pstack, 1, "proxy: %u stacks", pstack);
+		cr_expect_eq(pmap, 1, "mapping records: %u", pmap);
 	}
 	cr_expect_eq(fp101.kind, TFD_PIPE, "fd 101 of the parent: kind %llu",
 	    (unsigned long long)fp101.kind);
