@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "diag-local.h"
+#include "elfaddr.h"
 
 void diag_find_hangs(struct diag *d);
 
@@ -53,6 +54,7 @@ diag_new(struct graph *g, const struct diag_opts *o, struct diag **out,
 	d = xcalloc(1, sizeof(*d));
 	d->g = g;
 	hmap_init(&d->idle);
+	hmap_init(&d->loops);
 	if (o != NULL)
 		d->o = *o;
 	if (d->o.threshold_ns == 0)
@@ -88,6 +90,65 @@ diag_new(struct graph *g, const struct diag_opts *o, struct diag **out,
 	return 0;
 }
 
+static const struct elfaddr *
+elf_of(struct diag *d, const char *path)
+{
+	for (size_t i = 0; i < d->elfs.n; i++)
+		if (d->elfs.v[i].path == path)
+			return d->elfs.v[i].e;
+	struct delf x = { .path = path };
+	if (elfaddr_open(path, &x.e) != 0)
+		x.e = NULL;
+	DPUSH(d->elfs, x);
+	return x.e;
+}
+
+void
+diag_symbolize(struct diag *d, struct dhang *h)
+{
+	for (size_t k = 0; k < h->stk.n; k++) {
+		struct diag_stack *s = &h->stk.v[k];
+		char **sym = xcalloc(s->nframes ? s->nframes : 1,
+		    sizeof(*sym));
+		int any = 0;
+		for (size_t i = 0; i < s->nframes; i++) {
+			/* a return address is after its call: look up the
+			   byte before it */
+			uint64_t a = s->frames[i], off, delta;
+			const char *path = a == 0 ? NULL : graph_map_at(d->g,
+			    h->pub.th.pid, a - 1, &off);
+			const struct elfaddr *e = path ? elf_of(d, path) : NULL;
+			const char *fn = e ? elfaddr_at_offset(e, off,
+			    &delta) : NULL;
+			if (fn == NULL)
+				continue;
+			sym[i] = xasprintf("%s+0x%llx", fn,
+			    (unsigned long long)delta + 1);
+			any = 1;
+		}
+		if (!any) {
+			free(sym);
+			continue;
+		}
+		struct dsyms ds = { .v = sym, .n = s->nframes };
+		DPUSH(h->syms, ds);
+		s->symbols = (const char *const *)sym;
+	}
+}
+
+void
+diag_free_symbols(struct dhang *h)
+{
+	for (size_t k = 0; k < h->stk.n; k++)
+		h->stk.v[k].symbols = NULL;
+	for (size_t k = 0; k < h->syms.n; k++) {
+		for (size_t i = 0; i < h->syms.v[k].n; i++)
+			free(h->syms.v[k].v[i]);
+		free(h->syms.v[k].v);
+	}
+	h->syms.n = 0;
+}
+
 static void
 hang_free(struct dhang *h)
 {
@@ -100,6 +161,7 @@ hang_free(struct dhang *h)
 	free(h->wk.v);
 	free(h->dead.v);
 	free(h->stk.v);
+	free(h->syms.v);
 	free(h->watch);
 }
 
@@ -112,6 +174,10 @@ diag_free(struct diag *d)
 		hang_free(&d->h.v[i]);
 	free(d->h.v);
 	hmap_free(&d->idle);
+	hmap_free(&d->loops);
+	for (size_t i = 0; i < d->elfs.n; i++)
+		elfaddr_free(d->elfs.v[i].e);
+	free(d->elfs.v);
 	free((char *)d->o.comm);
 	free(d);
 }

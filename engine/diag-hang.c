@@ -232,15 +232,14 @@ kernel_thread_hangs(struct diag *d, uint32_t ti)
 		if (e->type != TT_SWITCH || !(e->flags & GRAPH_EVF_WAIT) ||
 		    enter == DNONE)
 			continue;
-		for (uint32_t j = i + 1; j < t->nev; j++)
-			if (t->ev[j].type == GRAPH_EV_RUN) {
-				uint64_t dt = t->ev[j].ts - e->ts;
-				uint64_t *mn = hmap_put(&shortw,
-				    rkey(&t->ev[enter]), UINT64_MAX, NULL);
-				if (dt < *mn)
-					*mn = dt;
-				break;
-			}
+		uint32_t j = diag_wait_end(g, ti, i);
+		if (j < t->nev) {
+			uint64_t dt = t->ev[j].ts - e->ts;
+			uint64_t *mn = hmap_put(&shortw, rkey(&t->ev[enter]),
+			    UINT64_MAX, NULL);
+			if (dt < *mn)
+				*mn = dt;
+		}
 	}
 	/* pass 2: long waits far longer than their similar ones, and long
 	   stretches without a wait */
@@ -262,11 +261,9 @@ kernel_thread_hangs(struct diag *d, uint32_t ti)
 		}
 		runfrom = DNONE;
 		uint64_t end = d->last_ts;
-		for (uint32_t j = i + 1; j < t->nev; j++)
-			if (t->ev[j].type == GRAPH_EV_RUN) {
-				end = t->ev[j].ts;
-				break;
-			}
+		uint32_t j = diag_wait_end(g, ti, i);
+		if (j < t->nev)
+			end = t->ev[j].ts;
 		if (end - e->ts < th || enter == DNONE)
 			continue;
 		/* far longer than the other waits on that resource: at
@@ -341,17 +338,6 @@ from_at(struct diag *d)
 	classify(d, h);
 }
 
-/* Whether thread ti idles in an event-loop wait (poll and the like). */
-static int
-loop_thread(struct diag *d, uint32_t ti)
-{
-	uint64_t nr = diag_idle_key(d, ti) >> 48;
-
-	return nr == SYS_poll || nr == SYS_ppoll || nr == SYS_select ||
-	    nr == SYS_pselect6 || nr == SYS_epoll_wait ||
-	    nr == SYS_epoll_pwait;
-}
-
 static int
 by_start(const void *x, const void *y)
 {
@@ -389,7 +375,8 @@ diag_find_hangs(struct diag *d)
 	else if (from_marks(d) == 0)
 		from_kernel(d);
 	for (size_t i = 0; i < d->h.n; i++)
-		d->h.v[i].loop = loop_thread(d, d->h.v[i].pub.th.thread);
+		d->h.v[i].loop = diag_event_loop(d,
+		    d->h.v[i].pub.th.thread);
 	if (d->h.n > 1)
 		qsort(d->h.v, d->h.n, sizeof(*d->h.v), by_start);
 	for (size_t i = 0; i < d->h.n; i++) {

@@ -29,11 +29,26 @@
 struct dwait {
 	uint32_t ti;		/* thread index */
 	uint32_t sw;		/* the blocking TT_SWITCH */
-	uint32_t run;		/* GRAPH_EV_RUN that ended it, or DNONE */
+	uint32_t run;		/* where it ran again: the GRAPH_EV_RUN
+				   that ended it, or the first event of
+				   its own when that switch was lost;
+				   DNONE: it never ended */
 	uint32_t enter, exit;	/* the system call, or DNONE */
 	uint32_t uwait, udone;	/* TU_COND_WAIT/TU_LOCK_WAIT and its end */
 	uint64_t start, end;	/* end: trace end when it never ended */
 	struct diag_wait w;
+};
+
+/* A mapped file read for symbolization (e NULL: unreadable). */
+struct delf {
+	const char *path;		/* interned in the graph */
+	struct elfaddr *e;
+};
+
+/* The symbols of one stack's frames ("func+0x12" or NULL each). */
+struct dsyms {
+	char **v;
+	size_t n;
 };
 
 struct dhang {
@@ -49,6 +64,7 @@ struct dhang {
 	DARR(char *) dead;
 	DARR(char *) notes;
 	DARR(struct diag_stack) stk;
+	DARR(struct dsyms) syms;	/* symbol arrays of stk (owned) */
 	uint32_t cyc_tids[64];
 	struct diag_cycle cycle;
 	int has_cycle;
@@ -64,6 +80,9 @@ struct diag {
 	DARR(struct dhang) h;
 	uint64_t last_ts;		/* the last event of the graph */
 	struct hmap idle;		/* thread -> its idle wait key + 1 */
+	struct hmap loops;		/* thread -> 1: that wait is an
+					   event loop's */
+	DARR(struct delf) elfs;		/* files read for symbols */
 };
 
 /* diag.c */
@@ -72,6 +91,11 @@ void diag_thread_fill(const struct graph *g, uint32_t ti,
 /* The wait whose blocking switch is event sw of thread ti. */
 void diag_wait_at(const struct graph *g, uint32_t ti, uint32_t sw,
     uint64_t last_ts, struct dwait *dw);
+/* Index of the event ending the wait whose blocking switch is event sw
+   of thread ti: its switch back in, or, when that switch was lost, the
+   first event the thread did itself; the thread's event count if the
+   wait never ended. */
+uint32_t diag_wait_end(const struct graph *g, uint32_t ti, uint32_t sw);
 /* The wait of thread ti overlapping [a, b] the most, or 0. */
 int diag_wait_overlapping(const struct diag *d, uint32_t ti, uint64_t a,
     uint64_t b, struct dwait *dw, uint64_t *overlap);
@@ -91,15 +115,25 @@ int diag_user_thread(const struct graph *g, uint32_t ti);
 /* Key of a wait for grouping: system call and resource (0: none). */
 uint64_t diag_wait_key(const struct graph *g, const struct dwait *dw);
 /* Key of thread ti's idle wait (for work or input): its event-loop wait
-   (poll and the like) if it has one, else the wait it spends the most
-   time in, among waits shorter than the threshold. */
+   (poll and the like, on the same resource at least 3 times) if it has
+   one, else the wait it spends the most time in, among waits shorter
+   than the threshold. */
 uint64_t diag_idle_key(struct diag *d, uint32_t ti);
+/* Whether thread ti's idle wait is an event loop's (see above). */
+int diag_event_loop(struct diag *d, uint32_t ti);
 
 /* Wake-ups of thread ti's long waits in [a, b] done from another
    context (interrupt, kernel worker), attributed to the thread behind
    them; appended to h->wk. */
 void diag_wakeups_of(struct diag *d, struct dhang *h, uint32_t ti,
     uint64_t a, uint64_t b);
+
+/* diag-api.c */
+/* Symbols of the frames of h->stk from the recorded mappings of the hung
+   process and the ELF files they map (left NULL when none resolves). */
+void diag_symbolize(struct diag *d, struct dhang *h);
+/* Frees the symbol arrays of h->stk. */
+void diag_free_symbols(struct dhang *h);
 
 /* diag-slice.c */
 /* Slice, diff, culprits, cycle, wake-ups of hang h (after the pick). */

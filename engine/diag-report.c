@@ -194,7 +194,10 @@ diag_write_hang_text(const struct diag *d, size_t h, FILE *f,
 		put_time(f, s->ts, base);
 		fprintf(f, ":");
 		for (size_t k = 0; k < s->nframes && k < 12; k++)
-			fprintf(f, " 0x%" PRIx64, s->frames[k]);
+			if (s->symbols != NULL && s->symbols[k] != NULL)
+				fprintf(f, " %s", s->symbols[k]);
+			else
+				fprintf(f, " 0x%" PRIx64, s->frames[k]);
 		fprintf(f, "\n");
 	}
 	for (size_t i = 0; i < diag_ndead_ends(d, h); i++)
@@ -410,7 +413,19 @@ jhang(FILE *f, const struct diag *d, size_t h)
 		for (size_t k = 0; k < s->nframes; k++)
 			fprintf(f, "%s\"0x%" PRIx64 "\"", k ? "," : "",
 			    s->frames[k]);
-		fprintf(f, "]}");
+		fprintf(f, "]");
+		if (s->symbols != NULL) {
+			fprintf(f, ",\"symbols\":[");
+			for (size_t k = 0; k < s->nframes; k++) {
+				fprintf(f, "%s", k ? "," : "");
+				if (s->symbols[k] != NULL)
+					jstr(f, s->symbols[k]);
+				else
+					fprintf(f, "null");
+			}
+			fprintf(f, "]");
+		}
+		fprintf(f, "}");
 	}
 	fprintf(f, "],\"watch\":");
 	if (diag_watch_hint(d, h) != NULL)

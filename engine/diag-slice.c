@@ -10,7 +10,10 @@
  * frontier is cut to the beam width after every step. A path ends at a
  * vertex holding an input event, at the diagnosed thread earlier than its
  * node (where the request came from), or where no edge leads further (a
- * dead end, reported as such).
+ * dead end, reported as such). The node a baseline slice starts from
+ * may itself hold an input (a terminal read, which may be a pty master
+ * fed by a child): its wake-up chain is followed first, and the node
+ * counts as the input only when that chain reaches no goal.
  *
  * The diff walks the threads of the slice in order and looks at what each
  * did during the hang: running most of it (busy), or blocked most of it
@@ -80,7 +83,7 @@ slice_run(struct diag *d, struct slice *s, uint32_t v, uint32_t lim,
 	const struct graph *g = d->g;
 	unsigned beam = d->o.beam ? d->o.beam : 8;
 	uint32_t best_goal = DNONE, best_dead = DNONE;
-	int best_kind = -1;
+	int best_kind = -1, root_input = 0;
 	if (horizon == 0)
 		horizon = since > HORIZON ? since - HORIZON : 0;
 
@@ -98,7 +101,10 @@ slice_run(struct diag *d, struct slice *s, uint32_t v, uint32_t lim,
 			struct bnode b = s->pool.v[bi];
 			const struct graph_vertex *vx = &g->vx[b.v];
 			int kind = -1;
-			if (vx->flags & GRAPH_VF_INPUT)
+			if ((vx->flags & GRAPH_VF_INPUT) && b.depth == 0 &&
+			    self_stops == 1)
+				root_input = 1;	/* only if nothing else */
+			else if (vx->flags & GRAPH_VF_INPUT)
 				kind = 2;
 			else if (self_stops == 1 && b.depth > 0 &&
 			    vx->thread == self &&
@@ -189,6 +195,9 @@ slice_run(struct diag *d, struct slice *s, uint32_t v, uint32_t lim,
 	if (best_goal != DNONE) {
 		s->leaf = best_goal;
 		s->goal = best_kind;
+	} else if (root_input) {
+		s->leaf = 0;
+		s->goal = 2;
 	} else {
 		s->leaf = best_dead != DNONE ? best_dead : 0;
 		s->goal = 0;
@@ -464,6 +473,7 @@ culprit_twin(struct diag *d, const struct level *lv, struct dwait *twin,
 void
 diag_clear_results(struct dhang *h)
 {
+	diag_free_symbols(h);
 	h->path.n = h->crit.n = h->cul.n = h->wk.n = h->stk.n = 0;
 	for (size_t i = 0; i < h->dead.n; i++)
 		free(h->dead.v[i]);
@@ -755,4 +765,5 @@ diag_analyze(struct diag *d, struct dhang *h)
 		s.frames = graph_stack(g, &t->ev[i], &s.nframes);
 		DPUSH(h->stk, s);
 	}
+	diag_symbolize(d, h);
 }

@@ -20,6 +20,7 @@
 
 #define SCAN 96			/* events scanned around a wait */
 #define MS 1000000ULL
+#define LOOP_MIN 3		/* waits in poll that make an event loop */
 
 void
 dnote(struct dhang *h, const char *fmt, ...)
@@ -173,6 +174,30 @@ describe_sys(const struct graph *g, const struct graph_event *en,
 	(void)g;
 }
 
+/* Whether event e shows its thread on a CPU: anything it did itself in
+   task context (not a stack or a record written on its behalf). */
+static int
+own_activity(const struct graph_event *e)
+{
+	if (e->type == TT_STACK || (e->flags & GRAPH_EVF_CTX) != 0)
+		return 0;
+	if (e->type == TT_USER && (e->sub == TU_HANG_BEGIN ||
+	    e->sub == TU_FLAG_WRITE || e->sub == TU_FLAG_READ))
+		return 0;
+	return 1;
+}
+
+uint32_t
+diag_wait_end(const struct graph *g, uint32_t ti, uint32_t sw)
+{
+	const struct gthread *t = &g->th[ti];
+
+	for (uint32_t k = sw + 1; k < t->nev; k++)
+		if (t->ev[k].type == GRAPH_EV_RUN || own_activity(&t->ev[k]))
+			return k;
+	return t->nev;
+}
+
 static int
 is_uwait(const struct graph_event *e)
 {
@@ -203,17 +228,11 @@ diag_wait_at(const struct graph *g, uint32_t ti, uint32_t sw,
 	dw->w.type = "other";
 	dw->w.wait_ev = sw;
 	snprintf(dw->w.resource, sizeof(dw->w.resource), "cpu");
-	uint32_t lost = DNONE;	/* the thread ran again unseen */
-	for (i = sw + 1; i < t->nev && i < sw + SCAN; i++) {
-		if (ev[i].type == GRAPH_EV_RUN) {
-			dw->run = i;
-			break;
-		}
-		if (ev[i].type == TT_SYS_EXIT || ev[i].type == TT_SYS_ENTER) {
-			lost = i;
-			break;
-		}
-	}
+	/* where it ran again: its switch back in, or the first thing it did
+	   when that switch was lost */
+	i = diag_wait_end(g, ti, sw);
+	if (i < t->nev)
+		dw->run = i;
 	for (i = sw; i-- > 0 && i + SCAN > sw;) {
 		if (ev[i].type == TT_SYS_EXIT)
 			break;
@@ -222,11 +241,9 @@ diag_wait_at(const struct graph *g, uint32_t ti, uint32_t sw,
 			break;
 		}
 	}
-	if (dw->enter != DNONE && lost != DNONE &&
-	    ev[lost].type == TT_SYS_EXIT)
-		dw->exit = lost;	/* its switch back in was lost */
-	if (dw->enter != DNONE && dw->run != DNONE)
-		for (i = dw->run; i < t->nev && i < dw->run + SCAN; i++) {
+	uint32_t after = dw->run;
+	if (dw->enter != DNONE && after != DNONE)
+		for (i = after; i < t->nev && i < after + SCAN; i++) {
 			if (ev[i].type == TT_SYS_ENTER)
 				break;
 			if (ev[i].type == TT_SYS_EXIT) {
@@ -244,8 +261,8 @@ diag_wait_at(const struct graph *g, uint32_t ti, uint32_t sw,
 			break;
 		}
 	}
-	if (dw->uwait != DNONE && dw->run != DNONE)
-		for (i = dw->run; i < t->nev && i < dw->run + SCAN; i++) {
+	if (dw->uwait != DNONE && after != DNONE)
+		for (i = after; i < t->nev && i < after + SCAN; i++) {
 			if (is_uwait(&ev[i]))
 				break;
 			if (is_udone(&ev[i]) && ev[i].key == ev[dw->uwait].key) {
@@ -267,7 +284,7 @@ diag_wait_at(const struct graph *g, uint32_t ti, uint32_t sw,
 	dw->start = ev[sw].ts;
 	if (dw->enter != DNONE)
 		dw->start = ev[dw->enter].ts;
-	dw->end = dw->run != DNONE ? ev[dw->run].ts : last_ts;
+	dw->end = after != DNONE ? ev[after].ts : last_ts;
 	if (dw->exit != DNONE) {
 		dw->end = ev[dw->exit].ts;
 		dw->w.result = (int64_t)ev[dw->exit].key;
@@ -318,13 +335,13 @@ diag_wait_overlapping(const struct diag *d, uint32_t ti, uint64_t a,
 
 	/* the wait in progress at a */
 	for (uint32_t j = i; j-- > 0;) {
-		if (t->ev[j].type == GRAPH_EV_RUN)
-			break;
 		if (t->ev[j].type == TT_SWITCH &&
 		    (t->ev[j].flags & GRAPH_EVF_WAIT)) {
 			last = j;
 			break;
 		}
+		if (t->ev[j].type == GRAPH_EV_RUN || own_activity(&t->ev[j]))
+			break;
 	}
 	for (uint32_t j = last != DNONE ? last : i; j < t->nev &&
 	    t->ev[j].ts <= b; j++) {
@@ -332,11 +349,9 @@ diag_wait_overlapping(const struct diag *d, uint32_t ti, uint64_t a,
 		    !(t->ev[j].flags & GRAPH_EVF_WAIT))
 			continue;
 		uint64_t s = t->ev[j].ts, e = d->last_ts;
-		for (uint32_t k = j + 1; k < t->nev; k++)
-			if (t->ev[k].type == GRAPH_EV_RUN) {
-				e = t->ev[k].ts;
-				break;
-			}
+		uint32_t k = diag_wait_end(g, ti, j);
+		if (k < t->nev)
+			e = t->ev[k].ts;
 		uint64_t lo = s > a ? s : a, hi = e < b ? e : b;
 		if (hi > lo && hi - lo > bo) {
 			bo = hi - lo;
@@ -356,23 +371,27 @@ diag_cpu_time(const struct graph *g, uint32_t ti, uint64_t a, uint64_t b)
 	uint64_t sum = 0, on = 0;
 	int running = 0;
 
-	/* the state at a (preempted counts as running: it wants a CPU) */
+	/* the state at a (preempted counts as running: it wants a CPU;
+	   an event of its own after a wait says it ran again even when its
+	   switch back in was lost) */
 	for (uint32_t j = i; j-- > 0;) {
-		if (t->ev[j].type == GRAPH_EV_RUN) {
-			running = 1;
-			break;
-		}
 		if (t->ev[j].type == TT_SWITCH &&
 		    (t->ev[j].flags & GRAPH_EVF_WAIT))
 			break;
+		if (t->ev[j].type == GRAPH_EV_RUN || own_activity(&t->ev[j])) {
+			running = 1;
+			break;
+		}
 	}
 	on = a;
 	for (; i < t->nev && t->ev[i].ts <= b; i++) {
-		if (t->ev[i].type == GRAPH_EV_RUN && !running) {
+		int wait = t->ev[i].type == TT_SWITCH &&
+		    (t->ev[i].flags & GRAPH_EVF_WAIT);
+		if (!running && !wait && (t->ev[i].type == GRAPH_EV_RUN ||
+		    own_activity(&t->ev[i]))) {
 			running = 1;
 			on = t->ev[i].ts;
-		} else if (t->ev[i].type == TT_SWITCH && running &&
-		    (t->ev[i].flags & GRAPH_EVF_WAIT)) {
+		} else if (wait && running) {
 			running = 0;
 			sum += t->ev[i].ts - on;
 		}
@@ -559,12 +578,13 @@ diag_idle_key(struct diag *d, uint32_t ti)
 	const struct gthread *t = &g->th[ti];
 	uint64_t *c = hmap_get(&d->idle, ti), best = 0, bt = 0;
 	int best_loop = 0;
-	struct hmap tot;
+	struct hmap tot, cnt;
 	uint32_t enter = DNONE;
 
 	if (c != NULL)
 		return *c - 1;
 	hmap_init(&tot);
+	hmap_init(&cnt);
 	for (uint32_t i = 0; i < t->nev; i++) {
 		const struct graph_event *e = &t->ev[i];
 		if (e->type == TT_SYS_ENTER)
@@ -572,29 +592,40 @@ diag_idle_key(struct diag *d, uint32_t ti)
 		if (e->type != TT_SWITCH || !(e->flags & GRAPH_EVF_WAIT) ||
 		    enter == DNONE)
 			continue;
-		for (uint32_t j = i + 1; j < t->nev; j++)
-			if (t->ev[j].type == GRAPH_EV_RUN) {
-				uint64_t dt = t->ev[j].ts - e->ts;
-				const struct graph_event *en = &t->ev[enter];
-				uint64_t k = ((uint64_t)en->aux << 48) ^ en->key ^
-				    ((uint64_t)en->sub << 40);
-				uint64_t *x = hmap_put(&tot, k, 0, NULL);
-				int lp = is_sys(en->aux, polls);
-				if (dt < d->o.threshold_ns)
-					*x += dt;
-				/* an event-loop wait beats any other */
-				if ((lp && !best_loop) || (lp == best_loop &&
-				    *x > bt)) {
-					bt = *x;
-					best = k;
-					best_loop = lp;
-				}
-				break;
-			}
+		uint32_t j = diag_wait_end(g, ti, i);
+		if (j >= t->nev)
+			continue;
+		uint64_t dt = t->ev[j].ts - e->ts;
+		const struct graph_event *en = &t->ev[enter];
+		uint64_t k = ((uint64_t)en->aux << 48) ^ en->key ^
+		    ((uint64_t)en->sub << 40);
+		uint64_t *x = hmap_put(&tot, k, 0, NULL);
+		/* a loop comes back to its wait: one poll (a start
+		   barrier) does not make an event loop */
+		int lp = is_sys(en->aux, polls) &&
+		    ++*hmap_put(&cnt, k, 0, NULL) >= LOOP_MIN;
+		if (dt < d->o.threshold_ns)
+			*x += dt;
+		/* an event-loop wait beats any other */
+		if ((lp && !best_loop) || (lp == best_loop && *x > bt)) {
+			bt = *x;
+			best = k;
+			best_loop = lp;
+		}
 	}
 	hmap_free(&tot);
+	hmap_free(&cnt);
 	*hmap_put(&d->idle, ti, 0, NULL) = best + 1;
+	if (best_loop)
+		*hmap_put(&d->loops, ti, 0, NULL) = 1;
 	return best;
+}
+
+int
+diag_event_loop(struct diag *d, uint32_t ti)
+{
+	diag_idle_key(d, ti);
+	return hmap_get(&d->loops, ti) != NULL;
 }
 
 /* Wake-ups of thread ti's long waits in [a, b] done from another context. */
@@ -606,17 +637,28 @@ diag_wakeups_of(struct diag *d, struct dhang *h, uint32_t ti, uint64_t a,
 	const struct gthread *t = &g->th[ti];
 	uint64_t len = b - a;
 
-	for (uint32_t i = diag_event_at(g, ti, a); i < t->nev &&
-	    t->ev[i].ts <= b + len / 10; i++) {
-		if (t->ev[i].type != GRAPH_EV_RUN || i == 0)
+	uint32_t from = diag_event_at(g, ti, a);
+
+	/* the wait in progress at a */
+	for (uint32_t j = from; j-- > 0;) {
+		if (t->ev[j].type == TT_SWITCH &&
+		    (t->ev[j].flags & GRAPH_EVF_WAIT)) {
+			from = j;
+			break;
+		}
+		if (t->ev[j].type == GRAPH_EV_RUN || own_activity(&t->ev[j]))
+			break;
+	}
+	/* each long wait ending in the span: where the thread ran again
+	   (its switch in, or its first event when that switch was lost) */
+	for (uint32_t sw = from; sw < t->nev &&
+	    t->ev[sw].ts <= b + len / 10; sw++) {
+		if (t->ev[sw].type != TT_SWITCH ||
+		    !(t->ev[sw].flags & GRAPH_EVF_WAIT))
 			continue;
-		uint32_t sw = DNONE;
-		for (uint32_t j = i; j-- > 0;)
-			if (t->ev[j].type == TT_SWITCH) {
-				sw = j;
-				break;
-			}
-		if (sw == DNONE || !(t->ev[sw].flags & GRAPH_EVF_WAIT) ||
+		uint32_t i = diag_wait_end(g, ti, sw);
+		if (i >= t->nev || t->ev[i].ts < a ||
+		    t->ev[i].ts > b + len / 10 ||
 		    t->ev[i].ts - t->ev[sw].ts < len / 10)
 			continue;
 		uint32_t v = graph_vertex_of_event(g, ti, i), lim = i;
@@ -624,15 +666,26 @@ diag_wakeups_of(struct diag *d, struct dhang *h, uint32_t ti, uint64_t a,
 			size_t n;
 			const uint32_t *in = graph_in_edges(g, v, &n);
 			const struct graph_edge *pick = NULL;
+			/* past the wake-up itself, what the context was
+			   doing for someone (the work, timer or message)
+			   says more than who woke the context */
 			for (size_t k = n; k-- > 0;) {
 				const struct graph_edge *e = graph_edge(g, in[k]);
 				if (graph_edge_kind_weak(e->kind) ||
 				    e->dst_ev > lim)
 					continue;
-				if (hop == 0 && e->kind != GE_WAKEUP)
+				if ((hop == 0) != (e->kind == GE_WAKEUP))
 					continue;
 				pick = e;
 				break;
+			}
+			for (size_t k = n; hop > 0 && pick == NULL && k-- > 0;) {
+				const struct graph_edge *e = graph_edge(g, in[k]);
+				if (!graph_edge_kind_weak(e->kind) &&
+				    e->dst_ev <= lim) {
+					pick = e;
+					break;
+				}
 			}
 			if (pick == NULL)
 				break;

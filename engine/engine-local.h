@@ -118,6 +118,11 @@ struct graph {
 	struct hmap strmap;		/* string hash -> id chain head */
 	uint64_t *frames;		/* stack frames pool */
 	size_t nframes, capframes;
+	struct gmap {			/* recorded file mappings (TT_MMAP) */
+		uint32_t pid, path;	/* path: interned string */
+		uint64_t start, len, pgoff;
+	} *maps;
+	size_t nmaps, capmaps;
 	struct hmap fdmap;		/* pid<<32|fd -> kind<<56 | ino */
 	struct hmap uargs;		/* thread<<32|idx of a TT_USER event ->
 					   index of its (arg, arg2) in uargv */

@@ -462,8 +462,10 @@ struct diag_stack {
 	const uint64_t *frames;		/* innermost first */
 	size_t nframes;
 	const char *const *symbols;	/* per frame "func+0x12" or NULL when
-					   unresolved; NULL array: none (no
-					   symbolization yet: always NULL) */
+					   unresolved; NULL array: no frame
+					   resolved (from the recorded
+					   mappings of the process and the
+					   symbol tables of their files) */
 };
 
 /*
@@ -557,6 +559,11 @@ void diag_write_json(const struct diag *d, FILE *f);
 void diag_write_hang_text(const struct diag *d, size_t h, FILE *f,
     uint64_t base_ts);
 
+/* The file mapped at address addr of process pid (the latest recorded
+   mapping holding it) and addr's offset in that file in *off; NULL when
+   no recorded mapping holds it. */
+const char *graph_map_at(const struct graph *g, uint32_t pid, uint64_t addr,
+    uint64_t *off);
 /* The first event time of the graph (trace start for reports). */
 uint64_t graph_first_ts(const struct graph *g);
 /* Extra fields of a TT_USER event (arg, arg2 of the trace event), 0 when

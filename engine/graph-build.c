@@ -200,6 +200,17 @@ on_user(struct bctx *b, uint32_t ti, uint32_t i)
 	}
 }
 
+/* Whether event ev may have been recorded on behalf of its thread by
+   another one (a stack, the watchdog's hang begin, a watched flag), so
+   that it says nothing about the thread being on a CPU. */
+static int
+by_proxy(const struct graph_event *ev)
+{
+	return ev->type == TT_STACK || (ev->type == TT_USER &&
+	    (ev->sub == TU_HANG_BEGIN || ev->sub == TU_FLAG_WRITE ||
+	    ev->sub == TU_FLAG_READ));
+}
+
 static void
 step(struct bctx *b, uint32_t ti, uint32_t i)
 {
@@ -208,16 +219,28 @@ step(struct bctx *b, uint32_t ti, uint32_t i)
 	struct tst *s = &b->st[ti];
 	const struct graph_event *ev = &t->ev[i];
 	uint32_t v, pid, qi;
+	uint32_t lwake_v = NONE, lwake_e = 0, lwait_v = NONE, lwait_e = 0;
+	uint32_t sw_v = NONE;	/* the vertex of a switch event */
+	unsigned lwake_k = 0;
 
-	if (s->waiting && ev->type != GRAPH_EV_RUN && ev->type != TT_STACK) {
-		/* the thread acts without having been switched in: events
-		   were lost; forget the wait rather than guess its waker */
+	if (s->waiting && ev->type != GRAPH_EV_RUN && !by_proxy(ev)) {
+		/* the thread acts without having been switched in: its
+		   switch back in was lost. A wake-up recorded during the
+		   wait still is what ran it (connected below, to this
+		   event); without one, forget the wait rather than guess */
+		if (s->wake_v != NONE && s->wake_kind == GE_WAKEUP) {
+			lwake_v = s->wake_v;
+			lwake_e = s->wake_e;
+			lwake_k = s->wake_kind;
+			lwait_v = s->wait_v;
+			lwait_e = s->wait_e;
+		}
 		s->waiting = 0;
 		s->wake_v = NONE;
 	}
 	switch (ev->type) {
 	case TT_SWITCH:
-		v = add(b, ti, i);
+		v = sw_v = add(b, ti, i);
 		if (!(ev->flags & GRAPH_EVF_WAIT))
 			break;
 		if (v != NONE)
@@ -373,6 +396,19 @@ step(struct bctx *b, uint32_t ti, uint32_t i)
 		add(b, ti, i);
 		break;
 	}
+	if (lwake_v == NONE)
+		return;
+	/* the vertex now holding event i (a switch out may have closed
+	   it already) */
+	uint32_t dv = sw_v;
+	if (s->cur != NONE && g->vx[s->cur].first <= i &&
+	    g->vx[s->cur].first + g->vx[s->cur].nevents > i)
+		dv = s->cur;
+	if (dv == NONE)
+		return;
+	gb_edge(b, lwake_v, lwake_e, dv, i, lwake_k);
+	if (lwait_v != NONE)
+		gb_edge(b, lwait_v, lwait_e, lwake_v, lwake_e, GE_WAIT);
 }
 
 /* The rule flags of thread ti under the names known now; sets its

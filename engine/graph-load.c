@@ -246,6 +246,44 @@ load_sys_exit(struct graph *g, struct gthread *t, struct graph_event *ge)
 	(void)ge;
 }
 
+/* A file mapping of a process, once per (pid, start, len, pgoff). */
+static void
+load_mmap(struct graph *g, const struct trace_event *ev)
+{
+	size_t len;
+	const char *s = blob_str(ev, &len);
+	struct gmap m = { .pid = (uint32_t)ev->arg[0], .start = ev->arg[1],
+	    .len = ev->arg[2], .pgoff = ev->arg[3] };
+
+	if (len == 0 || s[0] != '/')
+		return;		/* [vdso] and the like: nothing to read */
+	for (size_t i = g->nmaps; i-- > 0;)
+		if (g->maps[i].pid == m.pid && g->maps[i].start == m.start &&
+		    g->maps[i].len == m.len && g->maps[i].pgoff == m.pgoff)
+			return;
+	m.path = graph_intern(g, s, len);
+	if (g->nmaps == g->capmaps) {
+		g->capmaps = g->capmaps ? g->capmaps * 2 : 16;
+		g->maps = xreallocarray(g->maps, g->capmaps, sizeof(*g->maps));
+	}
+	g->maps[g->nmaps++] = m;
+}
+
+const char *
+graph_map_at(const struct graph *g, uint32_t pid, uint64_t addr,
+    uint64_t *off)
+{
+	for (size_t i = g->nmaps; i-- > 0;) {
+		const struct gmap *m = &g->maps[i];
+		if (m->pid == pid && addr >= m->start &&
+		    addr - m->start < m->len) {
+			*off = addr - m->start + m->pgoff;
+			return g->strs[m->path];
+		}
+	}
+	return NULL;
+}
+
 void
 graph_load_event(struct graph *g, const struct trace_event *ev)
 {
@@ -261,7 +299,10 @@ graph_load_event(struct graph *g, const struct trace_event *ev)
 	if (ev->ts != 0 && (g->first_ts == 0 || ev->ts < g->first_ts))
 		g->first_ts = ev->ts;
 	switch (ev->type) {
-	case TT_NONE: case TT_MIGRATE: case TT_MMAP:
+	case TT_NONE: case TT_MIGRATE:
+		return;
+	case TT_MMAP:
+		load_mmap(g, ev);
 		return;
 	case TT_LOST:
 		g->lost += ev->arg[0];

@@ -138,6 +138,7 @@ graph_free(struct graph *g)
 		free(g->strs[i]);
 	free(g->strs);
 	free(g->frames);
+	free(g->maps);
 	free(g->leader);
 	free(g->pub);
 	hmap_free(&g->tidmap);

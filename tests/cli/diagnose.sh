@@ -119,7 +119,7 @@ lib:chromium:hang lib:chromium:similar lib:chromium:path
 lib:chromium:cycle lib:chromium:exclude
 lib:lockio:hang lib:lockio:similar lib:lockio:path
 lib:lockio:culprit:depth=1 lib:lockio:culprit:depth=2 lib:lockio:exclude
-lib:busy:hang lib:busy:cause
+lib:busy:hang lib:busy:cause lib:busy:stack
 lib:batchserver:hang lib:batchserver:similar lib:batchserver:path
 lib:batchserver:culprit:depth=1 lib:batchserver:exclude
 lib:timerchain:similar lib:timerchain:path lib:timerchain:culprit:depth=1

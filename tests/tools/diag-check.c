@@ -228,8 +228,23 @@ check(const struct diag *d, const char *rec, const char *line)
 		return 1;
 	}
 	if (strcmp(rec, "stack") == 0) {
-		snprintf(why, sizeof(why), "stacks are not symbolized yet "
-		    "(%zu recorded)", diag_nstacks(d, 0));
+		const char *fn = val(line, "function", b1, sizeof(b1));
+		size_t nsym = 0;
+		for (size_t i = 0; fn && i < diag_nstacks(d, 0); i++) {
+			const struct diag_stack *s = diag_stack(d, 0, i);
+			for (size_t k = 0; s->symbols && k < s->nframes; k++) {
+				const char *y = s->symbols[k];
+				if (y == NULL)
+					continue;
+				nsym++;
+				size_t n = strcspn(y, "+");
+				if (strlen(fn) == n && strncmp(y, fn, n) == 0)
+					return 1;
+			}
+		}
+		snprintf(why, sizeof(why), "%s not in the %zu stacks of hang 1 "
+		    "(%zu frames symbolized)", fn ? fn : "?",
+		    diag_nstacks(d, 0), nsym);
 		return 0;
 	}
 	if (strcmp(rec, "watch") == 0) {

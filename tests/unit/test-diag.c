@@ -504,3 +504,246 @@ Test(diag, yield_loop_flag_writer)
 	diag_free(d);
 	graph_free(g);
 }
+
+/*
+ * A thread whose switch back in after a short socket read was lost, then
+ * blocked long on a semaphore: its wait is the semaphore (the user-level
+ * wait around the futex), not the read that ended unseen.
+ */
+Test(diag, wait_after_lost_switch_in)
+{
+	enum { R = 200 };
+	const uint64_t sem = 0x7f0000001000ULL;
+
+	fx_init(&F);
+	fx_thread(&F, R, R, "renderer");
+	uint64_t t0 = fx_run(&F, 0, R);
+	fx_block(&F, R, 0, SYS_read, 9);
+	/* its switch back in is lost: it just goes on */
+	fx_ev(&F, R, TT_SYS_EXIT, SYS_read, 12, 0, 0);
+	fx_ev(&F, R, TT_USER, TU_LOCK_WAIT, sem, 3, 10000 * MS);
+	fx_block(&F, R, 0, SYS_futex, sem);
+	F.ts += 50 * MS;
+	fx_run(&F, 0, R);
+	fx_ev(&F, R, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	fx_ev(&F, R, TT_USER, TU_LOCK_ACQUIRED, sem, 3, 0);
+	/* the watchdog's mark: unresponsive since t0 */
+	fx_ev(&F, R, TT_USER, TU_HANG_END, R, F.ts - t0, t0);
+	fx_block(&F, R, 0, SYS_poll, 0);
+	F.ts += 5 * MS;
+	fx_run(&F, 0, R);
+	struct graph *g = fx_build(&F, NULL);
+	cr_assert_not_null(g);
+	struct diag_opts o = opts();
+	struct diag *d = NULL;
+	cr_assert_eq(diag_new(g, &o, &d, NULL), 0);
+	cr_assert_eq(diag_nhangs(d), 1);
+	const struct diag_hang *h = diag_hang(d, 0);
+	cr_assert_eq(h->source, DIAG_SRC_MARK);
+	cr_assert_eq(h->kind, DIAG_BLOCKED);
+	cr_assert_str_eq(h->wait.type, "semaphore");
+	cr_assert_str_eq(h->wait.syscall, "futex");
+	cr_assert_str_eq(h->wait.resource, "semaphore:0x7f0000001000");
+	cr_assert_geq(h->end_ns - h->start_ns, 50 * MS);
+	diag_free(d);
+	graph_free(g);
+}
+
+/*
+ * M's long wait is ended by a kernel worker running work that W queued
+ * (and W also woke the worker): the wake-up is attributed to W through
+ * the work, not through the worker's own wake-up; also when M's switch
+ * back in was lost (lost_m).
+ */
+static void
+work_wakeup(int lost_m)
+{
+	enum { K = 400 };
+	const uint64_t work = 0xffff000000001000ULL;
+
+	fx_init(&F);
+	fx_thread(&F, M, M, "main");
+	fx_thread(&F, W, W, "child");
+	fx_thread(&F, K, 0, "kworker/0:1");
+	F.th[F.nth - 1].flags = TRACE_THREAD_KERNEL;
+	fx_run(&F, 0, K);
+	fx_ev(&F, K, TT_SWITCH, 1, 0, 120, 0);
+	uint64_t t0 = fx_run(&F, 0, M);
+	fx_block(&F, M, 0, SYS_read, 8);
+	fx_run(&F, 0, W);
+	fx_block(&F, W, 0, SYS_read, 6);
+	F.ts += 50 * MS;
+	fx_run(&F, 0, W);
+	fx_ev(&F, W, TT_SYS_EXIT, SYS_read, 8, 0, 0);
+	fx_ev(&F, W, TT_SYS_ENTER, SYS_write, 9, 0, 0);
+	fx_ev(&F, W, TT_WQ_QUEUE, work, 0, 0, 0);
+	fx_ev(&F, W, TT_WAKING, K, 0, 120, 0);
+	fx_ev(&F, W, TT_SYS_EXIT, SYS_write, 1, 0, 0);
+	/* the worker's switch in is lost (as from idle on some CPUs):
+	   its wake-up lands on the work's start too */
+	fx_block(&F, W, 0, SYS_poll, 0);
+	fx_ev(&F, K, TT_WQ_START, work, 0, 0, 0);
+	fx_ev(&F, K, TT_WAKING, M, 0, 120, 0);
+	fx_ev(&F, K, TT_WQ_END, work, 0, 0, 0);
+	fx_ev(&F, K, TT_SWITCH, 1, lost_m ? 0 : M, 120, 0);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_read, 1, 0, 0);
+	fx_ev(&F, M, TT_USER, TU_HANG_END, M, F.ts - t0, t0);
+	fx_block(&F, M, 0, SYS_poll, POLLA);
+	struct graph *g = fx_build(&F, NULL);
+	cr_assert_not_null(g);
+	struct diag_opts o = opts();
+	struct diag *d = NULL;
+	cr_assert_eq(diag_new(g, &o, &d, NULL), 0);
+	cr_assert_geq(diag_nhangs(d), 1);
+	cr_assert_eq(diag_hang(d, 0)->th.tid, M);
+	int found = 0;
+	for (size_t i = 0; i < diag_nwakeups(d, 0); i++) {
+		const struct diag_wakeup *w = diag_wakeup(d, 0, i);
+		if (w->woken.tid == M) {
+			cr_assert_eq(w->via, GE_WORK);
+			cr_assert_eq(w->cause.tid, W);
+			found = 1;
+		}
+	}
+	cr_assert(found, "the wake-up of main is attributed");
+	diag_free(d);
+	graph_free(g);
+}
+
+Test(diag, wakeup_through_work_not_waker)
+{
+	work_wakeup(0);
+}
+
+Test(diag, wakeup_with_lost_switch_in)
+{
+	work_wakeup(1);
+}
+
+/*
+ * Found in kernel events alone: a thread that polled once (a start
+ * barrier) and then computed is no event loop, so the hang of a real
+ * event loop comes first even when it starts later.
+ */
+Test(diag, one_poll_is_no_event_loop)
+{
+	enum { X = 500 };
+
+	fx_init(&F);
+	fx_thread(&F, M, M, "app");
+	fx_thread(&F, X, X, "bench");
+	/* bench: one poll, then 60 ms of computing */
+	fx_run(&F, 0, X);
+	fx_block(&F, X, 0, SYS_poll, 0x77);
+	F.ts += 1 * MS;
+	fx_run(&F, 0, X);
+	fx_ev(&F, X, TT_SYS_EXIT, SYS_poll, 1, 0, 0);
+	/* app: an event loop with short iterations */
+	for (int i = 0; i < 4; i++) {
+		fx_run(&F, 0, M);
+		fx_ev(&F, M, TT_SYS_EXIT, SYS_poll, 1, 0, 0);
+		fx_block(&F, M, 0, SYS_poll, POLLA);
+		F.ts += 1 * MS;
+	}
+	/* then app computes 60 ms out of its loop */
+	fx_run(&F, 0, M);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_poll, 1, 0, 0);
+	F.ts += 60 * MS;
+	fx_block(&F, M, 0, SYS_poll, POLLA);
+	fx_block(&F, X, 0, SYS_futex, 0x99);
+	F.ts += 5 * MS;
+	struct graph *g = fx_build(&F, NULL);
+	cr_assert_not_null(g);
+	struct diag_opts o = opts();
+	struct diag *d = NULL;
+	cr_assert_eq(diag_new(g, &o, &d, NULL), 0);
+	cr_assert_geq(diag_nhangs(d), 2);
+	cr_assert_eq(diag_hang(d, 0)->th.tid, M);
+	cr_assert_eq(diag_hang(d, 0)->kind, DIAG_BUSY);
+	cr_assert_eq(diag_hang(d, 1)->th.tid, X);
+	diag_free(d);
+	graph_free(g);
+}
+
+/* One key of a terminal reading its child through a pty master (fd 8, a
+   tty): the child answers through a kernel worker, after 50 ms when
+   hung. */
+static void
+pty_iteration(int hung, uint32_t K, uint64_t work)
+{
+	fx_run(&F, 0, M);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_poll, 1, 0, 0);
+	fx_ev(&F, M, TT_SYS_ENTER, SYS_write, 8, 0, 0);
+	fx_ev(&F, M, TT_WAKING, W, 0, 120, 0);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_write, 1, 0, 0);
+	fx_block(&F, M, W, SYS_read, 8);
+	fx_ev(&F, W, TT_SYS_EXIT, SYS_read, 1, 0, 0);
+	if (hung) {
+		fx_block(&F, W, 0, SYS_nanosleep, 0);
+		F.ts += 50 * MS;
+		fx_run(&F, 0, W);
+		fx_ev(&F, W, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
+	}
+	fx_ev(&F, W, TT_SYS_ENTER, SYS_write, 9, 0, 0);
+	fx_ev(&F, W, TT_WQ_QUEUE, work, 0, 0, 0);
+	fx_ev(&F, W, TT_WAKING, K, 0, 120, 0);
+	fx_ev(&F, W, TT_SYS_EXIT, SYS_write, 1, 0, 0);
+	fx_block(&F, W, K, SYS_read, 10);
+	fx_ev(&F, K, TT_WQ_START, work, 0, 0, 0);
+	fx_ev(&F, K, TT_WAKING, M, 0, 120, 0);
+	fx_ev(&F, K, TT_WQ_END, work, 0, 0, 0);
+	fx_ev(&F, K, TT_SWITCH, 1, M, 120, 0);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_read, 1, 0, 0);
+	fx_block(&F, M, 0, SYS_poll, POLLA);
+	F.ts += 5 * MS;
+}
+
+/*
+ * Under the default rules a tty read is an input event, and a pty
+ * master is a tty: the normal node itself holds that "input". Its
+ * wake-up chain is still followed back to the child that answered.
+ */
+Test(diag, slice_goes_past_a_pty_read)
+{
+	enum { K = 400 };
+	const uint64_t work = 0xffff000000002000ULL;
+	struct rules *rs = rules_new();
+
+	cr_assert_eq(rules_add_defaults(rs, NULL), 0);
+	fx_init(&F);
+	fx_thread(&F, M, M, "term");
+	fx_thread(&F, W, W, "child");
+	fx_thread(&F, K, 0, "kworker/0:1");
+	F.th[F.nth - 1].flags = TRACE_THREAD_KERNEL;
+	fx_ev(&F, 0, TT_FD, M, 8, TFD_TTY, 91);
+	fx_ev(&F, 0, TT_FD, W, 10, TFD_PIPE, 92);
+	fx_run(&F, 0, K);
+	fx_ev(&F, K, TT_SWITCH, 1, 0, 120, 0);
+	fx_run(&F, 0, W);
+	fx_block(&F, W, 0, SYS_read, 10);
+	fx_run(&F, 0, M);
+	fx_block(&F, M, 0, SYS_poll, POLLA);
+	for (int i = 0; i < 4; i++)
+		pty_iteration(0, K, work);
+	uint64_t t0 = F.ts;
+	pty_iteration(1, K, work);
+	fx_run(&F, 0, M);
+	fx_ev(&F, M, TT_USER, TU_HANG_END, M, 60 * MS, t0);
+	struct graph *g = fx_build(&F, rs);
+	cr_assert_not_null(g);
+	struct diag_opts o = opts();
+	struct diag *d = NULL;
+	cr_assert_eq(diag_new(g, &o, &d, NULL), 0);
+	cr_assert_geq(diag_nhangs(d), 1);
+	cr_assert_eq(diag_hang(d, 0)->th.tid, M);
+	cr_assert_eq(diag_hang(d, 0)->kind, DIAG_BLOCKED);
+	cr_assert_str_eq(diag_hang(d, 0)->wait.type, "tty");
+	int child = 0;
+	for (size_t i = 1; i < diag_npath(d, 0); i++)
+		child |= diag_path(d, 0, i)->th.tid == W;
+	cr_assert(child, "the path reaches the child (%zu steps)",
+	    diag_npath(d, 0));
+	diag_free(d);
+	graph_free(g);
+	rules_free(rs);
+}

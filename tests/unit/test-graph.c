@@ -596,3 +596,60 @@ Test(graph, loop_wait_closes_lost_callout)
 	cr_assert_neq(graph_vertex_at(g, 10, t1), graph_vertex_at(g, 10, t2));
 	graph_free(g);
 }
+
+/*
+ * A wake-up whose switch back in was lost (the thread acts again without
+ * a switch naming it) still connects the waker to what the thread does
+ * next; without a recorded wake-up nothing is guessed.
+ */
+Test(graph, wakeup_with_lost_switch_in)
+{
+	fx_init(&F);
+	fx_thread(&F, 10, 10, "waiter");
+	fx_thread(&F, 20, 20, "waker");
+	fx_thread(&F, 30, 30, "alone");
+	fx_run(&F, 0, 10);
+	fx_block(&F, 10, 0, SYS_read, 5);
+	fx_block(&F, 30, 0, SYS_read, 6);
+	fx_run(&F, 0, 20);
+	fx_ev(&F, 20, TT_WAKING, 10, 0, 120, 0);
+	fx_block(&F, 20, 0, SYS_futex, 0xabc);
+	/* no switch to 10 or 30: both simply go on */
+	uint64_t t1 = fx_ev(&F, 10, TT_SYS_EXIT, SYS_read, 12, 0, 0);
+	uint64_t t2 = fx_ev(&F, 30, TT_SYS_EXIT, SYS_read, 12, 0, 0);
+	struct graph *g = fx_build(&F, NULL);
+	cr_assert_not_null(g);
+	uint32_t v1 = graph_vertex_at(g, 10, t1);
+	uint32_t v2 = graph_vertex_at(g, 30, t2);
+	cr_assert_neq(v1, GRAPH_NONE);
+	cr_assert_eq(fx_in_kind(g, v1, GE_WAKEUP), 1);
+	cr_assert_eq(graph_vertex(g, fx_in_src(g, v1, GE_WAKEUP))->thread,
+	    graph_thread_find(g, 20));
+	cr_assert_eq(fx_in_kind(g, v2, GE_WAKEUP), 0);
+	graph_free(g);
+}
+
+/*
+ * The watchdog's hang begin (and its stack), written on behalf of a
+ * thread that is blocked, is no sign that the thread ran: the wake-up
+ * that ends its wait is still connected.
+ */
+Test(graph, proxy_hang_mark_keeps_wait)
+{
+	fx_init(&F);
+	fx_thread(&F, 10, 10, "main");
+	fx_thread(&F, 20, 10, "watchdog");
+	fx_run(&F, 0, 10);
+	fx_block(&F, 10, 20, SYS_read, 5);
+	/* the watchdog marks the hang for 10 while 10 waits */
+	fx_ev(&F, 10, TT_USER, TU_HANG_BEGIN, 10, 0, 0);
+	fx_ev(&F, 20, TT_WAKING, 10, 0, 120, 0);
+	fx_block(&F, 20, 10, SYS_futex, 0xabc);
+	uint64_t t1 = fx_ev(&F, 10, TT_SYS_EXIT, SYS_read, 1, 0, 0);
+	struct graph *g = fx_build(&F, NULL);
+	cr_assert_not_null(g);
+	uint32_t v1 = graph_vertex_at(g, 10, t1);
+	cr_assert_neq(v1, GRAPH_NONE);
+	cr_assert_eq(fx_in_kind(g, v1, GE_WAKEUP), 1);
+	graph_free(g);
+}

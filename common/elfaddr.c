@@ -1,0 +1,185 @@
+/*
+ * elfaddr.c: function lookup by file offset in ELF files (see elfaddr.h).
+ *
+ * The file is mapped read-only while elfaddr_open() reads it; every
+ * offset taken from it is checked against the file size, so a damaged
+ * file gives ENOEXEC, never a fault. The result keeps a sorted array of
+ * (address, size, name) and a copy of the PT_LOAD headers.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common.h"
+#include "elfaddr.h"
+
+struct efunc {
+	uint64_t addr, size;
+	char *name;
+};
+
+struct eload {
+	uint64_t off, filesz, vaddr;
+};
+
+struct elfaddr {
+	struct efunc *fn;
+	size_t nfn;
+	struct eload *ld;
+	size_t nld;
+};
+
+static int
+fits(size_t size, uint64_t off, uint64_t len)
+{
+	return off <= size && len <= size - off;
+}
+
+static int
+by_addr(const void *x, const void *y)
+{
+	const struct efunc *a = x, *b = y;
+
+	return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+/* Function symbols of the first section of type type; 0 when none. */
+static size_t
+read_syms(const unsigned char *p, size_t size, unsigned type,
+    struct elfaddr *e)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)p;
+
+	if (!fits(size, eh->e_shoff, (uint64_t)eh->e_shnum *
+	    sizeof(Elf64_Shdr)))
+		return 0;
+	const Elf64_Shdr *sh = (const Elf64_Shdr *)(p + eh->e_shoff);
+	for (unsigned i = 0; i < eh->e_shnum; i++) {
+		if (sh[i].sh_type != type || sh[i].sh_link >= eh->e_shnum)
+			continue;
+		const Elf64_Shdr *str = &sh[sh[i].sh_link];
+		if (!fits(size, sh[i].sh_offset, sh[i].sh_size) ||
+		    !fits(size, str->sh_offset, str->sh_size))
+			return 0;
+		const Elf64_Sym *s = (const Elf64_Sym *)(p + sh[i].sh_offset);
+		const char *names = (const char *)p + str->sh_offset;
+		size_t n = sh[i].sh_size / sizeof(*s);
+		e->fn = xreallocarray(NULL, n ? n : 1, sizeof(*e->fn));
+		for (size_t j = 0; j < n; j++) {
+			unsigned t = ELF64_ST_TYPE(s[j].st_info);
+			if ((t != STT_FUNC && t != STT_GNU_IFUNC) ||
+			    s[j].st_shndx == SHN_UNDEF || s[j].st_value == 0 ||
+			    s[j].st_name >= str->sh_size)
+				continue;
+			const char *nm = names + s[j].st_name;
+			size_t len = strnlen(nm, str->sh_size - s[j].st_name);
+			struct efunc *f = &e->fn[e->nfn++];
+			f->addr = s[j].st_value;
+			f->size = s[j].st_size;
+			f->name = xmalloc(len + 1);
+			memcpy(f->name, nm, len);
+			f->name[len] = '\0';
+		}
+		return e->nfn;
+	}
+	return 0;
+}
+
+int
+elfaddr_open(const char *path, struct elfaddr **out)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return errno;
+	if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
+		close(fd);
+		return ENOEXEC;
+	}
+	size_t size = (size_t)st.st_size;
+	const unsigned char *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd,
+	    0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return errno;
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)p;
+	struct elfaddr *e = xcalloc(1, sizeof(*e));
+	int err = ENOEXEC;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    !fits(size, eh->e_phoff, (uint64_t)eh->e_phnum *
+	    sizeof(Elf64_Phdr)))
+		goto out;
+	const Elf64_Phdr *ph = (const Elf64_Phdr *)(p + eh->e_phoff);
+	e->ld = xreallocarray(NULL, eh->e_phnum ? eh->e_phnum : 1,
+	    sizeof(*e->ld));
+	for (unsigned i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_LOAD)
+			e->ld[e->nld++] = (struct eload){ .off = ph[i].p_offset,
+			    .filesz = ph[i].p_filesz, .vaddr = ph[i].p_vaddr };
+	if (read_syms(p, size, SHT_SYMTAB, e) == 0) {
+		free(e->fn);
+		e->fn = NULL;
+		if (read_syms(p, size, SHT_DYNSYM, e) == 0)
+			goto out;
+	}
+	qsort(e->fn, e->nfn, sizeof(*e->fn), by_addr);
+	err = 0;
+out:
+	munmap((void *)p, size);
+	if (err != 0) {
+		elfaddr_free(e);
+		return err;
+	}
+	*out = e;
+	return 0;
+}
+
+void
+elfaddr_free(struct elfaddr *e)
+{
+	if (e == NULL)
+		return;
+	for (size_t i = 0; i < e->nfn; i++)
+		free(e->fn[i].name);
+	free(e->fn);
+	free(e->ld);
+	free(e);
+}
+
+const char *
+elfaddr_at_offset(const struct elfaddr *e, uint64_t off, uint64_t *delta)
+{
+	uint64_t va = 0;
+	size_t i;
+
+	for (i = 0; i < e->nld; i++)
+		if (off >= e->ld[i].off && off - e->ld[i].off < e->ld[i].filesz) {
+			va = off - e->ld[i].off + e->ld[i].vaddr;
+			break;
+		}
+	if (i == e->nld)
+		return NULL;
+	/* the last function starting at or before va */
+	size_t lo = 0, hi = e->nfn;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (e->fn[mid].addr <= va)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	const struct efunc *f = &e->fn[lo - 1];
+	if (f->size != 0 && va - f->addr >= f->size)
+		return NULL;
+	*delta = va - f->addr;
+	return f->name;
+}

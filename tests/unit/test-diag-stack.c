@@ -1,0 +1,82 @@
+/*
+ * test-diag-stack.c: criterion tests of the symbolization of the hung
+ * thread's user stacks (engine/diag-api.c, common/elfaddr.c). The trace
+ * is built in code (tests/unit/graph-fixture.h); its one mapping is this
+ * test binary, placed at a made-up address.
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <criterion/criterion.h>
+
+#include "elfsym.h"
+#include "graph-fixture.h"
+
+#define MS 1000000ULL
+#define BASE 0x10000000ULL
+
+static struct fx F;
+
+/* A function of this binary for the stack to point into. */
+int diag_stack_probe_fn(int x);
+
+int
+diag_stack_probe_fn(int x)
+{
+	return x * 3 + 1;
+}
+
+Test(diag_stack, frames_symbolized_from_mappings)
+{
+	char exe[PATH_MAX];
+	struct elfsym es;
+	enum { M = 100 };
+
+	cr_assert_not_null(realpath("/proc/self/exe", exe));
+	cr_assert_eq(elfsym_lookup(exe, "diag_stack_probe_fn", &es), 0);
+	/* the frames: 5 bytes into the function, then an unmapped one */
+	uint64_t frames[2] = { BASE + es.offset + 5, 0x7000 };
+
+	fx_init(&F);
+	fx_thread(&F, M, M, "app");
+	fx_ev(&F, 0, TT_MMAP, M, BASE, 1ULL << 30, 0);
+	fx_blob(&F, exe);
+	uint64_t t0 = fx_run(&F, 0, M);
+	fx_ev(&F, M, TT_SYS_ENTER, SYS_getpid, 0, 0, 0);
+	fx_ev(&F, M, TT_STACK, M, TU_HANG_BEGIN, 0, 0);
+	F.ev[F.n - 1].blob = frames;
+	F.ev[F.n - 1].blob_len = sizeof(frames);
+	F.ts += 50 * MS;
+	fx_ev(&F, M, TT_USER, TU_HANG_END, M, F.ts - t0, t0);
+	fx_block(&F, M, 0, SYS_poll, 0);
+	struct graph *g = fx_build(&F, NULL);
+	cr_assert_not_null(g);
+	struct diag_opts o = { .threshold_ns = 10 * MS };
+	struct diag *d = NULL;
+	cr_assert_eq(diag_new(g, &o, &d, NULL), 0);
+	cr_assert_eq(diag_nhangs(d), 1);
+	cr_assert_eq(diag_nstacks(d, 0), 1);
+	const struct diag_stack *s = diag_stack(d, 0, 0);
+	cr_assert_eq(s->nframes, 2);
+	cr_assert_not_null(s->symbols);
+	cr_assert_str_eq(s->symbols[0], "diag_stack_probe_fn+0x5");
+	cr_assert_null(s->symbols[1]);
+	/* the same after computing again */
+	if (diag_nsimilar(d, 0) > 0)
+		cr_assert_eq(diag_pick(d, 0, 0), 0);
+	cr_assert_str_eq(diag_stack(d, 0, 0)->symbols[0],
+	    "diag_stack_probe_fn+0x5");
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	diag_write_text(d, f, graph_first_ts(g));
+	diag_write_json(d, f);
+	fclose(f);
+	cr_assert_not_null(strstr(buf, "stack at"));
+	cr_assert_not_null(strstr(buf, " diag_stack_probe_fn+0x5 0x7000"));
+	cr_assert_not_null(strstr(buf,
+	    "\"symbols\":[\"diag_stack_probe_fn+0x5\",null]"));
+	free(buf);
+	diag_free(d);
+	graph_free(g);
+	cr_assert_eq(diag_stack_probe_fn(1), 4);
+}
