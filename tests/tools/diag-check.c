@@ -58,6 +58,41 @@ wait_is(const struct diag_wait *w, const char *want)
 }
 
 static char why[512];
+static const char *trace_path;	/* the recording being checked */
+static int watch_mode;		/* recorded with argus watch on the flag */
+
+/*
+ * Whether the last flag write (TU_FLAG_WRITE from argus watch) at or
+ * before end (the end of the hang, in trace nanoseconds) came from the
+ * thread named writer: the write that let the yield loop go. 1 or 0.
+ */
+static int
+flag_writer_is(const char *writer, uint64_t end)
+{
+	struct trace_reader *r;
+	struct trace_event ev;
+	char *cause = NULL;
+	char last[TRACE_COMM_LEN] = "";
+	size_t n = 0;
+
+	if (trace_reader_open(&r, trace_path, &cause) != 0) {
+		snprintf(why, sizeof(why), "%s", cause);
+		free(cause);
+		return 0;
+	}
+	while (trace_reader_next(r, &ev) && ev.ts <= end + 1000000) {
+		if (ev.type != TT_USER || ev.arg[0] != TU_FLAG_WRITE)
+			continue;
+		const struct trace_thread *t = trace_reader_thread(r, ev.tid);
+
+		snprintf(last, sizeof(last), "%s", t ? t->comm : "?");
+		n++;
+	}
+	trace_reader_close(r);
+	snprintf(why, sizeof(why), "%zu flag writes up to the hang's end, "
+	    "the last by %s", n, n ? last : "nobody");
+	return n > 0 && strcmp(last, writer) == 0;
+}
 
 static int
 check(const struct diag *d, const char *rec, const char *line)
@@ -248,8 +283,12 @@ check(const struct diag *d, const char *rec, const char *line)
 		return 0;
 	}
 	if (strcmp(rec, "watch") == 0) {
-		snprintf(why, sizeof(why), "needs a watchpoint recording");
-		return -1;
+		if (!watch_mode) {
+			snprintf(why, sizeof(why), "needs a watchpoint recording");
+			return -1;
+		}
+		return flag_writer_is(val(line, "writer", b1, sizeof(b1)) ?
+		    b1 : "?", h->end_ns);
 	}
 	return -1;
 }
@@ -265,7 +304,7 @@ main(int argc, char **argv)
 		if (strcmp(argv[i], "--kernel-only") == 0)
 			konly = 1;
 		else if (strcmp(argv[i], "--watch") == 0)
-			watch = 1;
+			watch = watch_mode = 1;
 		else if (strcmp(argv[i], "--comm") == 0 && i + 1 < argc)
 			o.comm = argv[++i];
 		else if (trace == NULL)
@@ -284,6 +323,7 @@ main(int argc, char **argv)
 	struct graph *g = NULL;
 	struct diag *d = NULL;
 	char *cause = NULL;
+	trace_path = trace;
 	if (f == NULL || trace_reader_open(&r, trace, &cause) != 0 ||
 	    rules_add_defaults(rs, &cause) != 0 ||
 	    graph_build(r, rs, &g, &cause) != 0 ||
