@@ -348,13 +348,14 @@ if ! ARGUS_HANG_MS=1000 "$ARGUS" record -q -o "$T/rec" -- "$scn" -q \
 	nok "chromium recording" "$(tail -n 5 "$T/rec.log")"
 	exit 0
 fi
-# the recorder sometimes names threads after their parent (a race it
-# has): then the name checks are skipped, the rest still runs
+# the recording names the threads (the debugger shows those names)
 "$ARGUS" diagnose "$T/rec" >"$T/rec.diag" 2>&1
 names=1
 head -n 1 "$T/rec.diag" | grep -q '^hang 1: browser ' &&
     grep -q 'br-io' "$T/rec.diag" && grep -q 'rd-worker' "$T/rec.diag" ||
     names=0
+[ $names = 1 ] && ok "the recording names its threads (chromium)" ||
+	nok "the recording names its threads (chromium)" "$(head -n 5 "$T/rec.diag")"
 start 120 40 "$T/rec"
 if wait_for 'Spinning node' 15 && screen | grep -q 'HANG blocked' &&
     { [ $names = 0 ] || screen | grep -q 'vertex of browser:'; }; then
@@ -363,6 +364,15 @@ else
 	nok "opens a recorded hang on the spinning node (chromium)" "$(screen)" \
 	    "$("$ARGUS" diagnose "$T/rec" 2>&1 | head -n 3)"
 	exit 0
+fi
+# the culprit chain of the paper's case: the renderer on its semaphore,
+# then the browser again, a cycle broken by the 1.5 s timeout
+if screen | grep -q 'C1 renderer:[0-9]* blocked semaphore' &&
+    screen | grep -q 'C2 browser:[0-9]* blocked condvar' &&
+    screen | grep -q 'cycle: browser:[0-9]* -> renderer:[0-9]*'; then
+	ok "the culprit chain and the cycle are on screen (chromium)"
+else
+	nok "the culprit chain and the cycle are on screen (chromium)" "$(screen)"
 fi
 # the second candidate, confirmed, changes the slice
 slice() { keys s; sleep 0.3; screen | cut -c61- | grep -E '^ *[0-9]+ [a-z-]+:[0-9]+ +#' ; keys s; sleep 0.3; }
