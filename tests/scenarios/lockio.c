@@ -117,22 +117,17 @@ read_cache(void)
 }
 
 static void
+handle_key(int32_t key)
+{
+	(void)key;
+	if (read_cache() < 0)
+		scn_fail("bad cache");
+}
+
+static void
 main_loop(void)
 {
-	int32_t key;
-	char ack = 'k';
-	double t0;
-
-	for (;;) {
-		scn_poll_in(fd.key_r);
-		if (!scn_read_full(fd.key_r, &key, sizeof(key)))
-			break;
-		t0 = scn_now_ms();
-		if (read_cache() < 0)
-			scn_fail("bad cache");
-		scn_report(key, scn_now_ms() - t0);
-		scn_write_all(fd.ack_w, &ack, 1);
-	}
+	scn_key_loop(fd.key_r, fd.ack_w, handle_key);
 }
 
 static void

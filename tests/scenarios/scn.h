@@ -341,6 +341,29 @@ scn_report(int iter, double ms)
 			hung ? " hang" : "");
 }
 
+/*
+ * The main thread's event loop: wait in poll for a key press (an int32
+ * written by the input thread) on key_r, handle it, report how long it
+ * took, acknowledge on ack_w. Returns when the input side closes.
+ */
+static inline void
+scn_key_loop(int key_r, int ack_w, void (*handle)(int32_t key))
+{
+	int32_t key;
+	char ack = 'k';
+	double t0;
+
+	for (;;) {
+		scn_poll_in(key_r);
+		if (!scn_read_full(key_r, &key, sizeof(key)))
+			break;
+		t0 = scn_now_ms();
+		handle(key);
+		scn_report(key, scn_now_ms() - t0);
+		scn_write_all(ack_w, &ack, 1);
+	}
+}
+
 static inline void
 scn_summary(void)
 {

@@ -96,19 +96,7 @@ wait_for_flag(int32_t seq)
 static void
 main_loop(void)
 {
-	int32_t key;
-	char ack = 'k';
-	double t0;
-
-	for (;;) {
-		scn_poll_in(fd.key_r);
-		if (!scn_read_full(fd.key_r, &key, sizeof(key)))
-			break;
-		t0 = scn_now_ms();
-		wait_for_flag(key);
-		scn_report(key, scn_now_ms() - t0);
-		scn_write_all(fd.ack_w, &ack, 1);
-	}
+	scn_key_loop(fd.key_r, fd.ack_w, wait_for_flag);
 }
 
 int
