@@ -50,7 +50,6 @@ cmd_debug(int argc, char **argv)
 	size_t nfiles = 0;
 	int c, defaults = 1, rc;
 	uint64_t v;
-	char *cause = NULL;
 
 	memset(&o, 0, sizeof(o));
 	optind = 1;
@@ -97,14 +96,11 @@ cmd_debug(int argc, char **argv)
 		return cmd_error("debug", "needs a terminal (for a report "
 		    "without one, see argus diagnose)");
 	}
-	o.rules = rules_new();
-	if (defaults && rules_add_defaults(o.rules, &cause) != 0)
-		goto fail;
-	for (size_t i = 0; i < nfiles; i++)
-		if (rules_load_file(o.rules, files[i], &cause) != 0)
-			goto fail;
+	o.rules = cmd_load_rules("debug", defaults, files, nfiles);
 	free(files);
 	files = NULL;
+	if (o.rules == NULL)
+		return 1;
 	o.trace = optind < argc ? argv[optind] : ARGUS_DEFAULT_TRACE;
 	o.reader = cmd_open_trace("debug", o.trace);
 	if (o.reader == NULL) {
@@ -123,10 +119,4 @@ cmd_debug(int argc, char **argv)
 	}
 	rc = tui_run(&o);
 	return rc;
-fail:
-	cmd_error("debug", "%s", cause);
-	free(cause);
-	free(files);
-	rules_free(o.rules);
-	return 1;
 }

@@ -147,14 +147,11 @@ cmd_diagnose(int argc, char **argv)
 		    "one trace at a time" : "--pid, --tid and --comm are "
 		    "exclusive");
 	}
-	struct rules *rs = rules_new();
-	if (rules_add_defaults(rs, &cause) != 0)
-		goto rules_err;
-	for (size_t i = 0; i < nfiles; i++)
-		if (rules_load_file(rs, files[i], &cause) != 0)
-			goto rules_err;
+	struct rules *rs = cmd_load_rules("diagnose", 1, files, nfiles);
 	free(files);
 	files = NULL;
+	if (rs == NULL)
+		return 1;
 	const char *path = optind < argc ? argv[optind] : ARGUS_DEFAULT_TRACE;
 	struct trace_reader *r = cmd_open_trace("diagnose", path);
 	if (r == NULL) {
@@ -193,10 +190,4 @@ out:
 	trace_reader_close(r);
 	rules_free(rs);
 	return rc;
-rules_err:
-	cmd_error("diagnose", "%s", cause);
-	free(cause);
-	free(files);
-	rules_free(rs);
-	return 1;
 }

@@ -189,24 +189,11 @@ cmd_graph(int argc, char **argv)
 		free(files);
 		return cmd_usage_error("graph", "one trace at a time");
 	}
-	struct rules *rs = rules_new();
-	if (defaults && rules_add_defaults(rs, &cause) != 0) {
-		cmd_error("graph", "%s", cause);
-		free(cause);
-		free(files);
-		rules_free(rs);
-		return 1;
-	}
-	for (size_t i = 0; i < nfiles; i++) {
-		if (rules_load_file(rs, files[i], &cause) != 0) {
-			cmd_error("graph", "%s", cause);
-			free(cause);
-			free(files);
-			rules_free(rs);
-			return 1;
-		}
-	}
+	struct rules *rs = cmd_load_rules("graph", defaults, files, nfiles);
+
 	free(files);
+	if (rs == NULL)
+		return 1;
 	if (print_rules) {
 		rules_write(rs, stdout);
 		rules_free(rs);

@@ -9,6 +9,8 @@
 #ifndef ARGUS_CMD_H
 #define ARGUS_CMD_H
 
+#include <stddef.h>
+
 struct cmd {
 	const char *name;
 	int (*fn)(int argc, char **argv);
@@ -45,6 +47,15 @@ int cmd_usage_error(const char *name, const char *fmt, ...)
  */
 struct trace_reader;
 struct trace_reader *cmd_open_trace(const char *name, const char *path);
+
+/*
+ * The rules set of a command: the defaults (when defaults is set), then
+ * each file in order. On an error prints it as command NAME's one-line
+ * error and returns NULL.
+ */
+struct rules;
+struct rules *cmd_load_rules(const char *name, int defaults,
+    const char *const *files, size_t nfiles);
 
 /* Where argus record writes when no -o is given. */
 #define ARGUS_DEFAULT_TRACE "/var/tmp/argus"
