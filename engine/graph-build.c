@@ -473,28 +473,23 @@ make_csr(struct graph *g, struct bctx *b)
 	uint32_t nv = g->nvx;
 	size_t ne = b->ned;
 
+	/* off[v] counts, then ends; filling backwards leaves the starts */
 	g->out_off = xcalloc((size_t)nv + 1, sizeof(uint32_t));
 	g->in_off = xcalloc((size_t)nv + 1, sizeof(uint32_t));
 	for (size_t e = 0; e < ne; e++) {
-		g->out_off[b->ed[e].src + 1]++;
-		g->in_off[b->ed[e].dst + 1]++;
+		g->out_off[b->ed[e].src]++;
+		g->in_off[b->ed[e].dst]++;
 	}
-	for (uint32_t v = 0; v < nv; v++) {
-		g->out_off[v + 1] += g->out_off[v];
-		g->in_off[v + 1] += g->in_off[v];
+	for (uint32_t v = 1; v <= nv; v++) {
+		g->out_off[v] += g->out_off[v - 1];
+		g->in_off[v] += g->in_off[v - 1];
 	}
-	uint32_t *po = xmalloc(((size_t)nv + 1) * sizeof(uint32_t));
-	uint32_t *pi = xmalloc(((size_t)nv + 1) * sizeof(uint32_t));
-	memcpy(po, g->out_off, ((size_t)nv + 1) * sizeof(uint32_t));
-	memcpy(pi, g->in_off, ((size_t)nv + 1) * sizeof(uint32_t));
 	g->out_idx = xmalloc((ne ? ne : 1) * sizeof(uint32_t));
 	g->in_idx = xmalloc((ne ? ne : 1) * sizeof(uint32_t));
-	for (size_t e = 0; e < ne; e++) {
-		g->out_idx[po[b->ed[e].src]++] = (uint32_t)e;
-		g->in_idx[pi[b->ed[e].dst]++] = (uint32_t)e;
+	for (size_t e = ne; e-- > 0;) {
+		g->out_idx[--g->out_off[b->ed[e].src]] = (uint32_t)e;
+		g->in_idx[--g->in_off[b->ed[e].dst]] = (uint32_t)e;
 	}
-	free(po);
-	free(pi);
 	g->ed = b->ed;
 	g->caped = b->caped;
 	b->ed = NULL;
@@ -645,8 +640,9 @@ gb_stale(struct bctx *b)
 	return 0;
 }
 
+/* Free the working state of a build (not its edges); may be repeated. */
 static void
-gb_free(struct bctx *b)
+gb_free_work(struct bctx *b)
 {
 	struct hmap *maps[] = { &b->sockq, &b->skowner, &b->pipeq,
 	    &b->pipereader, &b->efd, &b->timers, &b->works, &b->tasks,
@@ -656,9 +652,21 @@ gb_free(struct bctx *b)
 		hmap_free(maps[m]);
 	free(b->q);
 	free(b->qn);
-	for (unsigned k = 0; k < 256; k++)
+	b->q = NULL;
+	b->qn = NULL;
+	for (unsigned k = 0; k < 256; k++) {
 		free(b->rlist[k]);
+		b->rlist[k] = NULL;
+	}
 	free(b->st);
+	b->st = NULL;
+	b->nst = b->capst = 0;
+}
+
+static void
+gb_free(struct bctx *b)
+{
+	gb_free_work(b);
 	free(b->ed);
 	free(b);
 }
@@ -690,6 +698,8 @@ gb_finish(struct bctx *b, char **cause)
 		if (!b->st[i].ready)
 			g->th[i].flags = (g->th[i].flags & ~RULE_FLAGS) |
 			    thread_flags(g, b->rs, i);
+	/* memory given back now is reused (and already faulted in) below */
+	gb_free_work(b);
 	make_csr(g, b);
 	g->nmsg = b->nmsg;
 	free(g->pub);

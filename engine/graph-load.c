@@ -157,7 +157,7 @@ push(struct graph *g, uint32_t ti, const struct graph_event *ge)
 	struct gthread *t = &g->th[ti];
 
 	if (t->nev == t->cap) {
-		t->cap = t->cap ? t->cap + t->cap / 2 : 16;
+		t->cap = t->cap ? t->cap * 2 : 16;
 		t->ev = xreallocarray(t->ev, t->cap, sizeof(*t->ev));
 	}
 	if (t->nev >= UINT32_MAX - 2) {

@@ -89,7 +89,7 @@ graph_build(struct trace_reader *r, const struct rules *rules,
 {
 	struct graph *g = graph_alloc();
 	uint64_t t0 = now_ns();
-	enum { BATCH = 1024 };
+	enum { BATCH = 256 };
 	struct trace_event *evs = xmalloc(BATCH * sizeof(*evs));
 	size_t n;
 
@@ -102,6 +102,14 @@ graph_build(struct trace_reader *r, const struct rules *rules,
 			    g->tiddirect[evs[i + 8].tid] != 0) {
 				const struct gthread *t =
 				    &g->th[g->tiddirect[evs[i + 8].tid] - 1];
+				__builtin_prefetch(&t->ev[t->nev], 1);
+			}
+			if (i + 8 < n && evs[i + 8].type == TT_SWITCH &&
+			    evs[i + 8].arg[1] < TID_DIRECT &&
+			    g->tiddirect[evs[i + 8].arg[1]] != 0) {
+				/* the thread taking the CPU gets an event too */
+				const struct gthread *t =
+				    &g->th[g->tiddirect[evs[i + 8].arg[1]] - 1];
 				__builtin_prefetch(&t->ev[t->nev], 1);
 			}
 			graph_load_event(g, &evs[i]);

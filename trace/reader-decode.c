@@ -311,6 +311,28 @@ trace_reader_seek(struct trace_reader *r, uint64_t ts)
 	return 0;
 }
 
+/* Bookkeeping of an event handed out: counts, the thread table. */
+static void
+took(struct trace_reader *r, const struct trace_event *ev)
+{
+	r->st.events++;
+	if (ev->type == TT_THREAD) {
+		struct trace_thread t = { 0 };
+
+		t.tid = (uint32_t)ev->arg[0];
+		t.pid = (uint32_t)ev->arg[1];
+		t.ppid = (uint32_t)ev->arg[2];
+		t.start_ts = ev->arg[3];
+		t.flags = (uint32_t)ev->arg[4];
+		if (ev->blob)
+			snprintf(t.comm, sizeof(t.comm), "%s",
+			    (const char *)ev->blob);
+		rd_thread_update(r, &t);
+	} else if (ev->type == TT_LOST) {
+		r->st.lost += ev->arg[0];
+	}
+}
+
 int
 trace_reader_next(struct trace_reader *r, struct trace_event *ev)
 {
@@ -331,32 +353,48 @@ trace_reader_next(struct trace_reader *r, struct trace_event *ev)
 		if (r->nheap > 1)
 			sift_down(r, 0);
 	} while (bad);
-	r->st.events++;
-	if (ev->type == TT_THREAD) {
-		struct trace_thread t = { 0 };
-
-		t.tid = (uint32_t)ev->arg[0];
-		t.pid = (uint32_t)ev->arg[1];
-		t.ppid = (uint32_t)ev->arg[2];
-		t.start_ts = ev->arg[3];
-		t.flags = (uint32_t)ev->arg[4];
-		if (ev->blob)
-			snprintf(t.comm, sizeof(t.comm), "%s",
-			    (const char *)ev->blob);
-		rd_thread_update(r, &t);
-	} else if (ev->type == TT_LOST) {
-		r->st.lost += ev->arg[0];
-	}
+	took(r, ev);
 	return 1;
 }
 
+/*
+ * As trace_reader_next() n times, but in runs: the cursor on top of the
+ * heap gives events until its next one is later than the heap's second,
+ * and the heap is fixed once per run rather than once per event.
+ */
 size_t
 trace_reader_read(struct trace_reader *r, struct trace_event *evs, size_t n)
 {
 	size_t i = 0;
 
-	while (i < n && trace_reader_next(r, &evs[i]))
-		i++;
+	while (i < n && r->nheap > 0) {
+		struct hent *h = r->heap;
+		struct cursor *c = &r->cursors[h[0].idx];
+		/* the heap's second: the lesser child of the top */
+		struct hent lim = { UINT64_MAX, UINT32_MAX, 0 };
+
+		if (r->nheap > 1)
+			lim = h[1];
+		if (r->nheap > 2 && hent_less(&h[2], &lim))
+			lim = h[2];
+		struct hent at = h[0];
+		int live;
+
+		do {
+			if (cursor_body(r, c, &evs[i]) != 0)
+				cursor_damaged(r, c);
+			else
+				took(r, &evs[i++]);
+			live = cursor_peek(r, c);
+			at.ts = c->ts;
+		} while (live && i < n && hent_less(&at, &lim));
+		if (live)
+			h[0].ts = c->ts;
+		else
+			h[0] = h[--r->nheap];
+		if (r->nheap > 1)
+			sift_down(r, 0);
+	}
 	return i;
 }
 
