@@ -135,6 +135,28 @@ void diag_symbolize(struct diag *d, struct dhang *h);
 /* Frees the symbol arrays of h->stk. */
 void diag_free_symbols(struct dhang *h);
 
+/* diag-diff.c */
+/* One level of the culprit recursion: the diagnosed thread, its node,
+   its wait and the window [a, b] it waited (the hang, or the wait of a
+   culprit). */
+struct level {
+	uint32_t ti;
+	uint32_t node;
+	struct dwait dw;
+	uint64_t a, b;
+};
+/* A culprit found by the diff, with its wait when blocked. */
+struct dculprit {
+	struct diag_culprit c;
+	struct dwait w;
+};
+/* The diff of a level against path p (n steps): every thread on it (the
+   diagnosed one excepted) busy or blocked on a wait other than its idle
+   one during the window, in path order; appended to out, an array of
+   struct dculprit (cleared first). Returns their number. */
+size_t diag_diff_path(struct diag *d, const struct level *lv,
+    const struct diag_step *p, size_t n, void *out);
+
 /* diag-slice.c */
 /* Slice, diff, culprits, cycle, wake-ups of hang h (after the pick). */
 void diag_analyze(struct diag *d, struct dhang *h);

@@ -15,13 +15,11 @@
  * fed by a child): its wake-up chain is followed first, and the node
  * counts as the input only when that chain reaches no goal.
  *
- * The diff walks the threads of the slice in order and looks at what each
- * did during the hang: running most of it (busy), or blocked most of it
- * on a wait other than the one it resumed from in the normal case (the
- * culprit), or on that same wait (a thread merely waiting for the one
- * before it in the chain; the first such is the culprit when nothing
- * else is found). Each blocked culprit is diagnosed again the same way
- * until a thread repeats (a circular wait) or a node is not blocked.
+ * The diff (diag-diff.c) walks the threads of the slice in order and
+ * finds every one that was busy or blocked on something other than its
+ * idle wait during the hang: the culprits of that depth. The first of
+ * them, when blocked, is diagnosed again the same way until a thread
+ * repeats (a circular wait) or a node is not blocked.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -270,114 +268,6 @@ slice_steps(const struct diag *d, const struct slice *s, void *arr,
 	}
 }
 
-/* The thread whose request a busy vertex ran (another process's). */
-static void
-serving(const struct diag *d, uint32_t ti, uint64_t at,
-    struct diag_thread *out)
-{
-	const struct graph *g = d->g;
-	uint32_t v = graph_vertex_at(g, g->th[ti].tid, at);
-
-	memset(out, 0, sizeof(*out));
-	out->comm = out->process = "";
-	for (int hop = 0; hop < 4 && v != DNONE; hop++) {
-		size_t n;
-		const uint32_t *in = graph_in_edges(g, v, &n);
-		for (size_t k = n; k-- > 0;) {
-			const struct graph_edge *e = graph_edge(g, in[k]);
-			uint32_t st = g->vx[e->src].thread;
-			if (graph_edge_kind_weak(e->kind) ||
-			    !diag_user_thread(g, st) ||
-			    g->th[st].pid == g->th[ti].pid ||
-			    g->th[ti].ev[e->dst_ev].ts > at)
-				continue;
-			diag_thread_fill(g, st, out);
-			return;
-		}
-		/* the previous vertex of the thread */
-		const struct gthread *t = &g->th[ti];
-		uint32_t lo = 0, hi = t->nvtx;
-		while (lo < hi) {
-			uint32_t mid = (lo + hi) / 2;
-			if (t->vtx[mid] < v)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		v = lo > 0 ? t->vtx[lo - 1] : DNONE;
-	}
-}
-
-struct level {
-	uint32_t ti;		/* diagnosed thread */
-	uint32_t node;
-	struct dwait dw;
-	uint64_t a, b;		/* window */
-};
-
-/*
- * Diff: the culprit of a level among the threads of a path: the first
- * thread (in path order, the diagnosed one excepted) that ran most of the
- * window (busy) or was blocked most of it on a wait other than its idle
- * one (the wait it spends its idle time in, for work or input: a thread
- * idle there merely waits for the one before it in the chain). Returns 1
- * with *c filled.
- */
-static int
-diff_path(struct diag *d, const struct level *lv, const struct diag_step *p,
-    size_t n, struct diag_culprit *c, struct dwait *cw)
-{
-	const struct graph *g = d->g;
-	uint64_t len = lv->b - lv->a;
-	DARR(uint32_t) done = { 0 };
-	int found = 0;
-
-	for (size_t i = 1; i < n && !found; i++) {
-		uint32_t ti = p[i].th.thread;
-		int dup = 0;
-		if (ti == lv->ti || !diag_user_thread(g, ti))
-			continue;
-		for (size_t k = 0; k < done.n; k++)
-			dup |= done.v[k] == ti;
-		if (dup)
-			continue;
-		DPUSH(done, ti);
-		struct diag_culprit x;
-		memset(&x, 0, sizeof(x));
-		diag_thread_fill(g, ti, &x.th);
-		x.serving.comm = x.serving.process = "";
-		x.wait.syscall = "";
-		x.wait.type = "";
-		x.start_ns = lv->a;
-		x.end_ns = lv->b;
-		uint64_t cpu = diag_cpu_time(g, ti, lv->a, lv->b), ov;
-		struct dwait w;
-		if (cpu >= len / 2) {
-			x.kind = DIAG_BUSY;
-			x.node = graph_vertex_at(g, x.th.tid, lv->a + len / 2);
-			x.wait.type = "cpu";
-			snprintf(x.wait.resource, sizeof(x.wait.resource),
-			    "cpu");
-			serving(d, ti, lv->a + len / 2, &x.serving);
-			found = 1;
-		} else if (diag_wait_overlapping(d, ti, lv->a, lv->b, &w,
-		    &ov) && ov >= len / 2 &&
-		    diag_wait_key(g, &w) != diag_idle_key(d, ti)) {
-			x.kind = DIAG_BLOCKED;
-			x.node = graph_vertex_of_event(g, ti, w.sw);
-			x.start_ns = w.start;
-			x.end_ns = w.end;
-			x.wait = w.w;
-			*cw = w;
-			found = 1;
-		}
-		if (found)
-			*c = x;
-	}
-	free(done.v);
-	return found;
-}
-
 /* Beam slice from a wait's normal twin (or its own wake-up); appends the
    steps to out. Returns 0 when there was nothing to slice from. */
 static int
@@ -505,26 +395,40 @@ recurse(struct diag *d, struct dhang *h, struct level lv,
 	uint32_t chain[64];
 	size_t nchain = 0;
 	DARR(struct diag_step) sub = { 0 };
+	DARR(struct dculprit) dc = { 0 };
+	size_t followed = SIZE_MAX;
 	uint32_t *sl = NULL;
 	size_t nsl = 0;
 
 	chain[nchain++] = h->pub.th.thread;
 	for (; depth <= maxd; depth++) {
-		struct diag_culprit c;
-		struct dwait cw;
-		if (!diff_path(d, &lv, p, n, &c, &cw))
+		if (diag_diff_path(d, &lv, p, n, &dc) == 0)
 			break;
-		for (size_t i = 0; i < nchain; i++)
-			if (chain[i] == c.th.thread) {
-				c.repeat = 1;
+		/* every culprit of this depth, explaining the one followed
+		   at the depth before; the recursion follows the first */
+		size_t parent = h->cul.n > 0 ? followed : SIZE_MAX;
+		followed = h->cul.n;
+		for (size_t j = 0; j < dc.n; j++) {
+			struct diag_culprit *x = &dc.v[j].c;
+			for (size_t i = 0; i < nchain; i++) {
+				if (chain[i] != x->th.thread)
+					continue;
+				/* the cycle is the followed one's; a thread
+				   of the chain is no new culprit elsewhere */
+				x->repeat = 1;
+				if (j > 0 || h->has_cycle)
+					continue;
 				h->has_cycle = 1;
 				h->cycle.ntids = 0;
 				for (size_t k = i; k < nchain && k < 64; k++)
 					h->cyc_tids[h->cycle.ntids++] =
 					    d->g->th[chain[k]].tid;
 			}
-		add_culprit(h, &c, depth, h->cul.n > 0 ? h->cul.n - 1 :
-		    SIZE_MAX);
+			if (j == 0 || !x->repeat)
+				add_culprit(h, x, depth, parent);
+		}
+		struct diag_culprit c = dc.v[0].c;
+		struct dwait cw = dc.v[0].w;
 		if (c.repeat || c.kind != DIAG_BLOCKED || nchain == 64)
 			break;
 		chain[nchain++] = c.th.thread;
@@ -566,6 +470,11 @@ recurse(struct diag *d, struct dhang *h, struct level lv,
 			ws[nw++] = &h->pub.wait;
 		}
 		for (size_t i = 0; i < h->cul.n && nw < 65; i++) {
+			int in = 0;	/* only the threads of the cycle */
+			for (size_t k = 0; k < h->cycle.ntids; k++)
+				in |= h->cyc_tids[k] == h->cul.v[i].th.tid;
+			if (!in)
+				continue;
 			wt[nw] = h->cul.v[i].th.tid;
 			ws[nw++] = &h->cul.v[i].wait;
 		}
@@ -579,6 +488,7 @@ recurse(struct diag *d, struct dhang *h, struct level lv,
 				}
 	}
 	free(sub.v);
+	free(dc.v);
 	free(sl);
 }
 

@@ -457,6 +457,46 @@ node_sig(const struct graph *g, uint32_t v, const struct dwait *dw)
 	return mix(h, res_hash(dw));
 }
 
+static int
+cmp_u32(const void *x, const void *y)
+{
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* Hash of the peers vertex v talks to before event sw: the processes at
+   the other end of its socket, pipe and eventfd messages (sent or
+   received), as a set; 0 when it has none. */
+static uint64_t
+peer_sig(const struct graph *g, uint32_t v, uint32_t sw)
+{
+	uint32_t pid[32], self = g->th[g->vx[v].thread].pid;
+	size_t np = 0, n;
+	uint64_t h = 0;
+
+	for (int dir = 0; dir < 2; dir++) {
+		const uint32_t *es = dir ? graph_out_edges(g, v, &n) :
+		    graph_in_edges(g, v, &n);
+		for (size_t k = 0; k < n && np < 32; k++) {
+			const struct graph_edge *e = graph_edge(g, es[k]);
+			if (e->kind != GE_MSG && e->kind != GE_REPLY &&
+			    e->kind != GE_PIPE)
+				continue;
+			if ((dir ? e->src_ev : e->dst_ev) >= sw)
+				continue;
+			uint32_t o = g->th[g->vx[dir ? e->dst : e->src].thread].pid;
+			if (o != self)
+				pid[np++] = o;
+		}
+	}
+	qsort(pid, np, sizeof(*pid), cmp_u32);
+	for (size_t i = 0; i < np; i++)
+		if (i == 0 || pid[i] != pid[i - 1])
+			h = mix(h ? h : 13, pid[i]);
+	return h;
+}
+
 static uint64_t
 wait_sig(const struct dwait *dw)
 {
@@ -487,9 +527,24 @@ differs(const struct diag *d, const struct dwait *hang,
 
 struct cand {
 	uint32_t v, sw;
-	uint64_t full, ws;
+	uint64_t full, ws, peers;
 	struct dwait c;
 };
+
+/* Whether the wait of a candidate overlaps one already taken (two
+   vertices of one wait, the same moment): the first taken ranks better. */
+static int
+sim_overlaps(const struct dhang *h, const struct dwait *c)
+{
+	for (size_t i = 0; i < h->sim.n; i++) {
+		const struct diag_similar *s = &h->sim.v[i];
+		uint64_t e = s->start_ns + s->duration_ns;
+		if (s->start_ns == c->start ||
+		    (c->start < e && s->start_ns < c->end))
+			return 1;
+	}
+	return 0;
+}
 
 void
 diag_find_similar(struct diag *d, struct dhang *h)
@@ -499,6 +554,7 @@ diag_find_similar(struct diag *d, struct dhang *h)
 	const struct gthread *t = &g->th[ti];
 	uint32_t hv = h->pub.node;
 	uint64_t full = node_sig(g, hv, &h->dw), ws = wait_sig(&h->dw);
+	uint64_t peers = peer_sig(g, hv, h->dw.sw);
 	uint32_t hnr = h->dw.enter != DNONE ? t->ev[h->dw.enter].aux : DNONE;
 	DARR(struct cand) cs = { 0 };
 
@@ -538,6 +594,10 @@ diag_find_similar(struct diag *d, struct dhang *h)
 		c.ws = wait_sig(&c.c);
 		if (c.ws != ws)
 			continue;	/* level 1 is the looser test */
+		/* talking to another process is not the same work */
+		c.peers = peer_sig(g, v, sw);
+		if (peers != 0 && c.peers != 0 && c.peers != peers)
+			continue;
 		c.full = node_sig(g, v, &c.c);
 		DPUSH(cs, c);
 	}
@@ -551,7 +611,8 @@ diag_find_similar(struct diag *d, struct dhang *h)
 				if ((level == 0) != (c->full == full) ||
 				    (pass == 0) != (graph_vertex_start(g, c->v) <
 				    h->dw.start) ||
-				    !differs(d, &h->dw, &c->c, &why))
+				    !differs(d, &h->dw, &c->c, &why) ||
+				    sim_overlaps(h, &c->c))
 					continue;
 				struct diag_similar sm = { .node = c->v,
 				    .start_ns = c->c.start,

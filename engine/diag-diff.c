@@ -1,0 +1,132 @@
+/*
+ * diag-diff.c: the diff of a level of the culprit recursion against the
+ * threads of a normal path (step 6 of argus-diagnose(1), the
+ * AssistedGraphDiff).
+ *
+ * Each thread of the path (in path order, the diagnosed one excepted,
+ * once each) is looked at over the window the diagnosed thread waited:
+ * running most of it (busy), or blocked most of it on a wait other than
+ * its idle one (the wait it spends its idle time in, for work or input:
+ * a thread idle there merely waits for the one before it in the chain).
+ * Every blocked such thread is a culprit: when several threads wait on
+ * one resource, the last one to wake the others does not take all the
+ * blame alone. A busy thread ends the list (what is behind it in the
+ * path only fed it its work earlier). After the first culprit, only the
+ * threads whose part in the path came while the diagnosed thread waited
+ * in the normal case count: the thread the input came from, or one that
+ * sent the request before the wait began, waits for its own reasons.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "diag-local.h"
+
+/* The thread whose request a busy vertex ran (another process's). */
+static void
+serving(const struct diag *d, uint32_t ti, uint64_t at,
+    struct diag_thread *out)
+{
+	const struct graph *g = d->g;
+	uint32_t v = graph_vertex_at(g, g->th[ti].tid, at);
+
+	memset(out, 0, sizeof(*out));
+	out->comm = out->process = "";
+	for (int hop = 0; hop < 4 && v != DNONE; hop++) {
+		size_t n;
+		const uint32_t *in = graph_in_edges(g, v, &n);
+		for (size_t k = n; k-- > 0;) {
+			const struct graph_edge *e = graph_edge(g, in[k]);
+			uint32_t st = g->vx[e->src].thread;
+			if (graph_edge_kind_weak(e->kind) ||
+			    !diag_user_thread(g, st) ||
+			    g->th[st].pid == g->th[ti].pid ||
+			    g->th[ti].ev[e->dst_ev].ts > at)
+				continue;
+			diag_thread_fill(g, st, out);
+			return;
+		}
+		/* the previous vertex of the thread */
+		const struct gthread *t = &g->th[ti];
+		uint32_t lo = 0, hi = t->nvtx;
+		while (lo < hi) {
+			uint32_t mid = (lo + hi) / 2;
+			if (t->vtx[mid] < v)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		v = lo > 0 ? t->vtx[lo - 1] : DNONE;
+	}
+}
+
+size_t
+diag_diff_path(struct diag *d, const struct level *lv,
+    const struct diag_step *p, size_t n, void *out)
+{
+	DARR(struct dculprit) *cs = out;
+	const struct graph *g = d->g;
+	uint64_t len = lv->b - lv->a;
+	DARR(uint32_t) done = { 0 };
+	/* when the normal wait began: the end of the waiting node */
+	uint64_t normal = n > 0 && p[0].node != DNONE ?
+	    graph_vertex_end(g, p[0].node) : 0;
+
+	cs->n = 0;
+	for (size_t i = 1; i < n; i++) {
+		uint32_t ti = p[i].th.thread;
+		int dup = 0, input = 0;
+		if (ti == lv->ti || !diag_user_thread(g, ti))
+			continue;
+		/* after the first culprit, only the threads that took part
+		   while the diagnosed thread waited in the normal case:
+		   those before it (the source of the input, a request sent
+		   earlier) wait for their own reasons */
+		for (size_t k = 0; k < n && cs->n > 0; k++)
+			input |= p[k].input && p[k].th.thread == ti;
+		if (cs->n > 0 && (input || p[i].ts < normal))
+			continue;
+		for (size_t k = 0; k < done.n; k++)
+			dup |= done.v[k] == ti;
+		if (dup)
+			continue;
+		DPUSH(done, ti);
+		struct dculprit x;
+		memset(&x, 0, sizeof(x));
+		diag_thread_fill(g, ti, &x.c.th);
+		x.c.serving.comm = x.c.serving.process = "";
+		x.c.wait.syscall = "";
+		x.c.wait.type = "";
+		x.c.start_ns = lv->a;
+		x.c.end_ns = lv->b;
+		uint64_t cpu = diag_cpu_time(g, ti, lv->a, lv->b), ov;
+		struct dwait w;
+		if (cpu >= len / 2) {
+			if (cs->n > 0)
+				break;	/* only blocked ones follow the first */
+			x.c.kind = DIAG_BUSY;
+			x.c.node = graph_vertex_at(g, x.c.th.tid,
+			    lv->a + len / 2);
+			x.c.wait.type = "cpu";
+			snprintf(x.c.wait.resource, sizeof(x.c.wait.resource),
+			    "cpu");
+			serving(d, ti, lv->a + len / 2, &x.c.serving);
+		} else if (diag_wait_overlapping(d, ti, lv->a, lv->b, &w,
+		    &ov) && ov >= len / 2 &&
+		    diag_wait_key(g, &w) != diag_idle_key(d, ti)) {
+			x.c.kind = DIAG_BLOCKED;
+			x.c.node = graph_vertex_of_event(g, ti, w.sw);
+			x.c.start_ns = w.start;
+			x.c.end_ns = w.end;
+			x.c.wait = w.w;
+			x.w = w;
+		} else {
+			continue;
+		}
+		DPUSH(*cs, x);
+		if (x.c.kind == DIAG_BUSY)
+			break;	/* it ran the whole time: what is behind it
+				   in the path only fed it earlier */
+	}
+	free(done.v);
+	return cs->n;
+}

@@ -1,0 +1,243 @@
+/*
+ * test-diag-peers.c: criterion tests of the diagnosis (engine/diag*.c)
+ * on traces built in code: similar nodes must talk to the same peer
+ * process, a user-level wait made of two kernel waits is one similar
+ * node, and every blocked thread of the normal path is a culprit.
+ */
+#include <criterion/criterion.h>
+
+#include "graph-fixture.h"
+
+#define MS 1000000ULL
+
+static struct fx F;
+
+enum { M = 100, W = 101, X = 102, IN = 103, P = 200, Q = 300 };
+#define LOCK 0x1000
+#define IDLE 0x2000
+#define SLOW 0x3000
+#define POLLA 0x4000
+#define WQ 0x5000
+#define IDLE2 0x6000
+#define COND 0x7000
+#define SKP 0x8001
+#define SKQ 0x8002
+
+static struct diag_opts
+opts(void)
+{
+	struct diag_opts o = { .threshold_ns = 10 * MS };
+	return o;
+}
+
+/* peer sends a message on sk to M, which reads it and waits on LOCK for
+   wait_us; returns when M blocked. */
+static uint64_t
+peer_iteration(uint32_t peer, uint64_t sk, uint64_t wait_us)
+{
+	fx_run(&F, 0, peer);
+	fx_ev(&F, peer, TT_SK_DATA_READY, sk, 1, 0, 0);
+	fx_ev(&F, peer, TT_WAKING, M, 0, 120, 0);
+	fx_block(&F, peer, M, SYS_nanosleep, 0);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_poll, 1, 0, 0);
+	fx_ev(&F, M, TT_SOCK_RECV, sk, 1, 0, 10);
+	uint64_t at = fx_block(&F, M, 0, SYS_futex, LOCK);
+	F.ts += wait_us * 1000;
+	fx_run(&F, 0, M);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	fx_ev(&F, M, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
+	fx_ev(&F, M, TT_SWITCH, 1, 0, 120, 0);
+	F.ts += 5 * MS;
+	return at;
+}
+
+Test(diag_peers, similar_node_talks_to_the_same_peer)
+{
+	fx_init(&F);
+	fx_thread(&F, M, M, "main");
+	fx_thread(&F, P, P, "peer");
+	fx_thread(&F, Q, Q, "other");
+	fx_ev(&F, M, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
+	fx_ev(&F, M, TT_SWITCH, 1, 0, 120, 0);
+	fx_ev(&F, P, TT_SYS_ENTER, SYS_nanosleep, 0, 0, 0);
+	fx_ev(&F, P, TT_SWITCH, 1, 0, 120, 0);
+	fx_ev(&F, Q, TT_SYS_ENTER, SYS_nanosleep, 0, 0, 0);
+	fx_ev(&F, Q, TT_SWITCH, 1, 0, 120, 0);
+	F.ts += 5 * MS;
+	uint64_t tp = peer_iteration(P, SKP, 100);
+	uint64_t tq = peer_iteration(Q, SKQ, 100);
+	uint64_t th = peer_iteration(P, SKP, 50000);
+	(void)tq;
+
+	struct graph *g = fx_build(&F, NULL);
+	struct diag_opts o = opts();
+	struct diag *d = NULL;
+	cr_assert_not_null(g);
+	o.at = th + 20 * MS;
+	o.tid = M;
+	cr_assert_eq(diag_new(g, &o, &d, NULL), 0);
+	cr_assert_eq(diag_nhangs(d), 1);
+	cr_assert_eq(diag_hang(d, 0)->th.tid, M);
+	cr_assert_eq(diag_hang(d, 0)->kind, DIAG_BLOCKED);
+	cr_assert_str_eq(diag_hang(d, 0)->wait.resource, "futex:0x1000");
+	cr_assert_eq(diag_nsimilar(d, 0), 1, "only the node talking to the "
+	    "hang's peer is similar (got %zu)", diag_nsimilar(d, 0));
+	const struct diag_similar *s = diag_similar(d, 0, 0);
+	cr_assert_leq(s->start_ns, tp);
+	cr_assert_gt(s->start_ns + s->duration_ns, tp - 1);
+	diag_free(d);
+	graph_free(g);
+}
+
+/* M waits on the condition variable COND: two kernel waits (a spurious
+   wake-up in between) when normal, one long one in the hang. */
+static uint64_t
+cond_iteration(int hung)
+{
+	fx_run(&F, 0, M);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_poll, 1, 0, 0);
+	fx_user(&F, M, TU_COND_WAIT, COND);
+	uint64_t at = fx_block(&F, M, 0, SYS_futex, LOCK);
+	if (!hung) {
+		F.ts += 100000;
+		fx_run(&F, 0, M);
+		fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+		fx_block(&F, M, 0, SYS_futex, LOCK);
+		F.ts += 100000;
+	} else {
+		F.ts += 50 * MS;
+	}
+	fx_run(&F, 0, M);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	fx_user(&F, M, TU_COND_DONE, COND);
+	fx_ev(&F, M, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
+	fx_ev(&F, M, TT_SWITCH, 1, 0, 120, 0);
+	F.ts += 5 * MS;
+	return at;
+}
+
+Test(diag_peers, one_similar_node_per_moment)
+{
+	fx_init(&F);
+	fx_thread(&F, M, M, "main");
+	fx_ev(&F, M, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
+	fx_ev(&F, M, TT_SWITCH, 1, 0, 120, 0);
+	F.ts += 5 * MS;
+	for (int i = 0; i < 3; i++)
+		cond_iteration(0);
+	uint64_t th = cond_iteration(1);
+
+	struct graph *g = fx_build(&F, NULL);
+	struct diag_opts o = opts();
+	struct diag *d = NULL;
+	cr_assert_not_null(g);
+	o.at = th + 20 * MS;
+	cr_assert_eq(diag_new(g, &o, &d, NULL), 0);
+	cr_assert_eq(diag_nhangs(d), 1);
+	cr_assert_eq(diag_hang(d, 0)->th.tid, M);
+	cr_assert_str_eq(diag_hang(d, 0)->wait.type, "condvar");
+	cr_assert_eq(diag_nsimilar(d, 0), 3, "one similar node per normal "
+	    "wait (got %zu)", diag_nsimilar(d, 0));
+	for (size_t i = 1; i < diag_nsimilar(d, 0); i++)
+		cr_assert_gt(diag_similar(d, 0, i - 1)->start_ns,
+		    diag_similar(d, 0, i)->start_ns);
+	diag_free(d);
+	graph_free(g);
+}
+
+/* The input wakes M, which asks W, which asks X; X answers W, W answers
+   M. In the hang W waits for X on WQ and X is blocked on SLOW. */
+static uint64_t
+chain_iteration(int hung)
+{
+	fx_run(&F, 0, IN);
+	fx_ev(&F, IN, TT_WAKING, M, 0, 120, 0);
+	fx_block(&F, IN, M, SYS_nanosleep, 0);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_poll, 1, 0, 0);
+	fx_ev(&F, M, TT_WAKING, W, 0, 120, 0);
+	uint64_t at = fx_block(&F, M, W, SYS_futex, LOCK);
+	fx_ev(&F, W, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	fx_ev(&F, W, TT_WAKING, X, 0, 120, 0);
+	fx_block(&F, W, X, SYS_futex, WQ);
+	fx_ev(&F, X, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	if (hung) {
+		fx_block(&F, X, 0, SYS_futex, SLOW);
+		F.ts += 50 * MS;
+		fx_run(&F, 0, X);
+		fx_ev(&F, X, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	} else {
+		F.ts += 100000;
+	}
+	fx_ev(&F, X, TT_WAKING, W, 0, 120, 0);
+	fx_block(&F, X, W, SYS_futex, IDLE2);
+	fx_ev(&F, W, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	fx_ev(&F, W, TT_WAKING, M, 0, 120, 0);
+	fx_block(&F, W, M, SYS_futex, IDLE);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	fx_ev(&F, M, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
+	fx_ev(&F, M, TT_SWITCH, 1, 0, 120, 0);
+	F.ts += 5 * MS;
+	return at;
+}
+
+Test(diag_peers, every_blocked_path_thread_is_a_culprit)
+{
+	fx_init(&F);
+	fx_thread(&F, M, M, "main");
+	fx_thread(&F, W, M, "worker");
+	fx_thread(&F, X, M, "helper");
+	fx_thread(&F, IN, M, "input");
+	fx_ev(&F, M, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
+	fx_ev(&F, M, TT_SWITCH, 1, 0, 120, 0);
+	fx_ev(&F, W, TT_SYS_ENTER, SYS_futex, IDLE, 0, 0);
+	fx_ev(&F, W, TT_SWITCH, 1, 0, 120, 0);
+	fx_ev(&F, X, TT_SYS_ENTER, SYS_futex, IDLE2, 0, 0);
+	fx_ev(&F, X, TT_SWITCH, 1, 0, 120, 0);
+	fx_ev(&F, IN, TT_SYS_ENTER, SYS_nanosleep, 0, 0, 0);
+	fx_ev(&F, IN, TT_SWITCH, 1, 0, 120, 0);
+	F.ts += 5 * MS;
+	for (int i = 0; i < 4; i++)
+		chain_iteration(0);
+	uint64_t th = chain_iteration(1);
+
+	struct graph *g = fx_build(&F, NULL);
+	struct diag_opts o = opts();
+	struct diag *d = NULL;
+	cr_assert_not_null(g);
+	o.at = th + 20 * MS;
+	cr_assert_eq(diag_new(g, &o, &d, NULL), 0);
+	cr_assert_eq(diag_nhangs(d), 1);
+	cr_assert_eq(diag_hang(d, 0)->th.tid, M);
+	/* both W (waiting for X) and X (on SLOW) at depth 1, in path
+	   order, each with its wait */
+	const struct diag_culprit *cw = NULL, *cx = NULL;
+	size_t iw = 0, ix = 0;
+	for (size_t i = 0; i < diag_nculprits(d, 0); i++) {
+		const struct diag_culprit *c = diag_culprit(d, 0, i);
+		if (c->depth != 1)
+			continue;
+		if (c->th.tid == W && cw == NULL)
+			cw = c, iw = i;
+		if (c->th.tid == X && cx == NULL)
+			cx = c, ix = i;
+	}
+	cr_assert_not_null(cw, "worker is a culprit at depth 1");
+	cr_assert_not_null(cx, "helper is a culprit at depth 1 too");
+	cr_assert_lt(iw, ix);
+	cr_assert_eq(cw->kind, DIAG_BLOCKED);
+	cr_assert_eq(cx->kind, DIAG_BLOCKED);
+	cr_assert_str_eq(cw->wait.resource, "futex:0x5000");
+	cr_assert_str_eq(cx->wait.resource, "futex:0x3000");
+	cr_assert_eq(cx->parent, SIZE_MAX);
+	/* the JSON lists them all */
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	diag_write_json(d, f);
+	fclose(f);
+	cr_assert_not_null(strstr(buf, "\"helper\""));
+	cr_assert_not_null(strstr(buf, "\"worker\""));
+	free(buf);
+	diag_free(d);
+	graph_free(g);
+}
