@@ -62,36 +62,40 @@ static const char *trace_path;	/* the recording being checked */
 static int watch_mode;		/* recorded with argus watch on the flag */
 
 /*
- * Whether the last flag write (TU_FLAG_WRITE from argus watch) at or
- * before end (the end of the hang, in trace nanoseconds) came from the
- * thread named writer: the write that let the yield loop go. 1 or 0.
+ * Whether the thread named writer wrote the flag during the hang: a
+ * TU_FLAG_WRITE from argus watch between start and end. argus watch
+ * writes its records when it reads the samples, up to its polling
+ * interval after the access, hence the slack after end. 1 or 0.
  */
+#define WATCH_SLACK_NS 200000000ull
+
 static int
-flag_writer_is(const char *writer, uint64_t end)
+flag_written_by(const char *writer, uint64_t start, uint64_t end)
 {
 	struct trace_reader *r;
 	struct trace_event ev;
 	char *cause = NULL;
-	char last[TRACE_COMM_LEN] = "";
-	size_t n = 0;
+	size_t mine = 0, all = 0;
 
 	if (trace_reader_open(&r, trace_path, &cause) != 0) {
 		snprintf(why, sizeof(why), "%s", cause);
 		free(cause);
 		return 0;
 	}
-	while (trace_reader_next(r, &ev) && ev.ts <= end + 1000000) {
-		if (ev.type != TT_USER || ev.arg[0] != TU_FLAG_WRITE)
+	while (trace_reader_next(r, &ev) && ev.ts <= end + WATCH_SLACK_NS) {
+		if (ev.type != TT_USER || ev.arg[0] != TU_FLAG_WRITE ||
+		    ev.ts < start)
 			continue;
 		const struct trace_thread *t = trace_reader_thread(r, ev.tid);
 
-		snprintf(last, sizeof(last), "%s", t ? t->comm : "?");
-		n++;
+		all++;
+		if (t && strcmp(t->comm, writer) == 0)
+			mine++;
 	}
 	trace_reader_close(r);
-	snprintf(why, sizeof(why), "%zu flag writes up to the hang's end, "
-	    "the last by %s", n, n ? last : "nobody");
-	return n > 0 && strcmp(last, writer) == 0;
+	snprintf(why, sizeof(why), "%zu of %zu flag writes during the hang "
+	    "by %s", mine, all, writer);
+	return mine > 0;
 }
 
 static int
@@ -287,8 +291,8 @@ check(const struct diag *d, const char *rec, const char *line)
 			snprintf(why, sizeof(why), "needs a watchpoint recording");
 			return -1;
 		}
-		return flag_writer_is(val(line, "writer", b1, sizeof(b1)) ?
-		    b1 : "?", h->end_ns);
+		return flag_written_by(val(line, "writer", b1, sizeof(b1)) ?
+		    b1 : "?", h->start_ns, h->end_ns);
 	}
 	return -1;
 }
