@@ -91,7 +91,7 @@ read_syms(const unsigned char *p, size_t size, unsigned type,
 }
 
 int
-elfaddr_open(const char *path, struct elfaddr **out)
+elf_file_map(const char *path, struct elf_file *f)
 {
 	struct stat st;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -102,18 +102,45 @@ elfaddr_open(const char *path, struct elfaddr **out)
 		close(fd);
 		return ENOEXEC;
 	}
-	size_t size = (size_t)st.st_size;
-	const unsigned char *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd,
-	    0);
+	f->size = (size_t)st.st_size;
+	f->p = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
-	if (p == MAP_FAILED)
+	if (f->p == MAP_FAILED)
 		return errno;
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)f->p;
+
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS64) {
+		elf_file_unmap(f);
+		return ENOEXEC;
+	}
+	return 0;
+}
+
+void
+elf_file_unmap(struct elf_file *f)
+{
+	if (f->p != NULL && f->p != MAP_FAILED)
+		munmap((void *)f->p, f->size);
+	f->p = NULL;
+	f->size = 0;
+}
+
+int
+elfaddr_open(const char *path, struct elfaddr **out)
+{
+	struct elf_file f;
+	int err = elf_file_map(path, &f);
+
+	if (err)
+		return err;
+	const unsigned char *p = f.p;
+	size_t size = f.size;
 	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)p;
 	struct elfaddr *e = xcalloc(1, sizeof(*e));
-	int err = ENOEXEC;
-	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
-	    eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-	    !fits(size, eh->e_phoff, (uint64_t)eh->e_phnum *
+
+	err = ENOEXEC;
+	if (!fits(size, eh->e_phoff, (uint64_t)eh->e_phnum *
 	    sizeof(Elf64_Phdr)))
 		goto out;
 	const Elf64_Phdr *ph = (const Elf64_Phdr *)(p + eh->e_phoff);
@@ -132,7 +159,7 @@ elfaddr_open(const char *path, struct elfaddr **out)
 	qsort(e->fn, e->nfn, sizeof(*e->fn), by_addr);
 	err = 0;
 out:
-	munmap((void *)p, size);
+	elf_file_unmap(&f);
 	if (err != 0) {
 		elfaddr_free(e);
 		return err;

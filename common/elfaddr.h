@@ -1,5 +1,5 @@
 /*
- * elfaddr.h: the reverse of a symbol lookup, for symbolizing recorded
+ * elfaddr.h: mapping ELF files, and the reverse of a symbol lookup, for symbolizing recorded
  * stacks offline: which function of an ELF file holds a file offset.
  *
  * struct elfaddr is one file's function symbols (.symtab, else .dynsym)
@@ -10,7 +10,21 @@
 #ifndef ARGUS_ELFADDR_H
 #define ARGUS_ELFADDR_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+/* A read-only mapping of a whole 64-bit ELF file. */
+struct elf_file {
+	const unsigned char *p;
+	size_t size;
+};
+
+/*
+ * Map the file at path after checking its ELF64 header. Returns 0, ENOEXEC
+ * when it is not a 64-bit ELF file, or an errno value.
+ */
+int elf_file_map(const char *path, struct elf_file *f);
+void elf_file_unmap(struct elf_file *f);
 
 struct elfaddr;
 

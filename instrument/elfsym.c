@@ -14,47 +14,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "elfaddr.h"
 #include "elfsym.h"
 
-struct elf_map {
-	const unsigned char *p;
-	size_t size;
-};
-
 static int
-map_file(const char *path, struct elf_map *m)
-{
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return errno;
-	if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
-		close(fd);
-		return ENOEXEC;
-	}
-	m->size = (size_t)st.st_size;
-	m->p = mmap(NULL, m->size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (m->p == MAP_FAILED)
-		return errno;
-	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)m->p;
-	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
-	    eh->e_ident[EI_CLASS] != ELFCLASS64) {
-		munmap((void *)m->p, m->size);
-		return ENOEXEC;
-	}
-	return 0;
-}
-
-static int
-in_file(const struct elf_map *m, uint64_t off, uint64_t len)
+in_file(const struct elf_file *m, uint64_t off, uint64_t len)
 {
 	return off <= m->size && len <= m->size - off;
 }
 
 static int
-phdr_offset(const struct elf_map *m, uint64_t vaddr, uint64_t *off)
+phdr_offset(const struct elf_file *m, uint64_t vaddr, uint64_t *off)
 {
 	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)m->p;
 
@@ -71,7 +41,7 @@ phdr_offset(const struct elf_map *m, uint64_t vaddr, uint64_t *off)
 }
 
 static uint64_t
-first_load_vaddr(const struct elf_map *m)
+first_load_vaddr(const struct elf_file *m)
 {
 	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)m->p;
 
@@ -85,7 +55,7 @@ first_load_vaddr(const struct elf_map *m)
 }
 
 static int
-find_in(const struct elf_map *m, unsigned type, const char *sym,
+find_in(const struct elf_file *m, unsigned type, const char *sym,
     struct elfsym *out)
 {
 	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)m->p;
@@ -126,8 +96,8 @@ find_in(const struct elf_map *m, unsigned type, const char *sym,
 int
 elfsym_lookup(const char *path, const char *sym, struct elfsym *out)
 {
-	struct elf_map m;
-	int err = map_file(path, &m);
+	struct elf_file m;
+	int err = elf_file_map(path, &m);
 
 	if (err)
 		return err;
@@ -136,20 +106,20 @@ elfsym_lookup(const char *path, const char *sym, struct elfsym *out)
 		err = find_in(&m, SHT_DYNSYM, sym, out);
 	if (err == 0 && phdr_offset(&m, out->vaddr, &out->offset) != 0)
 		out->offset = out->vaddr;
-	munmap((void *)m.p, m.size);
+	elf_file_unmap(&m);
 	return err;
 }
 
 int
 elfsym_vaddr_to_offset(const char *path, uint64_t vaddr, uint64_t *off)
 {
-	struct elf_map m;
-	int err = map_file(path, &m);
+	struct elf_file m;
+	int err = elf_file_map(path, &m);
 
 	if (err)
 		return err;
 	err = phdr_offset(&m, vaddr, off);
-	munmap((void *)m.p, m.size);
+	elf_file_unmap(&m);
 	return err;
 }
 
@@ -200,20 +170,20 @@ int
 elfsym_runtime(pid_t pid, const char *path, uint64_t vaddr, uint64_t *addr)
 {
 	struct base_ctx b = { path, 0 };
-	struct elf_map m;
+	struct elf_file m;
 	const Elf64_Ehdr *eh;
 	int err = each_map(pid, base_fn, &b);
 
 	if (err)
 		return err;
-	if ((err = map_file(path, &m)) != 0)
+	if ((err = elf_file_map(path, &m)) != 0)
 		return err;
 	eh = (const Elf64_Ehdr *)m.p;
 	if (eh->e_type == ET_EXEC)
 		*addr = vaddr;
 	else
 		*addr = b.start - first_load_vaddr(&m) + vaddr;
-	munmap((void *)m.p, m.size);
+	elf_file_unmap(&m);
 	return 0;
 }
 
