@@ -205,13 +205,6 @@ from_marks(struct diag *d)
 	return found;
 }
 
-/* Wait signature for grouping: syscall nr and resource key. */
-static uint64_t
-rkey(const struct graph_event *en)
-{
-	return ((uint64_t)en->aux << 48) ^ en->key ^ ((uint64_t)en->sub << 40);
-}
-
 static void
 kernel_thread_hangs(struct diag *d, uint32_t ti)
 {
@@ -225,21 +218,13 @@ kernel_thread_hangs(struct diag *d, uint32_t ti)
 	hmap_init(&shortw);
 	/* pass 1: shortest wait by signature (a wait on the thread's idle
 	   resource, for work or input, is never a hang) */
-	for (uint32_t i = 0; i < t->nev; i++) {
-		const struct graph_event *e = &t->ev[i];
-		if (e->type == TT_SYS_ENTER)
-			enter = i;
-		if (e->type != TT_SWITCH || !(e->flags & GRAPH_EVF_WAIT) ||
-		    enter == DNONE)
-			continue;
-		uint32_t j = diag_wait_end(g, ti, i);
-		if (j < t->nev) {
-			uint64_t dt = t->ev[j].ts - e->ts;
-			uint64_t *mn = hmap_put(&shortw, rkey(&t->ev[enter]),
-			    UINT64_MAX, NULL);
-			if (dt < *mn)
-				*mn = dt;
-		}
+	for (struct dwaits w = DWAITS_INIT; diag_next_wait(g, ti, &w);) {
+		uint64_t dt = t->ev[w.end].ts - t->ev[w.sw].ts;
+		uint64_t *mn = hmap_put(&shortw, diag_res_key(&t->ev[w.enter]),
+		    UINT64_MAX, NULL);
+
+		if (dt < *mn)
+			*mn = dt;
 	}
 	/* pass 2: long waits far longer than their similar ones, and long
 	   stretches without a wait */
@@ -268,9 +253,9 @@ kernel_thread_hangs(struct diag *d, uint32_t ti)
 			continue;
 		/* far longer than the other waits on that resource: at
 		   least twice the shortest */
-		uint64_t *mn = hmap_get(&shortw, rkey(&t->ev[enter]));
+		uint64_t *mn = hmap_get(&shortw, diag_res_key(&t->ev[enter]));
 		if (mn == NULL || *mn > (end - e->ts) / 2 ||
-		    rkey(&t->ev[enter]) == idle_k)
+		    diag_res_key(&t->ev[enter]) == idle_k)
 			continue;
 		struct dhang *h = new_hang(d, ti, t->ev[enter].ts, end,
 		    DIAG_SRC_KERNEL);

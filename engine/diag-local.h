@@ -96,6 +96,20 @@ void diag_wait_at(const struct graph *g, uint32_t ti, uint32_t sw,
    first event the thread did itself; the thread's event count if the
    wait never ended. */
 uint32_t diag_wait_end(const struct graph *g, uint32_t ti, uint32_t sw);
+
+/* Key of a wait resource from its syscall entry: syscall, resource, kind. */
+uint64_t diag_res_key(const struct graph_event *enter);
+
+/* Cursor over the waits of a thread that sit in a syscall and ended. */
+struct dwaits {
+	uint32_t i;		/* next event to look at */
+	uint32_t enter;		/* the wait's syscall entry */
+	uint32_t sw, end;	/* its switch, and the event that ends it */
+};
+#define DWAITS_INIT { 0, DNONE, DNONE, DNONE }
+
+/* Move w to the next such wait of thread ti; 0 when there is none. */
+int diag_next_wait(const struct graph *g, uint32_t ti, struct dwaits *w);
 /* The wait of thread ti overlapping [a, b] the most, or 0. */
 int diag_wait_overlapping(const struct diag *d, uint32_t ti, uint64_t a,
     uint64_t b, struct dwait *dw, uint64_t *overlap);

@@ -624,12 +624,38 @@ diag_find_similar(struct diag *d, struct dhang *h)
 }
 
 uint64_t
+diag_res_key(const struct graph_event *en)
+{
+	return ((uint64_t)en->aux << 48) ^ en->key ^ ((uint64_t)en->sub << 40);
+}
+
+int
+diag_next_wait(const struct graph *g, uint32_t ti, struct dwaits *w)
+{
+	const struct gthread *t = &g->th[ti];
+
+	for (; w->i < t->nev; w->i++) {
+		const struct graph_event *e = &t->ev[w->i];
+
+		if (e->type == TT_SYS_ENTER)
+			w->enter = w->i;
+		if (e->type != TT_SWITCH || !(e->flags & GRAPH_EVF_WAIT) ||
+		    w->enter == DNONE)
+			continue;
+		w->sw = w->i++;
+		w->end = diag_wait_end(g, ti, w->sw);
+		if (w->end < t->nev)
+			return 1;
+	}
+	return 0;
+}
+
+uint64_t
 diag_wait_key(const struct graph *g, const struct dwait *dw)
 {
 	if (dw->enter == DNONE)
 		return 0;
-	const struct graph_event *en = &g->th[dw->ti].ev[dw->enter];
-	return ((uint64_t)en->aux << 48) ^ en->key ^ ((uint64_t)en->sub << 40);
+	return diag_res_key(&g->th[dw->ti].ev[dw->enter]);
 }
 
 uint64_t
@@ -640,26 +666,15 @@ diag_idle_key(struct diag *d, uint32_t ti)
 	uint64_t *c = hmap_get(&d->idle, ti), best = 0, bt = 0;
 	int best_loop = 0;
 	struct hmap tot, cnt;
-	uint32_t enter = DNONE;
 
 	if (c != NULL)
 		return *c - 1;
 	hmap_init(&tot);
 	hmap_init(&cnt);
-	for (uint32_t i = 0; i < t->nev; i++) {
-		const struct graph_event *e = &t->ev[i];
-		if (e->type == TT_SYS_ENTER)
-			enter = i;
-		if (e->type != TT_SWITCH || !(e->flags & GRAPH_EVF_WAIT) ||
-		    enter == DNONE)
-			continue;
-		uint32_t j = diag_wait_end(g, ti, i);
-		if (j >= t->nev)
-			continue;
-		uint64_t dt = t->ev[j].ts - e->ts;
-		const struct graph_event *en = &t->ev[enter];
-		uint64_t k = ((uint64_t)en->aux << 48) ^ en->key ^
-		    ((uint64_t)en->sub << 40);
+	for (struct dwaits w = DWAITS_INIT; diag_next_wait(g, ti, &w);) {
+		uint64_t dt = t->ev[w.end].ts - t->ev[w.sw].ts;
+		const struct graph_event *en = &t->ev[w.enter];
+		uint64_t k = diag_res_key(en);
 		uint64_t *x = hmap_put(&tot, k, 0, NULL);
 		/* a loop comes back to its wait: one poll (a start
 		   barrier) does not make an event loop */
