@@ -30,7 +30,7 @@
 #include "cmd.h"
 #include "common.h"
 #include "elfsym.h"
-#include "marker.h"
+#include "trace.h"
 
 #define TRACEFS "/sys/kernel/tracing"
 #define SYSTEM "argus_probes"
@@ -91,27 +91,12 @@ static int
 recorder_instance(const char *opt, char *buf, size_t len)
 {
 	char path[4096];
-	const char *e = getenv("ARGUS_MARKER");
-	FILE *f;
 
 	if (opt) {
 		snprintf(buf, len, "%s", opt);
 		return 0;
 	}
-	if (e && *e) {
-		snprintf(path, sizeof(path), "%s", e);
-	} else {
-		f = fopen(ARGUS_MARKER_PATH_FILE, "re");
-		if (!f)
-			return -1;
-		if (!fgets(path, sizeof(path), f)) {
-			fclose(f);
-			return -1;
-		}
-		fclose(f);
-		path[strcspn(path, "\n")] = 0;
-	}
-	if (!path[0])
+	if (record_marker_find(path, sizeof(path)) != 0)
 		return -1;
 	snprintf(buf, len, "%s", dirname(path));
 	return 0;

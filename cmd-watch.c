@@ -314,27 +314,11 @@ proc_gone(pid_t pid)
 static int
 find_marker(const char *opt, char *buf, size_t len)
 {
-	const char *e = getenv("ARGUS_MARKER");
-	FILE *f;
-
 	if (opt) {
 		snprintf(buf, len, "%s", opt);
 		return 0;
 	}
-	if (e && *e) {
-		snprintf(buf, len, "%s", e);
-		return 0;
-	}
-	f = fopen(ARGUS_MARKER_PATH_FILE, "re");
-	if (!f)
-		return -1;
-	if (!fgets(buf, (int)len, f)) {
-		fclose(f);
-		return -1;
-	}
-	fclose(f);
-	buf[strcspn(buf, "\n")] = 0;
-	return buf[0] ? 0 : -1;
+	return record_marker_find(buf, len);
 }
 
 int

@@ -279,6 +279,22 @@ remove_instance(struct recorder *r)
 	tracefs_instance_free(in);
 }
 
+/*
+ * Close the CPU buffers (rmdir of the instance fails while its files are
+ * open), remove the instance and free the recorder.
+ */
+static void
+release(struct recorder *r)
+{
+	for (unsigned i = 0; r->cpus && i < r->ncpus; i++) {
+		if (r->cpus[i].fd >= 0)
+			close(r->cpus[i].fd);
+		r->cpus[i].fd = -1;
+	}
+	remove_instance(r);
+	rec_free(r);
+}
+
 static int
 enable_events(struct recorder *r, char **cause)
 {
@@ -531,13 +547,7 @@ fail:
 		trace_writer_close(r->w);
 		r->w = NULL;
 	}
-	for (unsigned i = 0; r->cpus && i < r->ncpus; i++) {
-		if (r->cpus[i].fd >= 0)
-			close(r->cpus[i].fd);
-		r->cpus[i].fd = -1;
-	}
-	remove_instance(r);
-	rec_free(r);
+	release(r);
 	return err;
 }
 
@@ -671,13 +681,28 @@ record_close(struct recorder *r, char **cause)
 		}
 	}
 	r->w = NULL;
-	/* rmdir of the instance fails while its files are open. */
-	for (unsigned i = 0; i < r->ncpus; i++) {
-		if (r->cpus[i].fd >= 0)
-			close(r->cpus[i].fd);
-		r->cpus[i].fd = -1;
-	}
-	remove_instance(r);
-	rec_free(r);
+	release(r);
 	return err;
+}
+
+int
+record_marker_find(char *buf, size_t len)
+{
+	const char *e = getenv("ARGUS_MARKER");
+	FILE *f;
+
+	if (e && *e) {
+		snprintf(buf, len, "%s", e);
+		return 0;
+	}
+	f = fopen(ARGUS_MARKER_PATH_FILE, "re");
+	if (f == NULL)
+		return -1;
+	if (fgets(buf, (int)len, f) == NULL) {
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	return buf[0] ? 0 : -1;
 }

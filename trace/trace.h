@@ -468,6 +468,14 @@ const char *record_warning(const struct recorder *r, size_t i);
 const char *record_marker_path(const struct recorder *r);
 
 /*
+ * The trace_marker_raw of the recorder running now, for tools that add to
+ * its trace (argus watch, argus probe): $ARGUS_MARKER, else the path the
+ * recorder publishes in ARGUS_MARKER_PATH_FILE. 0 and buf filled, or -1
+ * when no recorder runs.
+ */
+int record_marker_find(char *buf, size_t len);
+
+/*
  * Read and store everything the kernel has buffered on every CPU, then
  * flush the writer when flush is set. Returns 0 or the first writer error
  * (the recorder should then be closed).
