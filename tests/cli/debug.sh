@@ -28,8 +28,8 @@ cleanup() { tm kill-server >/dev/null 2>&1; rm -rf "$T"; }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
-ok() { echo "ok debug: $1"; }
-nok() { echo "not ok debug: $1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@"; }
+SUITE=debug
+. tests/lib.sh
 skip() { echo "ok debug: $1 # skip $2"; }
 
 if ! command -v tmux >/dev/null 2>&1; then

@@ -20,21 +20,9 @@ G=tests/golden
 T=$(mktemp -d /tmp/argus-diagcli-XXXXXX)
 trap 'rm -rf "$T"' EXIT
 
-ok() { echo "ok diagnose: $1"; }
-nok() { echo "not ok diagnose: $1"; shift; [ $# -gt 0 ] && echo "  $*"; }
+SUITE=diagnose
+. tests/lib.sh
 
-golden() {
-	name=$1
-	cat > "$T/$name"
-	if [ "${UPDATE_GOLDEN:-0}" = 1 ]; then
-		cp "$T/$name" "$G/$name"
-		ok "golden $name (updated)"
-	elif diff -u "$G/$name" "$T/$name" > "$T/$name.diff"; then
-		ok "golden $name"
-	else
-		nok "golden $name"; head -n 20 "$T/$name.diff"
-	fi
-}
 
 if $ARGUS diagnose --help | grep -q '^usage: argus diagnose'; then
 	ok "help"

@@ -8,8 +8,8 @@ ARGUS=${ARGUS:-./argus}
 T=$(mktemp -d /tmp/argus-graphcli-XXXXXX)
 trap 'rm -rf "$T"' EXIT
 
-ok() { echo "ok graph: $1"; }
-nok() { echo "not ok graph: $1"; shift; [ $# -gt 0 ] && echo "  $*"; }
+SUITE=graph
+. tests/lib.sh
 
 if $ARGUS graph --help | grep -q '^usage: argus graph'; then
 	ok "help"

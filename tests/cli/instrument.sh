@@ -14,8 +14,8 @@ TMP=$(mktemp -d)
 cleanup() { rmdir "$INST" 2>/dev/null; rm -rf "$TMP"; }
 trap cleanup EXIT INT TERM
 
-ok() { echo "ok $1"; }
-nok() { echo "not ok $1${2:+ ($2)}"; }
+SUITE=
+. tests/lib.sh
 check() { if [ "$2" = 0 ]; then ok "$1"; else nok "$1" "${3:-}"; fi; }
 
 if ! mkdir "$INST" 2>/dev/null; then

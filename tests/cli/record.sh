@@ -9,8 +9,8 @@ ARGUS=${ARGUS:-./argus}
 T=$(mktemp -d /tmp/argus-reccli-XXXXXX)
 trap 'rm -rf "$T"' EXIT
 
-ok() { echo "ok record: $1"; }
-nok() { echo "not ok record: $1"; shift; [ $# -gt 0 ] && echo "  $*"; }
+SUITE=record
+. tests/lib.sh
 
 if [ "$(id -u)" != 0 ]; then
 	echo "ok record: skipped (not root)"

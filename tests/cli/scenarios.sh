@@ -15,8 +15,8 @@ trap 'rm -rf "$T"' EXIT
 NORMAL_MAX_MS=1000	# a normal iteration (about 10 ms when idle; loaded CI)
 TOTAL_MAX_S=8		# one whole run
 
-ok() { echo "ok scenarios: $1"; }
-nok() { echo "not ok scenarios: $1"; shift; [ $# -gt 0 ] && echo "  $*"; }
+SUITE=scenarios
+. tests/lib.sh
 
 # The names each scenario's threads and processes must carry.
 names_of() {

@@ -11,22 +11,9 @@ G=tests/golden
 T=$(mktemp -d /tmp/argus-cli-XXXXXX)
 trap 'rm -rf "$T"' EXIT
 
-ok() { echo "ok $1"; }
-nok() { echo "not ok $1"; shift; [ $# -gt 0 ] && echo "  $*"; }
+SUITE=
+. tests/lib.sh
 
-# Compare stdin with a golden file (or rewrite it).
-golden() {
-	name=$1
-	cat > "$T/$name.out"
-	if [ "${UPDATE_GOLDEN:-0}" = 1 ]; then
-		cp "$T/$name.out" "$G/$name"
-		ok "golden $name (updated)"
-	elif diff -u "$G/$name" "$T/$name.out" > "$T/$name.diff"; then
-		ok "golden $name"
-	else
-		nok "golden $name"; head -n 20 "$T/$name.diff"
-	fi
-}
 
 normalize() {
 	sed -e "s#$T#TRACE#g" \
