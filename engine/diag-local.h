@@ -175,5 +175,33 @@ size_t diag_diff_path(struct diag *d, const struct level *lv,
 /* Slice, diff, culprits, cycle, wake-ups of hang h (after the pick). */
 void diag_analyze(struct diag *d, struct dhang *h);
 void diag_clear_results(struct dhang *h);
+/* Beam slice from a wait's normal twin (or its own wake-up), the
+   diagnosed thread being self (its vertices before since end a path;
+   horizon 0: the default look-back); appends the steps to out (a
+   DARR of struct diag_step) and their event limits to *lims, and a
+   dead end named what to h when the chain ends nowhere. Returns 0 when
+   there was nothing to slice from. */
+int diag_slice_wait(struct diag *d, struct dhang *h,
+    const struct dwait *from, uint32_t self, uint64_t since,
+    uint64_t horizon, void *out, uint32_t **lims, size_t *nlims,
+    const char *what);
+/* The normal twin of the wait of level lv (its most recent similar
+   node) in *twin, and the horizon of a slice from it in *hz. Returns 0
+   when the wait has no similar node. */
+int diag_culprit_twin(struct diag *d, const struct level *lv,
+    struct dwait *twin, uint64_t *hz);
+
+/* diag-recurse.c */
+/* Appends culprit c to h with its depth and the index of the culprit it
+   explains (SIZE_MAX: the hang itself). */
+void diag_add_culprit(struct dhang *h, struct diag_culprit *c,
+    unsigned depth, size_t parent);
+/* The culprits of hang h from level lv (the hang's wait) diffed against
+   path p (n steps), then those of every blocked culprit, breadth first,
+   until a node is not blocked, a thread repeats in its own chain (a
+   circular wait: h's cycle, with the timeout that breaks it) or the
+   bounds are reached. */
+void diag_recurse(struct diag *d, struct dhang *h, const struct level *lv,
+    const struct diag_step *p, size_t n);
 
 #endif

@@ -61,6 +61,44 @@ put_wait(FILE *f, const struct diag_wait *w)
 	}
 }
 
+/* One culprit's line, indented by its depth. */
+static void
+put_culprit(FILE *f, const struct diag_culprit *c)
+{
+	unsigned ind = c->depth > 0 ? c->depth - 1 : 0;
+
+	fprintf(f, "    %*s%u. ", (int)(ind < 16 ? 2 * ind : 32), "",
+	    c->depth);
+	put_thread(f, &c->th);
+	fprintf(f, " %s ", diag_kind_name(c->kind));
+	put_dur(f, c->end_ns - c->start_ns);
+	if (c->kind == DIAG_BLOCKED) {
+		fprintf(f, ": ");
+		put_wait(f, &c->wait);
+	} else if (c->serving.tid != 0) {
+		fprintf(f, ", serving %s", c->serving.comm);
+	}
+	if (c->repeat)
+		fprintf(f, " (again: a circular wait)");
+	fprintf(f, "\n");
+}
+
+/* The culprits explaining culprit parent (SIZE_MAX: the hang), in order,
+   each followed by those explaining it: the tree, depth first. */
+static void
+put_culprits(FILE *f, const struct diag *d, size_t h, size_t parent)
+{
+	size_t n = diag_nculprits(d, h);
+
+	for (size_t i = parent == SIZE_MAX ? 0 : parent + 1; i < n; i++) {
+		const struct diag_culprit *c = diag_culprit(d, h, i);
+		if (c->parent != parent)
+			continue;
+		put_culprit(f, c);
+		put_culprits(f, d, h, i);
+	}
+}
+
 void
 diag_write_hang_text(const struct diag *d, size_t h, FILE *f,
     uint64_t base)
@@ -142,24 +180,9 @@ diag_write_hang_text(const struct diag *d, size_t h, FILE *f,
 		fprintf(f, "  started by %s%s\n", ct->comm,
 		    diag_cause_node(d, h) != GRAPH_NONE ? " (input event)" :
 		    "");
-	if ((n = diag_nculprits(d, h)) > 0) {
+	if (diag_nculprits(d, h) > 0) {
 		fprintf(f, "  culprits:\n");
-		for (size_t i = 0; i < n; i++) {
-			const struct diag_culprit *c = diag_culprit(d, h, i);
-			fprintf(f, "    %u. ", c->depth);
-			put_thread(f, &c->th);
-			fprintf(f, " %s ", diag_kind_name(c->kind));
-			put_dur(f, c->end_ns - c->start_ns);
-			if (c->kind == DIAG_BLOCKED) {
-				fprintf(f, ": ");
-				put_wait(f, &c->wait);
-			} else if (c->serving.tid != 0) {
-				fprintf(f, ", serving %s", c->serving.comm);
-			}
-			if (c->repeat)
-				fprintf(f, " (again: a circular wait)");
-			fprintf(f, "\n");
-		}
+		put_culprits(f, d, h, SIZE_MAX);
 	} else if (x->kind == DIAG_BLOCKED) {
 		fprintf(f, "  culprits: none found\n");
 	}
@@ -355,7 +378,12 @@ jhang(FILE *f, const struct diag *d, size_t h)
 		} else {
 			fprintf(f, "null");
 		}
-		fprintf(f, ",\"repeat\":%s}", c->repeat ? "true" : "false");
+		fprintf(f, ",\"repeat\":%s,\"parent\":", c->repeat ? "true" :
+		    "false");
+		if (c->parent != SIZE_MAX)
+			fprintf(f, "%zu}", c->parent);
+		else
+			fprintf(f, "null}");
 	}
 	fprintf(f, "],\"cycle\":");
 	const struct diag_cycle *cy = diag_cycle(d, h);

@@ -1,6 +1,6 @@
 /*
- * diag-slice.c: backward slicing, graph diff, culprits and recursion
- * (steps 3 to 8 of argus-diagnose(1)).
+ * diag-slice.c: backward slicing and the analysis of a hang (steps 3 to 8
+ * of argus-diagnose(1)).
  *
  * The slice is a beam search backwards over in-edges. A search state
  * (struct bnode, kept in one pool with parent links) is a vertex plus the
@@ -17,8 +17,8 @@
  *
  * The diff (diag-diff.c) walks the threads of the slice in order and
  * finds every one that was busy or blocked on something other than its
- * idle wait during the hang: the culprits of that depth. The first of
- * them, when blocked, is diagnosed again the same way until a thread
+ * idle wait during the hang: the culprits of that depth. Each blocked one
+ * is diagnosed again the same way (diag-recurse.c) until a thread
  * repeats (a circular wait) or a node is not blocked.
  */
 #include <stdlib.h>
@@ -182,8 +182,9 @@ slice_run(struct diag *d, struct slice *s, uint32_t v, uint32_t lim,
 		}
 		if (best_kind == 2)
 			break;
-		qsort_r(s->next.v, s->next.n, sizeof(*s->next.v), cmp_cost,
-		    s->pool.v);
+		if (s->next.n > 1)	/* next.v is NULL when none was */
+			qsort_r(s->next.v, s->next.n, sizeof(*s->next.v),
+			    cmp_cost, s->pool.v);
 		if (s->next.n > beam)
 			s->next.n = beam;
 		s->front.n = 0;
@@ -268,10 +269,8 @@ slice_steps(const struct diag *d, const struct slice *s, void *arr,
 	}
 }
 
-/* Beam slice from a wait's normal twin (or its own wake-up); appends the
-   steps to out. Returns 0 when there was nothing to slice from. */
-static int
-slice_wait(struct diag *d, struct dhang *h, const struct dwait *from,
+int
+diag_slice_wait(struct diag *d, struct dhang *h, const struct dwait *from,
     uint32_t self, uint64_t since, uint64_t horizon, void *out,
     uint32_t **lims, size_t *nlims, const char *what)
 {
@@ -312,7 +311,6 @@ slice_wait(struct diag *d, struct dhang *h, const struct dwait *from,
 	return 1;
 }
 
-/* Similar node of a culprit's wait (first, most recent), for recursion. */
 /* Midpoint between the end of the previous episode and a start. */
 static uint64_t
 episode(uint64_t prev_end, uint64_t start)
@@ -332,9 +330,9 @@ twin_horizon(const struct diag_similar *s, size_t n, size_t i)
 	return 0;
 }
 
-static int
-culprit_twin(struct diag *d, const struct level *lv, struct dwait *twin,
-    uint64_t *hz)
+int
+diag_culprit_twin(struct diag *d, const struct level *lv,
+    struct dwait *twin, uint64_t *hz)
 {
 	struct dhang tmp;
 
@@ -378,121 +376,6 @@ diag_clear_results(struct dhang *h)
 }
 
 static void
-add_culprit(struct dhang *h, struct diag_culprit *c, unsigned depth,
-    size_t parent)
-{
-	c->depth = depth;
-	c->parent = parent;
-	DPUSH(h->cul, *c);
-}
-
-/* Culprits from level lv on (depth): diff against the path, recurse. */
-static void
-recurse(struct diag *d, struct dhang *h, struct level lv,
-    const struct diag_step *p, size_t n, unsigned depth)
-{
-	unsigned maxd = d->o.max_depth ? d->o.max_depth : 8;
-	uint32_t chain[64];
-	size_t nchain = 0;
-	DARR(struct diag_step) sub = { 0 };
-	DARR(struct dculprit) dc = { 0 };
-	size_t followed = SIZE_MAX;
-	uint32_t *sl = NULL;
-	size_t nsl = 0;
-
-	chain[nchain++] = h->pub.th.thread;
-	for (; depth <= maxd; depth++) {
-		if (diag_diff_path(d, &lv, p, n, &dc) == 0)
-			break;
-		/* every culprit of this depth, explaining the one followed
-		   at the depth before; the recursion follows the first */
-		size_t parent = h->cul.n > 0 ? followed : SIZE_MAX;
-		followed = h->cul.n;
-		for (size_t j = 0; j < dc.n; j++) {
-			struct diag_culprit *x = &dc.v[j].c;
-			for (size_t i = 0; i < nchain; i++) {
-				if (chain[i] != x->th.thread)
-					continue;
-				/* the cycle is the followed one's; a thread
-				   of the chain is no new culprit elsewhere */
-				x->repeat = 1;
-				if (j > 0 || h->has_cycle)
-					continue;
-				h->has_cycle = 1;
-				h->cycle.ntids = 0;
-				for (size_t k = i; k < nchain && k < 64; k++)
-					h->cyc_tids[h->cycle.ntids++] =
-					    d->g->th[chain[k]].tid;
-			}
-			if (j == 0 || !x->repeat)
-				add_culprit(h, x, depth, parent);
-		}
-		struct diag_culprit c = dc.v[0].c;
-		struct dwait cw = dc.v[0].w;
-		if (c.repeat || c.kind != DIAG_BLOCKED || nchain == 64)
-			break;
-		chain[nchain++] = c.th.thread;
-		/* the culprit of the culprit */
-		struct level nl = { .ti = c.th.thread, .node = c.node,
-		    .dw = cw, .a = cw.start, .b = cw.end };
-		struct dwait twin;
-		char what[96];
-		sub.n = 0;
-		snprintf(what, sizeof(what), "slice of %s's normal wait "
-		    "(depth %u)", c.th.comm, depth + 1);
-		uint64_t hz;
-		if (culprit_twin(d, &nl, &twin, &hz)) {
-			slice_wait(d, h, &twin, nl.ti, twin.start, hz, &sub, &sl,
-			    &nsl, what);
-		} else {
-			snprintf(what, sizeof(what), "wake-up chain of %s "
-			    "(depth %u, no similar normal node)", c.th.comm,
-			    depth + 1);
-			if (!slice_wait(d, h, &cw, nl.ti, cw.start, 0, &sub, &sl,
-			    &nsl, what))
-				ddead(h, "%s (%u) was still waiting at the "
-				    "end of the trace and has no similar "
-				    "normal node", c.th.comm, c.th.tid);
-		}
-		lv = nl;
-		p = sub.v;
-		n = sub.n;
-	}
-	/* the timeout that breaks a cycle */
-	if (h->has_cycle) {
-		h->cycle.tids = h->cyc_tids;
-		h->cycle.timeout_ns = 0;
-		const struct diag_wait *ws[65];
-		uint32_t wt[65];
-		size_t nw = 0;
-		if (h->pub.kind == DIAG_BLOCKED) {
-			wt[nw] = h->pub.th.tid;
-			ws[nw++] = &h->pub.wait;
-		}
-		for (size_t i = 0; i < h->cul.n && nw < 65; i++) {
-			int in = 0;	/* only the threads of the cycle */
-			for (size_t k = 0; k < h->cycle.ntids; k++)
-				in |= h->cyc_tids[k] == h->cul.v[i].th.tid;
-			if (!in)
-				continue;
-			wt[nw] = h->cul.v[i].th.tid;
-			ws[nw++] = &h->cul.v[i].wait;
-		}
-		for (int pass = 0; pass < 2 && h->cycle.timeout_ns == 0; pass++)
-			for (size_t i = 0; i < nw; i++)
-				if (ws[i]->timeout_ns != 0 &&
-				    (pass == 1 || ws[i]->timed_out)) {
-					h->cycle.timeout_ns = ws[i]->timeout_ns;
-					h->cycle.timeout_tid = wt[i];
-					break;
-				}
-	}
-	free(sub.v);
-	free(dc.v);
-	free(sl);
-}
-
-static void
 analyze_blocked(struct diag *d, struct dhang *h)
 {
 	const struct graph *g = d->g;
@@ -504,7 +387,7 @@ analyze_blocked(struct diag *d, struct dhang *h)
 
 	/* the hang's own wake-up chain */
 	if (h->dw.run != DNONE)
-		slice_wait(d, h, &h->dw, ti, h->dw.start, h->sim.n > 0 ?
+		diag_slice_wait(d, h, &h->dw, ti, h->dw.start, h->sim.n > 0 ?
 		    episode(h->sim.v[0].start_ns + h->sim.v[0].duration_ns,
 		    h->dw.start) : 0, &h->crit, &cl, &ncl,
 		    "wake-up chain of the hang");
@@ -523,15 +406,15 @@ analyze_blocked(struct diag *d, struct dhang *h)
 				break;
 			}
 		diag_wait_at(g, ti, sw, d->last_ts, &twin);
-		slice_wait(d, h, &twin, ti, twin.start, twin_horizon(h->sim.v,
-		    h->sim.n, (size_t)h->picked), &h->path, &lims, &nl,
-		    "slice of the normal node");
-		recurse(d, h, lv, h->path.v, h->path.n, 1);
+		diag_slice_wait(d, h, &twin, ti, twin.start,
+		    twin_horizon(h->sim.v, h->sim.n, (size_t)h->picked),
+		    &h->path, &lims, &nl, "slice of the normal node");
+		diag_recurse(d, h, &lv, h->path.v, h->path.n);
 	} else {
 		ddead(h, "no similar normal node of %s: used the hang's "
 		    "own wake-up chain", h->pub.th.comm);
 		if (h->crit.n > 0)
-			recurse(d, h, lv, h->crit.v, h->crit.n, 1);
+			diag_recurse(d, h, &lv, h->crit.v, h->crit.n);
 	}
 	free(lims);
 	free(cl);
@@ -631,7 +514,7 @@ analyze_yield(struct diag *d, struct dhang *h)
 		c.node = graph_vertex_at(g, c.th.tid, wts);
 		c.wait.type = "cpu";
 	}
-	add_culprit(h, &c, 1, SIZE_MAX);
+	diag_add_culprit(h, &c, 1, SIZE_MAX);
 	dnote(h, "the flag was written by %s (%u) at %.6f s",
 	    c.th.comm, c.th.tid, (double)(wts - graph_first_ts(g)) / 1e9);
 }
