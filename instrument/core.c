@@ -128,6 +128,8 @@ ins_emit_stack(pid_t proxy_tid, unsigned kind, const uint64_t *frames,
 {
 	if (!ins.on || n == 0)
 		return;
+	if (__atomic_exchange_n(&ins.maps_due, 0, __ATOMIC_ACQ_REL))
+		ins_record_maps();
 	if (n > ARGUS_MARKER_MAX_FRAMES)
 		n = ARGUS_MARKER_MAX_FRAMES;
 	write_record(ARGUS_MK_STACK, proxy_tid, kind, n, 0, frames,
@@ -376,8 +378,9 @@ ins_switch_on(const char *path)
 		close(fd);
 	}
 	strncpy(cur_path, path, sizeof(cur_path) - 1);
+	__atomic_store_n(&ins.maps_due, 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&ins.on, 1, __ATOMIC_RELEASE);
-	ins_record_maps();
+	scan_maps();
 	return 0;
 }
 
@@ -480,11 +483,12 @@ atfork_child(void)
 	/* the forking thread is the child's only, hence main, thread */
 	ins.main_tid = ins_tid();
 	ins.main_stack_lo = ins.main_stack_hi = 0;
-	scan_maps();
+	/* the text ranges are the parent's; the mappings are written again,
+	   under the child's pid, before its first stack (a forked server
+	   with thousands of children would write them thousands of times) */
 	recheck_busy = 0;
 	ins_watchdog_atfork_child();
-	if (ins.on)
-		ins_record_maps();
+	ins.maps_due = 1;
 }
 
 static int inited;

@@ -34,6 +34,8 @@ struct ins_state {
 	volatile uint64_t wake_boot_ns;	/* same, on CLOCK_BOOTTIME */
 	volatile int watchdog_started;
 	volatile int loop_seen;		/* main ever entered a loop wait */
+	volatile int maps_due;		/* mappings not yet written since
+					   switch-on or fork */
 };
 
 struct ins_thread {
@@ -91,6 +93,8 @@ void ins_recheck(void);
 int ins_switch_on(const char *path);
 void ins_switch_off(void);
 /* Record the process's executable mappings (ARGUS_MK_MMAP records). */
+/* Write the executable mappings before the process's first stack record
+   after switch-on or fork (a process with no stacks writes none). */
 void ins_record_maps(void);
 
 /* Loop wait bracket for the main thread (wrap-loop.c). */

@@ -212,14 +212,14 @@ check_hang(void)
 static void *
 watchdog(void *arg)
 {
-	uint64_t tick = ins.hang_ns / 10;
+	uint64_t tick = ins.hang_ns / 4;
 	sigset_t all;
 
 	(void)arg;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	if (tick > 100000000ull)
-		tick = 100000000ull;
+	if (tick > 500000000ull)
+		tick = 500000000ull;
 	if (tick < 1000000ull)
 		tick = 1000000ull;
 	for (;;) {

@@ -97,7 +97,10 @@ const struct evspec rec_evtab[] = {
 	    "sig", "pid", "code", "result"),
 	E("signal", "signal_deliver", D, DK_SIG_DELIVER, "signal edges",
 	    "sig", "code", "sa_handler"),
-	E("sock", "sock_send_length", D, DK_SOCK_SEND, "socket messages",
+	/* the sender's side of a message is sk_data_ready (it names the
+	   receiving socket): send lengths only in the full set */
+	E("sock", "sock_send_length", RECORD_SET_FULL, DK_SOCK_SEND,
+	    "socket send lengths",
 	    "sk", "family", "protocol", "ret", "flags"),
 	E("sock", "sock_recv_length", D, DK_SOCK_RECV, "socket messages",
 	    "sk", "family", "protocol", "ret", "flags"),

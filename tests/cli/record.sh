@@ -168,13 +168,14 @@ if [ -x "$H" ]; then
 	ns=$(awk -v t="$hp" '$6 == "stack" && $7 == "tid=" t && $8 == "kind=hang_begin"' "$T/hg.txt" | wc -l)
 	[ "$nb" = 1 ] && [ "$ns" = 1 ] && ok "hang_begin for the main thread" ||
 		nok "hang_begin for the main thread" "$nb marks, $ns stacks (pid $hp)"
-	# libargus's own mapping records come when it switches on, long
-	# before the hang (the recorder's /proc reading comes with the stack)
+	# libargus writes its mappings just before its first stack (not at
+	# switch-on: a forking server would write them for every child); the
+	# recorder's own reading of /proc comes with the stack's time stamp
 	mt=$(awk -v p="pid=$hp" '$6 == "mmap" && $7 == p && /ins-hang"$/ { print $1; exit }' "$T/hg.txt")
-	bt=$(awk '$6 == "user" && $7 == "kind=hang_begin" { print $1; exit }' "$T/hg.txt")
-	[ -n "$mt" ] && [ -n "$bt" ] && awk -v a="$mt" -v b="$bt" 'BEGIN { exit !(a + 0.1 < b) }' &&
+	bt=$(awk -v t="tid=$hp" '$6 == "stack" && $7 == t && $8 == "kind=hang_begin" { print $1; exit }' "$T/hg.txt")
+	[ -n "$mt" ] && [ -n "$bt" ] && awk -v a="$mt" -v b="$bt" 'BEGIN { exit !(a + 0 < b + 0) }' &&
 		ok "mapping records of libargus" ||
-		nok "mapping records of libargus" "mmap at ${mt:-none}, hang at ${bt:-none}"
+		nok "mapping records of libargus" "mmap at ${mt:-none}, stack at ${bt:-none}"
 fi
 
 # argus watch while recording: the flag write is the setter thread's.

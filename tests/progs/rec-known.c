@@ -83,6 +83,29 @@ thread_b(void *arg)
 	return NULL;
 }
 
+/* Wait until thread tid sleeps (state S in /proc), at most 5 s: a signal
+   then always wakes it, however loaded the machine. */
+static void
+wait_sleeping(pid_t tid)
+{
+	char path[64], buf[256];
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	for (int i = 0; i < 5000; i++) {
+		FILE *f = fopen(path, "re");
+		char *p = NULL;
+
+		if (f != NULL) {
+			if (fgets(buf, sizeof(buf), f) != NULL)
+				p = strrchr(buf, ')');
+			fclose(f);
+		}
+		if (p == NULL || (p[1] == ' ' && p[2] == 'S'))
+			return;
+		msleep(1);
+	}
+}
+
 static void
 phase_condvar(int n)
 {
@@ -93,7 +116,8 @@ phase_condvar(int n)
 	while (b_tid == 0)
 		msleep(1);
 	for (int i = 0; i < n; i++) {
-		msleep(3);	/* B is back in its wait by now */
+		msleep(1);
+		wait_sleeping(b_tid);	/* B is back in its wait */
 		pthread_mutex_lock(&mu);
 		turn++;
 		pthread_mutex_unlock(&mu);

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,9 +125,8 @@ Test(instr_records, api_records_bytes)
 	n = pread(fd, buf, sizeof(buf), 0);
 	cr_assert_gt(n, 0);
 
-	h = next_of(buf, (size_t)n, &pos, ARGUS_MK_MMAP);
-	cr_assert_not_null(h, "no mapping record");
-	cr_assert_gt(h->arg, 0);
+	/* no stack yet, hence no mapping written */
+	cr_assert_null(next_of(buf, (size_t)n, &pos, ARGUS_MK_MMAP));
 	pos = 0;
 	h = next_of(buf, (size_t)n, &pos, TU_MARK);
 	cr_assert_not_null(h);
@@ -143,6 +143,31 @@ Test(instr_records, api_records_bytes)
 	cr_assert_eq(h->key, (uint64_t)(uintptr_t)&instr_test_variable);
 	cr_assert_eq(h->arg, 5);
 	cr_assert_neq(h->arg2, 0);	/* the caller's address */
+
+	/* a wait of the main thread records a stack, preceded by the
+	   mappings that symbolize it */
+	int (*tw)(pthread_cond_t *, pthread_mutex_t *,
+	    const struct timespec *) = (int (*)(pthread_cond_t *,
+	    pthread_mutex_t *, const struct timespec *))dlsym(dl,
+	    "pthread_cond_timedwait");
+	pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	struct timespec past = { 1, 0 };
+	cr_assert_not_null(tw);
+	pthread_mutex_lock(&m);
+	cr_assert_eq(tw(&c, &m, &past), ETIMEDOUT);
+	pthread_mutex_unlock(&m);
+	size_t end = (size_t)n;
+	n = pread(fd, buf, sizeof(buf), 0);
+	cr_assert_gt((size_t)n, end);
+	pos = end;
+	h = next_of(buf, (size_t)n, &pos, ARGUS_MK_MMAP);
+	cr_assert_not_null(h, "no mapping record before the stack");
+	cr_assert_gt(h->arg, 0);
+	size_t at_map = pos;
+	h = next_of(buf, (size_t)n, &pos, ARGUS_MK_STACK);
+	cr_assert_not_null(h, "no stack record");
+	cr_assert_gt(pos, at_map);
 	close(fd);
 	unlink(tmpl);
 }

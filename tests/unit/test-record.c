@@ -252,7 +252,7 @@ Test(record, known_program, .timeout = 60)
 				sleep_enter = 0;
 			}
 			break;
-		case TT_SOCK_SEND:
+		case TT_SK_DATA_READY:	/* the sender's side */
 			if (ev.tid == (uint32_t)k.p_unix || ev.tid ==
 			    (uint32_t)k.c_unix)
 				usend++;
@@ -321,7 +321,7 @@ Test(record, known_program, .timeout = 60)
 	cr_expect_eq(cr, N, "pipe: child read %u times", cr);
 	cr_expect_eq(cw, N, "pipe: child wrote %u times", cw);
 	cr_expect_eq(pr, N, "pipe: parent read %u times", pr);
-	cr_expect_eq(usend, 2 * N, "unix: %u sends", usend);
+	cr_expect_eq(usend, 2 * N, "unix: %u data-ready (sends)", usend);
 	cr_expect_eq(urecv, 2 * N, "unix: %u receives", urecv);
 	cr_expect_eq(longsleep, 1, "sleep: %u sleeps of 50 ms", longsleep);
 	if (k.t_mark) {
