@@ -19,11 +19,11 @@
 #include <unistd.h>
 
 #include <event-parse.h>
-#include <kbuffer.h>
 #include <tracefs.h>
 
 #include "common.h"
 #include "marker.h"
+#include "rbpage-local.h"
 #include "record-local.h"
 
 #define PROBE_SYSTEM "argus_probes"
@@ -167,12 +167,6 @@ rec_decode_init(struct recorder *r, char **cause)
 		    strerror(errno ? errno : EIO));
 		return errno ? errno : EIO;
 	}
-	r->kbuf = kbuffer_alloc(sizeof(long) == 8 ? KBUFFER_LSIZE_8 :
-	    KBUFFER_LSIZE_4, KBUFFER_ENDIAN_SAME_AS_HOST);
-	if (r->kbuf == NULL) {
-		*cause = xstrdup("cannot allocate a kbuffer");
-		return ENOMEM;
-	}
 	for (size_t i = 0; i < rec_nevtab; i++) {
 		const struct evspec *s = &rec_evtab[i];
 		struct tep_event *e;
@@ -200,9 +194,6 @@ rec_decode_free(struct recorder *r)
 	free(r->dec);
 	r->dec = NULL;
 	r->ndec = 0;
-	if (r->kbuf)
-		kbuffer_free(r->kbuf);
-	r->kbuf = NULL;
 	if (r->tep)
 		tep_free(r->tep);
 	r->tep = NULL;
@@ -713,25 +704,22 @@ dec_record(struct recorder *r, unsigned cpu, uint64_t ts, const uint8_t *p,
 void
 rec_decode_page(struct recorder *r, unsigned cpu, size_t len)
 {
-	unsigned long long ts;
-	void *data;
-	int missed;
+	struct rbpage it;
+	const void *data;
+	size_t sz;
+	uint64_t ts;
 
-	(void)len;
-	if (kbuffer_load_subbuffer(r->kbuf, r->page) < 0)
+	if (rbpage_init(&it, r->page, len) < 0)
 		return;
-	missed = kbuffer_missed_events(r->kbuf);
-	data = kbuffer_read_event(r->kbuf, &ts);
-	if (missed != 0)
+	data = rbpage_next(&it, &sz, &ts);
+	if (it.missed != 0)
 		rec_sync_lost(r, cpu, data ? ts : 0);
 	while (data) {
-		int sz = kbuffer_event_size(r->kbuf);
-
 		if (ts < r->cpus[cpu].last_ts)
 			ts = r->cpus[cpu].last_ts;
 		r->cpus[cpu].last_ts = ts;
 		if (sz > 0)
-			dec_record(r, cpu, ts, data, (size_t)sz);
-		data = kbuffer_next_event(r->kbuf, &ts);
+			dec_record(r, cpu, ts, data, sz);
+		data = rbpage_next(&it, &sz, &ts);
 	}
 }

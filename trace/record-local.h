@@ -20,7 +20,6 @@
 #include "trace.h"
 
 struct tep_handle;
-struct kbuffer;
 
 /* Kinds of decoders: how a kernel event becomes a trace_event. */
 enum dec_kind {
@@ -98,7 +97,6 @@ struct recorder {
 	int marker_file;	/* we wrote ARGUS_MARKER_PATH_FILE */
 	struct trace_writer *w;
 	struct tep_handle *tep;
-	struct kbuffer *kbuf;
 	unsigned ncpus;
 	struct rcpu *cpus;
 	unsigned subbuf;	/* bytes per sub-buffer (page) */

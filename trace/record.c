@@ -517,6 +517,8 @@ record_open(struct recorder **rp, const struct record_opts *o, char **cause)
 
 	wo = o->wopts;
 	wo.clock = "boot";
+	if (wo.zstd_level == 0)
+		wo.zstd_level = 1;	/* the cheapest: the reader keeps up */
 	wo.ncpus = r->ncpus;
 	r->bound = wo.size_bound ? wo.size_bound : TRACE_DEFAULT_BOUND;
 	/* Wall clock minus trace clock, sampled tightly. */
@@ -620,7 +622,7 @@ record_poll(struct recorder *r, int flush)
 			r->bytes += (uint64_t)n;
 			if ((size_t)n < r->subbuf)
 				memset(r->page + n, 0, r->subbuf - (size_t)n);
-			rec_decode_page(r, c, (size_t)n);
+			rec_decode_page(r, c, r->subbuf);
 		}
 	}
 	rec_proc_sweep(r);
