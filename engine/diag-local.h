@@ -14,6 +14,8 @@
 
 #include "engine-local.h"
 
+#define DIAG_SCAN 96		/* events scanned around a wait */
+
 #define DNONE GRAPH_NONE
 
 /* A growable array of anything: v, n, cap. */

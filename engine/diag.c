@@ -1,14 +1,12 @@
 /*
- * diag.c: finding hangs, classifying their spinning node and finding
- * similar normal nodes (the first steps of argus-diagnose(1)).
+ * diag.c: finding hangs and classifying their spinning node (the first
+ * steps of argus-diagnose(1)); similar nodes are in diag-similar.c.
  *
  * The data is struct diag (diag-local.h): the graph, the options and one
  * struct dhang per hang. Waits are read straight from a thread's compact
  * events (struct dwait): a blocking switch, the run that ended it, the
  * system call around them and the instrumentation's user-level wait
- * around that. A node's signature for FindSimilarNode is a hash of its
- * semantic events (system calls by name, user events by kind, the wait by
- * type and resource) with repeats collapsed.
+ * around that.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -18,7 +16,6 @@
 
 #include "diag-local.h"
 
-#define SCAN 96			/* events scanned around a wait */
 #define MS 1000000ULL
 #define LOOP_MIN 3		/* waits in poll that make an event loop */
 
@@ -233,7 +230,7 @@ diag_wait_at(const struct graph *g, uint32_t ti, uint32_t sw,
 	i = diag_wait_end(g, ti, sw);
 	if (i < t->nev)
 		dw->run = i;
-	for (i = sw; i-- > 0 && i + SCAN > sw;) {
+	for (i = sw; i-- > 0 && i + DIAG_SCAN > sw;) {
 		if (ev[i].type == TT_SYS_EXIT)
 			break;
 		if (ev[i].type == TT_SYS_ENTER) {
@@ -243,7 +240,7 @@ diag_wait_at(const struct graph *g, uint32_t ti, uint32_t sw,
 	}
 	uint32_t after = dw->run;
 	if (dw->enter != DNONE && after != DNONE)
-		for (i = after; i < t->nev && i < after + SCAN; i++) {
+		for (i = after; i < t->nev && i < after + DIAG_SCAN; i++) {
 			if (ev[i].type == TT_SYS_ENTER)
 				break;
 			if (ev[i].type == TT_SYS_EXIT) {
@@ -253,7 +250,7 @@ diag_wait_at(const struct graph *g, uint32_t ti, uint32_t sw,
 		}
 	/* the user-level wait around it */
 	uint32_t from = dw->enter != DNONE ? dw->enter : sw;
-	for (i = from; i-- > 0 && i + SCAN > from;) {
+	for (i = from; i-- > 0 && i + DIAG_SCAN > from;) {
 		if (is_udone(&ev[i]))
 			break;
 		if (is_uwait(&ev[i])) {
@@ -262,7 +259,7 @@ diag_wait_at(const struct graph *g, uint32_t ti, uint32_t sw,
 		}
 	}
 	if (dw->uwait != DNONE && after != DNONE)
-		for (i = after; i < t->nev && i < after + SCAN; i++) {
+		for (i = after; i < t->nev && i < after + DIAG_SCAN; i++) {
 			if (is_uwait(&ev[i]))
 				break;
 			if (is_udone(&ev[i]) && ev[i].key == ev[dw->uwait].key) {
@@ -401,227 +398,6 @@ diag_cpu_time(const struct graph *g, uint32_t ti, uint64_t a, uint64_t b)
 	return sum;
 }
 
-/* --- signatures and FindSimilarNode ------------------------------------ */
-
-static uint64_t
-mix(uint64_t h, uint64_t x)
-{
-	h ^= x + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-	return h;
-}
-
-static uint64_t
-str_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
-}
-
-/* Hash of a wait resource; futex words of one object (a condition
-   variable alternates between two) count as one resource. */
-static uint64_t
-res_hash(const struct dwait *dw)
-{
-	if (strncmp(dw->w.resource, "futex:", 6) == 0)
-		return mix(11, strtoull(dw->w.resource + 6, NULL, 16) >> 6);
-	return str_hash(dw->w.resource);
-}
-
-/* Hash of the semantic events of vertex v before event sw (the wait),
-   repeats collapsed, and of the wait. */
-static uint64_t
-node_sig(const struct graph *g, uint32_t v, const struct dwait *dw)
-{
-	const struct graph_vertex *vx = &g->vx[v];
-	const struct gthread *t = &g->th[vx->thread];
-	uint64_t h = 7, prev = 0;
-
-	for (uint32_t i = vx->first; i < vx->first + vx->nevents &&
-	    i < dw->sw; i++) {
-		const struct graph_event *e = &t->ev[i];
-		uint64_t item = 0;
-		if (e->type == TT_SYS_ENTER)
-			item = 1000 + e->aux;
-		else if (e->type == TT_USER && e->sub != TU_MARK &&
-		    e->sub != TU_PROBE && e->sub != TU_HANG_BEGIN &&
-		    e->sub != TU_HANG_END)
-			item = 100 + e->sub;
-		if (item == 0 || item == prev)
-			continue;
-		prev = item;
-		h = mix(h, item);
-	}
-	return mix(h, res_hash(dw));
-}
-
-static int
-cmp_u32(const void *x, const void *y)
-{
-	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
-
-	return a < b ? -1 : a > b;
-}
-
-/* Hash of the peers vertex v talks to before event sw: the processes at
-   the other end of its socket, pipe and eventfd messages (sent or
-   received), as a set; 0 when it has none. */
-static uint64_t
-peer_sig(const struct graph *g, uint32_t v, uint32_t sw)
-{
-	uint32_t pid[32], self = g->th[g->vx[v].thread].pid;
-	size_t np = 0, n;
-	uint64_t h = 0;
-
-	for (int dir = 0; dir < 2; dir++) {
-		const uint32_t *es = dir ? graph_out_edges(g, v, &n) :
-		    graph_in_edges(g, v, &n);
-		for (size_t k = 0; k < n && np < 32; k++) {
-			const struct graph_edge *e = graph_edge(g, es[k]);
-			if (e->kind != GE_MSG && e->kind != GE_REPLY &&
-			    e->kind != GE_PIPE)
-				continue;
-			if ((dir ? e->src_ev : e->dst_ev) >= sw)
-				continue;
-			uint32_t o = g->th[g->vx[dir ? e->dst : e->src].thread].pid;
-			if (o != self)
-				pid[np++] = o;
-		}
-	}
-	qsort(pid, np, sizeof(*pid), cmp_u32);
-	for (size_t i = 0; i < np; i++)
-		if (i == 0 || pid[i] != pid[i - 1])
-			h = mix(h ? h : 13, pid[i]);
-	return h;
-}
-
-static uint64_t
-wait_sig(const struct dwait *dw)
-{
-	return mix(str_hash(dw->w.type), res_hash(dw));
-}
-
-static int
-differs(const struct diag *d, const struct dwait *hang,
-    const struct dwait *c, const char **why)
-{
-	uint64_t hd = hang->end - hang->start, cd = c->end - c->start;
-	uint64_t th = d->o.threshold_ns;
-
-	if (c->run == DNONE)
-		return 0;
-	if (hang->w.has_result && c->w.has_result &&
-	    (hang->w.result != c->w.result ||
-	    hang->w.timed_out != c->w.timed_out)) {
-		*why = "result";
-		return 1;
-	}
-	if (hd > cd && (hd - cd >= th || hd - cd >= hd / 2)) {
-		*why = "duration";
-		return 1;
-	}
-	return 0;
-}
-
-struct cand {
-	uint32_t v, sw;
-	uint64_t full, ws, peers;
-	struct dwait c;
-};
-
-/* Whether the wait of a candidate overlaps one already taken (two
-   vertices of one wait, the same moment): the first taken ranks better. */
-static int
-sim_overlaps(const struct dhang *h, const struct dwait *c)
-{
-	for (size_t i = 0; i < h->sim.n; i++) {
-		const struct diag_similar *s = &h->sim.v[i];
-		uint64_t e = s->start_ns + s->duration_ns;
-		if (s->start_ns == c->start ||
-		    (c->start < e && s->start_ns < c->end))
-			return 1;
-	}
-	return 0;
-}
-
-void
-diag_find_similar(struct diag *d, struct dhang *h)
-{
-	const struct graph *g = d->g;
-	uint32_t ti = h->pub.th.thread;
-	const struct gthread *t = &g->th[ti];
-	uint32_t hv = h->pub.node;
-	uint64_t full = node_sig(g, hv, &h->dw), ws = wait_sig(&h->dw);
-	uint64_t peers = peer_sig(g, hv, h->dw.sw);
-	uint32_t hnr = h->dw.enter != DNONE ? t->ev[h->dw.enter].aux : DNONE;
-	DARR(struct cand) cs = { 0 };
-
-	h->sim.n = 0;
-	/* one pass over the thread's vertices, most recent first: those
-	   ending in a wait in the same system call that differs from the
-	   hang's (result or length) */
-	for (uint32_t k = t->nvtx; k-- > 0;) {
-		uint32_t v = t->vtx[k];
-		const struct graph_vertex *vx = &g->vx[v];
-		uint32_t last = vx->first + vx->nevents - 1, sw = DNONE;
-		if (v == hv || !(vx->flags & GRAPH_VF_WAIT))
-			continue;
-		for (uint32_t i = last + 1; i-- > vx->first;)
-			if (t->ev[i].type == TT_SWITCH &&
-			    (t->ev[i].flags & GRAPH_EVF_WAIT)) {
-				sw = i;
-				break;
-			}
-		if (sw == DNONE)
-			continue;
-		if (hnr != DNONE) {
-			uint32_t nr = DNONE;
-			for (uint32_t i = sw; i-- > vx->first && i + SCAN > sw;) {
-				if (t->ev[i].type == TT_SYS_EXIT)
-					break;
-				if (t->ev[i].type == TT_SYS_ENTER) {
-					nr = t->ev[i].aux;
-					break;
-				}
-			}
-			if (nr != DNONE && nr != hnr)
-				continue;
-		}
-		struct cand c = { .v = v, .sw = sw };
-		diag_wait_at(g, ti, sw, d->last_ts, &c.c);
-		c.ws = wait_sig(&c.c);
-		if (c.ws != ws)
-			continue;	/* level 1 is the looser test */
-		/* talking to another process is not the same work */
-		c.peers = peer_sig(g, v, sw);
-		if (peers != 0 && c.peers != 0 && c.peers != peers)
-			continue;
-		c.full = node_sig(g, v, &c.c);
-		DPUSH(cs, c);
-	}
-	/* exact signatures first, then those sharing only the wait; in
-	   each, the nodes before the hang (most recent first), then after */
-	for (int level = 0; level < 2; level++)
-		for (int pass = 0; pass < 2; pass++)
-			for (size_t k = 0; k < cs.n; k++) {
-				const struct cand *c = &cs.v[k];
-				const char *why;
-				if ((level == 0) != (c->full == full) ||
-				    (pass == 0) != (graph_vertex_start(g, c->v) <
-				    h->dw.start) ||
-				    !differs(d, &h->dw, &c->c, &why) ||
-				    sim_overlaps(h, &c->c))
-					continue;
-				struct diag_similar sm = { .node = c->v,
-				    .start_ns = c->c.start,
-				    .duration_ns = c->c.end - c->c.start,
-				    .differs = why, .wait = c->c.w };
-				DPUSH(h->sim, sm);
-			}
-	free(cs.v);
-}
 
 uint64_t
 diag_res_key(const struct graph_event *en)

@@ -4,7 +4,8 @@
  * per step of the backward slice (diag_path()): the thread, the normal
  * vertex and, on the hang side, the culprit the diagnosis found on that
  * thread (marked '*') or the thread's state when the hang began; then the
- * culprits by depth, the cycle, attributed wake-ups, dead ends and notes.
+ * culprits as a tree (each indented under the one it explains), the
+ * cycle, attributed wake-ups, dead ends and notes.
  * In slice mode (mode 1) it lists the slice and the hang's own wake-up
  * chain step by step.
  *
@@ -67,6 +68,31 @@ culprit_text(struct tui *t, const struct diag_culprit *c, char *buf,
 	(void)t;
 }
 
+/* Rows of the culprits explaining culprit parent (SIZE_MAX: the hang),
+   each followed by those explaining it: the tree of the text report,
+   depth first, indented two spaces per level beyond the first. A row
+   keeps its culprit's index, for Enter and `r`. Culprits come after the
+   one they explain (the recursion is breadth first). */
+static void
+culprit_rows(struct tui *t, struct drows *d, size_t parent)
+{
+	size_t h = t->pos.hang, n = diag_nculprits(t->d, h);
+	char lab[64], cu[96];
+
+	for (size_t k = parent == SIZE_MAX ? 0 : parent + 1; k < n; k++) {
+		const struct diag_culprit *c = diag_culprit(t->d, h, k);
+		unsigned ind = c->depth > 1 ? c->depth - 1 : 0;
+		if (c->parent != parent)
+			continue;
+		culprit_text(t, c, cu, sizeof(cu));
+		add(d, c->node, k, 1, "  %*s*C%u %s %s%s",
+		    (int)(ind < 16 ? 2 * ind : 32), "", c->depth,
+		    tui_thread_label(t, c->th.thread, lab, sizeof(lab)), cu,
+		    c->repeat ? " (repeat: cycle)" : "");
+		culprit_rows(t, d, k);
+	}
+}
+
 static void
 build_diff(struct tui *t, struct drows *d)
 {
@@ -125,13 +151,7 @@ build_diff(struct tui *t, struct drows *d)
 	add(d, GRAPH_NONE, SIZE_MAX, 2, "culprits (r recurses):");
 	if (diag_nculprits(t->d, h) == 0)
 		add(d, GRAPH_NONE, SIZE_MAX, 0, "  none found");
-	for (size_t k = 0; k < diag_nculprits(t->d, h); k++) {
-		const struct diag_culprit *c = diag_culprit(t->d, h, k);
-		culprit_text(t, c, cu, sizeof(cu));
-		add(d, c->node, k, 1, "  *C%u %s %s%s", c->depth,
-		    tui_thread_label(t, c->th.thread, lab, sizeof(lab)), cu,
-		    c->repeat ? " (repeat: cycle)" : "");
-	}
+	culprit_rows(t, d, SIZE_MAX);
 	const struct diag_cycle *cy = diag_cycle(t->d, h);
 	if (cy != NULL) {
 		struct drow *r = add(d, GRAPH_NONE, SIZE_MAX, 1, "cycle:");

@@ -1,9 +1,10 @@
 #!/bin/sh
 # debug.sh: argus debug driven in a detached tmux at fixed sizes
-# (send-keys, capture-pane). Two traces: a deterministic one written by
+# (send-keys, capture-pane). Three traces: a deterministic one written by
 # tests/tools/mkhang (app <- app-worker <- server, the last wait 2.5 s),
-# and a real recording of the chromium scenario made once per run with
-# the in-tree recorder (skipped, and said so, without root or recorder).
+# and real recordings of the lockio and chromium scenarios made once per
+# run with the in-tree recorder (skipped, and said so, without root or
+# recorder).
 # Screens are compared by key facts (names, messages, the span in the
 # title), never whole. Checks: opening on the spinning node and its
 # candidates; `w` walks the wake-up chain to a dead end; `[` `]`
@@ -12,8 +13,10 @@
 # `:write`; the history file; `?` lists every key of the key table; the
 # man page lists every key and command; resizing to 80x24 and 200x60;
 # the terminal restored after q, SIGTERM and C-c; --at; `z`; no colours
-# (vt100); confirming the second candidate of the recording changes the
-# slice; `w` three times follows the recorded wake-up path. About 20 s.
+# (vt100); lockio's culprit tree in the slice diff pane as in the report
+# (indented) and `r` on its depth-2 row; confirming the second candidate
+# of the chromium recording changes the slice; `w` three times follows
+# the recorded wake-up path. About 25 s.
 set -u
 B=${B:-build}
 ARGUS=${ARGUS:-./argus}
@@ -333,16 +336,71 @@ else
 	nok "error without a terminal or trace" "$(cat "$T/err.txt")"
 fi
 
-# --- a real recording ---------------------------------------------------------
+# --- real recordings ----------------------------------------------------------
 scn="$B/tests/scenarios/chromium"
 if [ "$(id -u)" != 0 ]; then
-	skip "chromium recording" "recording needs root"
+	skip "lockio and chromium recordings" "recording needs root"
 	exit 0
 fi
-if [ ! -x "$scn" ] || ! "$ARGUS" record --help >/dev/null 2>&1; then
-	skip "chromium recording" "no recorder or scenario in this build"
+if [ ! -x "$scn" ] || [ ! -x "$B/tests/scenarios/lockio" ] ||
+    ! "$ARGUS" record --help >/dev/null 2>&1; then
+	skip "lockio and chromium recordings" "no recorder or scenarios in this build"
 	exit 0
 fi
+
+# lockio: lk-helper is a culprit at depth 2 under lk-worker. The slice
+# diff pane (focused, z) lists the culprits as the text report's tree:
+# the same order, each indented two spaces per level beyond the first
+# (rows as "INDENT DEPTH NAME"); then r on the depth-2 row recurses into
+# that culprit.
+report_tree() {
+	sed -n '/^hang 1:/,/^hang 2:/p' "$1" | sed -n '/^  culprits:$/,/^  [^ ]/p' |
+	    sed -n 's/^    \( *\)\([0-9]*\)\. \([^ ]*\) (.*/\1\2 \3/p' |
+	    awk '{ match($0, /^ */); print RLENGTH, $1, $2 }'
+}
+pane_tree() {
+	screen | sed -n '/^culprits (r recurses):/,$p' | sed 1d |
+	    sed -n '/^  *\*C[0-9]/!q; s/^  \( *\)\*C\([0-9]*\) \([^ :]*\):.*/\1\2 \3/p' |
+	    awk '{ match($0, /^ */); print RLENGTH, $1, $2 }'
+}
+if ! ARGUS_HANG_MS=2000 timeout 60 "$ARGUS" record -q -o "$T/lockio" -- \
+    "$B/tests/scenarios/lockio" -q >"$T/rec.log" 2>&1; then
+	nok "lockio recording" "$(tail -n 5 "$T/rec.log")"
+else
+	"$ARGUS" diagnose "$T/lockio" >"$T/lockio.diag" 2>&1
+	report_tree "$T/lockio.diag" >"$T/tree-report.txt"
+	start 120 40 "$T/lockio"
+	wait_for 'Spinning node' 15
+	keys Tab Tab Tab
+	wait_for '>Slice diff' 5 && keys z
+	wait_for '^>Slice diff' 5 && wait_for '^culprits \(r recurses\):' 5
+	pane_tree >"$T/tree-pane.txt"
+	if ! grep -q '^2 2 lk-helper$' "$T/tree-report.txt"; then
+		skip "the culprit tree in the slice diff pane (lockio)" \
+		    "no depth-2 lk-helper in this recording's report"
+	elif cmp -s "$T/tree-report.txt" "$T/tree-pane.txt" &&
+	    grep -A1 '^0 1 lk-worker$' "$T/tree-pane.txt" |
+	    grep -q '^2 2 lk-helper$'; then
+		ok "the culprit tree in the slice diff pane, indented (lockio)"
+		keys / 'C2 lk-helper' Enter
+		sleep 0.3
+		keys r
+		if wait_for 'hang 2/2: lk-helper blocked' 5; then
+			ok "r on the depth-2 culprit's row recurses into it (lockio)"
+		else
+			nok "r on the depth-2 culprit's row recurses into it (lockio)" \
+			    "$(status_line)"
+		fi
+	else
+		nok "the culprit tree in the slice diff pane, indented (lockio)" \
+		    "report: $(tr '\n' '/' <"$T/tree-report.txt")" \
+		    "pane: $(tr '\n' '/' <"$T/tree-pane.txt")" "$(screen)"
+	fi
+	keys q
+	wait_for '^EXIT=0' 5 || nok "quit (lockio)" "$(screen | tail -n 3)"
+fi
+
+# chromium
 if ! ARGUS_HANG_MS=1000 "$ARGUS" record -q -o "$T/rec" -- "$scn" -q \
     >"$T/rec.log" 2>&1; then
 	nok "chromium recording" "$(tail -n 5 "$T/rec.log")"

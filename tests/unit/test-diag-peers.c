@@ -1,8 +1,9 @@
 /*
  * test-diag-peers.c: criterion tests of the diagnosis (engine/diag*.c)
  * on traces built in code: similar nodes must talk to the same peer
- * process, a user-level wait made of two kernel waits is one similar
- * node, and every blocked thread of the normal path is a culprit.
+ * process, those whose wait the hang's waker ended rank first, a
+ * user-level wait made of two kernel waits is one similar node, and
+ * every blocked thread of the normal path is a culprit.
  */
 #include <criterion/criterion.h>
 
@@ -85,6 +86,68 @@ Test(diag_peers, similar_node_talks_to_the_same_peer)
 	const struct diag_similar *s = diag_similar(d, 0, 0);
 	cr_assert_leq(s->start_ns, tp);
 	cr_assert_gt(s->start_ns + s->duration_ns, tp - 1);
+	diag_free(d);
+	graph_free(g);
+}
+
+/* M, run from its poll, waits on LOCK until waker wakes it after
+   wait_us; returns when M blocked. */
+static uint64_t
+woken_iteration(uint32_t waker, uint64_t wait_us)
+{
+	fx_run(&F, 0, M);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_poll, 1, 0, 0);
+	uint64_t at = fx_block(&F, M, 0, SYS_futex, LOCK);
+	F.ts += wait_us * 1000;
+	fx_run(&F, 0, waker);
+	fx_ev(&F, waker, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
+	fx_ev(&F, waker, TT_WAKING, M, 0, 120, 0);
+	fx_block(&F, waker, M, SYS_nanosleep, 0);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	fx_ev(&F, M, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
+	fx_ev(&F, M, TT_SWITCH, 1, 0, 120, 0);
+	F.ts += 5 * MS;
+	return at;
+}
+
+/* Two normal waits alike but for their waker: P (older), then Q; P
+   ends the hang, so the older one ranks first, and Q's is kept. */
+Test(diag_peers, similar_node_woken_by_the_hangs_peer_first)
+{
+	fx_init(&F);
+	fx_thread(&F, M, M, "main");
+	fx_thread(&F, P, P, "peer");
+	fx_thread(&F, Q, Q, "other");
+	fx_ev(&F, M, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
+	fx_ev(&F, M, TT_SWITCH, 1, 0, 120, 0);
+	fx_ev(&F, P, TT_SYS_ENTER, SYS_nanosleep, 0, 0, 0);
+	fx_ev(&F, P, TT_SWITCH, 1, 0, 120, 0);
+	fx_ev(&F, Q, TT_SYS_ENTER, SYS_nanosleep, 0, 0, 0);
+	fx_ev(&F, Q, TT_SWITCH, 1, 0, 120, 0);
+	F.ts += 5 * MS;
+	uint64_t tp = woken_iteration(P, 100);
+	uint64_t tq = woken_iteration(Q, 100);
+	uint64_t th = woken_iteration(P, 50000);
+
+	struct graph *g = fx_build(&F, NULL);
+	struct diag_opts o = opts();
+	struct diag *d = NULL;
+	cr_assert_not_null(g);
+	o.at = th + 20 * MS;
+	o.tid = M;
+	cr_assert_eq(diag_new(g, &o, &d, NULL), 0);
+	cr_assert_eq(diag_nhangs(d), 1);
+	cr_assert_eq(diag_hang(d, 0)->th.tid, M);
+	cr_assert_str_eq(diag_hang(d, 0)->wait.resource, "futex:0x1000");
+	cr_assert_eq(diag_nsimilar(d, 0), 2, "both waits are similar (got "
+	    "%zu)", diag_nsimilar(d, 0));
+	const struct diag_similar *s0 = diag_similar(d, 0, 0);
+	const struct diag_similar *s1 = diag_similar(d, 0, 1);
+	cr_assert(s0->start_ns <= tp && s0->start_ns + s0->duration_ns >= tp,
+	    "the wait the hang's waker (peer) ended ranks first");
+	cr_assert(s1->start_ns <= tq && s1->start_ns + s1->duration_ns >= tq,
+	    "the more recent wait another process ended comes second");
+	cr_assert_eq(diag_picked(d, 0), 0);
 	diag_free(d);
 	graph_free(g);
 }
