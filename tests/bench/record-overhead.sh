@@ -8,7 +8,11 @@
 #   3. bytes per event on disk for argus and for perf.data, and the
 #      events the kernel lost.
 # Each configuration runs ROUNDS times (default 3), interleaved; the
-# median is reported. Needs root. Environment: ARGUS, B, ROUNDS, PG_SECONDS.
+# median is reported. The sets run with --no-instrument (kernel events
+# only, like perf); SET+lib also preloads libargus into the workload;
+# floor-SET enables the set's events in a bare tracefs instance that
+# nobody reads: the kernel's share of the cost, which no reader can save.
+# Needs root. Environment: ARGUS, B, ROUNDS, PG_SECONDS, CONFIGS.
 set -u
 B=${B:-build}
 ARGUS=${ARGUS:-./argus}
@@ -38,7 +42,21 @@ run() {
 	case $cfg in
 	none)	"$@" > "$T/out" 2>&1 ;;
 	perf)	perf sched record -o "$T/perf.data" -- "$@" > "$T/out" 2> "$T/perf.err" ;;
-	*)	$ARGUS record -q -o "$T/trace" --events "$cfg" -- "$@" > "$T/out" 2> "$T/argus.err" ;;
+	floor-*)
+		# the kernel's own cost: the set's events in a bare instance,
+		# nobody reading (the buffers overwrite themselves)
+		I=$TRACEFS/instances/argus-bench-floor
+		rmdir "$I" 2> /dev/null
+		mkdir "$I"
+		echo boot > "$I/trace_clock"
+		echo 8192 > "$I/buffer_size_kb"
+		while read -r e; do echo "$e" >> "$I/set_event"; done < "$T/events-${cfg#floor-}"
+		"$@" > "$T/out" 2>&1
+		echo 0 > "$I/tracing_on"
+		echo > "$I/set_event"
+		rmdir "$I" ;;
+	*+lib)	$ARGUS record -q -o "$T/trace" --events "${cfg%+lib}" -- "$@" > "$T/out" 2> "$T/argus.err" ;;
+	*)	$ARGUS record -q -o "$T/trace" --events "$cfg" --no-instrument -- "$@" > "$T/out" 2> "$T/argus.err" ;;
 	esac
 }
 
@@ -59,8 +77,19 @@ size_stats() {
 
 echo "record-overhead: $(nproc) CPUs, kernel $(uname -r), $ROUNDS rounds"
 
+# The events each set enables, read from a short-lived daemon's instance,
+# for the floor-SET configurations.
+TRACEFS=/sys/kernel/tracing
+for set in sched default; do
+	$ARGUS start -q -o "$T/ev-$set" --events "$set" --no-instrument > /dev/null 2>&1
+	inst=$(ls -d "$TRACEFS"/instances/argus-[0-9]* 2> /dev/null | head -n 1)
+	[ -n "$inst" ] && grep -v '^ftrace:' "$inst/set_event" > "$T/events-$set"
+	$ARGUS stop -o "$T/ev-$set" > /dev/null 2>&1
+	rm -rf "$T/ev-$set"
+done
+
 # --- 1. perf bench sched messaging --------------------------------------
-CONFIGS="none sched default full perf"
+CONFIGS=${CONFIGS:-"none floor-sched sched sched+lib floor-default default default+lib full perf"}
 for r in $(seq "$ROUNDS"); do
 	for c in $CONFIGS; do
 		run "$c" perf bench sched messaging -g 10 -l 500
@@ -73,7 +102,7 @@ base=$(median < "$T/msg-none")
 echo "messaging (perf bench sched messaging -g 10 -l 500), median seconds:"
 for c in $CONFIGS; do
 	m=$(median < "$T/msg-$c")
-	echo "$m $base" | awk -v c="$c" '{ printf "  %-8s %7.3f s  slowdown %+6.1f%%", c, $1, ($1 / $2 - 1) * 100 }'
+	echo "$m $base" | awk -v c="$c" '{ printf "  %-13s %7.3f s  slowdown %+6.1f%%", c, $1, ($1 / $2 - 1) * 100 }'
 	[ "$c" != none ] && printf "  %s" "$(cat "$T/msg-size-$c")"
 	echo "  [runs: $(tr '\n' ' ' < "$T/msg-$c")]"
 done
@@ -112,7 +141,7 @@ base=$(median < "$T/pg-none")
 echo "pgbench (TPC-B like, scale 5, 8 clients, $PG_SECONDS s), median tps:"
 for c in $CONFIGS; do
 	m=$(median < "$T/pg-$c")
-	echo "$m $base" | awk -v c="$c" '{ printf "  %-8s %9.1f tps  loss %+6.1f%%", c, $1, (1 - $1 / $2) * 100 }'
+	echo "$m $base" | awk -v c="$c" '{ printf "  %-13s %9.1f tps  loss %+6.1f%%", c, $1, (1 - $1 / $2) * 100 }'
 	[ "$c" != none ] && printf "  %s" "$(cat "$T/pg-size-$c")"
 	echo "  [runs: $(tr '\n' ' ' < "$T/pg-$c")]"
 done
