@@ -9,9 +9,9 @@
  * The fd set is a second hash of (pid, fd) pairs whose identity has been
  * written. The first time a recorded syscall names an fd, its identity is
  * read from /proc/PID/fd/FD (pipe or socket inode, path, tty, anon inode)
- * and, for unix sockets, the peer inode from a NETLINK_SOCK_DIAG dump
- * (cached: one dump serves every socket until an inode is missing). A
- * close() drops the pair so a reused number is looked up again. The same
+ * and, for unix sockets, the peer inode from a NETLINK_SOCK_DIAG query
+ * for that one inode. A close() drops the pair so a reused number is
+ * looked up again. The same
  * set marks (with fd -2) the processes whose executable mappings were
  * written as TT_MMAP, at their first stack record or probe hit, so user
  * addresses can be symbolized offline; an exec clears the mark.
