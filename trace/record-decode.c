@@ -356,6 +356,7 @@ dec_marker(struct recorder *r, struct trace_event *ev, const uint8_t *p,
 		ev->blob = path;
 		ev->blob_len = (uint32_t)strnlen(path, n);
 		rec_add(r, ev);
+		rec_maps_written(r, pid);
 		return;
 	}
 	if (kind & ARGUS_MK_PROXY) {

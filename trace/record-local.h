@@ -153,6 +153,8 @@ void rec_fd_closed(struct recorder *r, uint32_t pid, int fd);
  * its executable mappings as TT_MMAP the first time; exec forgets them.
  */
 void rec_maps_seen(struct recorder *r, uint64_t ts, uint32_t pid);
+/* libargus wrote pid's mappings itself: rec_maps_seen reads nothing. */
+void rec_maps_written(struct recorder *r, uint32_t pid);
 void rec_maps_changed(struct recorder *r, uint32_t pid);
 /*
  * Process pid exited: its fd and maps marks are dropped at the next

@@ -13,8 +13,9 @@
  * for that one inode. A close() drops the pair so a reused number is
  * looked up again. The same
  * set marks (with fd -2) the processes whose executable mappings were
- * written as TT_MMAP, at their first stack record or probe hit, so user
- * addresses can be symbolized offline; an exec clears the mark.
+ * written as TT_MMAP, by libargus or here at their first stack record or
+ * probe hit, so user addresses can be symbolized offline; an exec clears
+ * the mark.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -482,6 +483,13 @@ rec_maps_seen(struct recorder *r, uint64_t ts, uint32_t pid)
 		rec_add(r, &ev);
 	}
 	fclose(f);
+}
+
+void
+rec_maps_written(struct recorder *r, uint32_t pid)
+{
+	if (pid != 0)
+		(void)fd_find(r, pid, MAPS_FD, 1);
 }
 
 void
