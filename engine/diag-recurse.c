@@ -22,7 +22,10 @@
  * beside a culprit it explains (both of depth 1, say); it is then listed
  * again under that culprit, so that the tree shows who waits for whom,
  * but followed only once, where first found. The recursion stops at
- * max_depth and after MAXFOLLOW followed culprits.
+ * max_depth and after MAXFOLLOW followed culprits. Two threads found
+ * under each other in different branches (neither chain holds the
+ * other) wait for each other: when no chain repeated, the tree's
+ * waits-for edges are searched for such a cycle.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -244,6 +247,80 @@ cycle_timeout(struct dhang *h)
 			}
 }
 
+/* The thread culprit i explains: its parent's, or the hung thread. */
+static uint32_t
+explained(const struct dhang *h, size_t i)
+{
+	size_t p = h->cul.v[i].parent;
+
+	return p == SIZE_MAX ? h->pub.th.thread : h->cul.v[p].th.thread;
+}
+
+/* The cycle found by wf_search: its threads in order, its closing
+   culprit. */
+struct wf_cycle {
+	uint32_t ti[MAXCHAIN];
+	size_t n;
+	size_t closing;
+};
+
+/* Depth-first search of the waits-for edges from thread u, on the stack
+   st (ns deep); each edge is walked once (done). Returns 1 with *cy
+   filled when an edge leads back onto the stack. */
+static int
+wf_search(const struct dhang *h, uint32_t u, uint32_t *st, size_t ns,
+    unsigned char *done, struct wf_cycle *cy)
+{
+	st[ns++] = u;
+	for (size_t i = 0; i < h->cul.n; i++) {
+		if (done[i] || explained(h, i) != u)
+			continue;
+		done[i] = 1;
+		uint32_t v = h->cul.v[i].th.thread;
+		for (size_t k = 0; k < ns; k++) {
+			if (st[k] != v)
+				continue;
+			cy->n = 0;
+			for (size_t j = k; j < ns && cy->n < MAXCHAIN; j++)
+				cy->ti[cy->n++] = st[j];
+			cy->closing = i;
+			return 1;
+		}
+		if (wf_search(h, v, st, ns, done, cy))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * A circular wait across branches: A found under B and B under A, each
+ * followed once, where first found, so neither chain holds the other.
+ * The tree's edges (the thread a culprit explains waits for the
+ * culprit's thread) then hold the cycle; its closing culprit becomes a
+ * repeat.
+ */
+static void
+cross_cycle(struct diag *d, struct dhang *h)
+{
+	size_t n = h->cul.n;
+	struct wf_cycle cy;
+
+	if (h->has_cycle || n == 0)
+		return;
+	/* each edge is walked once: the stack is at most n + 1 deep */
+	uint32_t *st = xreallocarray(NULL, n + 1, sizeof(*st));
+	unsigned char *done = xcalloc(n, 1);
+	if (wf_search(h, h->pub.th.thread, st, 0, done, &cy)) {
+		h->cul.v[cy.closing].repeat = 1;
+		h->has_cycle = 1;
+		h->cycle.ntids = 0;
+		for (size_t k = 0; k < cy.n; k++)
+			h->cyc_tids[h->cycle.ntids++] = d->g->th[cy.ti[k]].tid;
+	}
+	free(done);
+	free(st);
+}
+
 void
 diag_recurse(struct diag *d, struct dhang *h, const struct level *lv,
     const struct diag_step *p, size_t n)
@@ -268,6 +345,7 @@ diag_recurse(struct diag *d, struct dhang *h, const struct level *lv,
 		dnote(h, "the recursion stopped after %d culprits; the "
 		    "blocked culprits found after them were not followed",
 		    MAXFOLLOW);
+	cross_cycle(d, h);
 	if (h->has_cycle)
 		cycle_timeout(h);
 	free(r.br.v);

@@ -320,12 +320,19 @@ stack_line(const char *l, size_t len)
 	}
 }
 
+/* Refresh the stack bounds and text ranges; one thread at a time (a
+   second caller meanwhile returns: the table is being refreshed). */
+static int scanning;
+
 static void
 scan_maps(void)
 {
+	if (__atomic_exchange_n(&scanning, 1, __ATOMIC_ACQUIRE))
+		return;
 	ntext_new = 0;
 	for_each_map_line(stack_line);
 	ntext = ntext_new;
+	__atomic_store_n(&scanning, 0, __ATOMIC_RELEASE);
 }
 
 int
@@ -483,9 +490,11 @@ atfork_child(void)
 	/* the forking thread is the child's only, hence main, thread */
 	ins.main_tid = ins_tid();
 	ins.main_stack_lo = ins.main_stack_hi = 0;
-	/* the text ranges are the parent's; the mappings are written again,
-	   under the child's pid, before its first stack (a forked server
-	   with thousands of children would write them thousands of times) */
+	/* the forking thread's stack bounds (reading the mappings is cheap;
+	   writing them is not: they are written again, under the child's
+	   pid, only before its first stack, if it ever writes one) */
+	scanning = 0;		/* a parent's thread may have been scanning */
+	scan_maps();
 	recheck_busy = 0;
 	ins_watchdog_atfork_child();
 	ins.maps_due = 1;

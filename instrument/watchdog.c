@@ -5,7 +5,7 @@
  * the wake stamp of the main-thread loop wait the hang belongs to, and a
  * one-slot mailbox the main thread's signal handler fills with its stack.
  *
- * Every tick (a tenth of the threshold, at most 100 ms) the thread looks
+ * Every tick (a quarter of the threshold, at most 500 ms) the thread looks
  * at the main thread's loop state (wrap-loop.c). When the main thread has
  * been out of its loop wait for longer than the threshold, it captures
  * the main thread's user stack and writes, on the main thread's behalf

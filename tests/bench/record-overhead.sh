@@ -20,8 +20,15 @@ ROUNDS=${ROUNDS:-3}
 PG_SECONDS=${PG_SECONDS:-10}
 T=$(mktemp -d /tmp/argus-bench-rec-XXXXXX)
 PGPID=
+TRACEFS=/sys/kernel/tracing
+FLOOR=$TRACEFS/instances/argus-bench-floor
 cleanup() {
 	[ -n "$PGPID" ] && runuser -u postgres -- pg_ctl -D "$T/pg" -m fast stop > /dev/null 2>&1
+	if [ -d "$FLOOR" ]; then
+		echo 0 > "$FLOOR/tracing_on"
+		echo > "$FLOOR/set_event"
+		rmdir "$FLOOR"
+	fi
 	rm -rf "$T"
 }
 trap cleanup EXIT INT TERM
@@ -45,7 +52,7 @@ run() {
 	floor-*)
 		# the kernel's own cost: the set's events in a bare instance,
 		# nobody reading (the buffers overwrite themselves)
-		I=$TRACEFS/instances/argus-bench-floor
+		I=$FLOOR
 		rmdir "$I" 2> /dev/null
 		mkdir "$I"
 		echo boot > "$I/trace_clock"
@@ -76,20 +83,23 @@ size_stats() {
 }
 
 echo "record-overhead: $(nproc) CPUs, kernel $(uname -r), $ROUNDS rounds"
+CONFIGS=${CONFIGS:-"none floor-sched sched sched+lib floor-default default default+lib full perf"}
 
 # The events each set enables, read from a short-lived daemon's instance,
 # for the floor-SET configurations.
-TRACEFS=/sys/kernel/tracing
 for set in sched default; do
 	$ARGUS start -q -o "$T/ev-$set" --events "$set" --no-instrument > /dev/null 2>&1
-	inst=$(ls -d "$TRACEFS"/instances/argus-[0-9]* 2> /dev/null | head -n 1)
-	[ -n "$inst" ] && grep -v '^ftrace:' "$inst/set_event" > "$T/events-$set"
+	inst=$TRACEFS/instances/argus-$(cat "$T/ev-$set/argus.pid" 2> /dev/null)
+	[ -f "$inst/set_event" ] && grep -v '^ftrace:' "$inst/set_event" > "$T/events-$set"
 	$ARGUS stop -o "$T/ev-$set" > /dev/null 2>&1
 	rm -rf "$T/ev-$set"
+	if [ ! -s "$T/events-$set" ]; then
+		echo "record-overhead: cannot read the events of the $set set; no floor-$set"
+		CONFIGS=$(echo "${CONFIGS:-}" | sed "s/floor-$set//")
+	fi
 done
 
 # --- 1. perf bench sched messaging --------------------------------------
-CONFIGS=${CONFIGS:-"none floor-sched sched sched+lib floor-default default default+lib full perf"}
 for r in $(seq "$ROUNDS"); do
 	for c in $CONFIGS; do
 		run "$c" perf bench sched messaging -g 10 -l 500

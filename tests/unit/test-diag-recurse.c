@@ -3,7 +3,8 @@
  * (engine/diag-recurse.c) on traces built in code: every blocked culprit
  * of a depth is followed (each with its parent), a branch that comes
  * back to the hung thread is a cycle while another branch is still
- * followed, and a thread two branches wait on is a culprit once.
+ * followed, a thread two branches wait on is a culprit once, and two
+ * culprits waiting for each other across branches are a cycle.
  *
  * In each normal iteration the input wakes M, M asks A and waits on
  * LOCK, A asks B, B answers M: the normal path is M <- B <- A. In the
@@ -426,6 +427,71 @@ Test(diag_recurse, max_depth_bounds_the_recursion)
 	cr_assert_eq(diag_new(g, &o, &d, NULL), 0);
 	cr_assert_eq(count(d, C), 1);
 	cr_assert_eq(diag_culprit(d, 0, find(d, C, 0))->depth, 2);
+	diag_free(d);
+	graph_free(g);
+}
+
+/*
+ * 5. Normally A waits on SA until B wakes it, and B on SB until A does.
+ * In the hang A and B block on SA and SB at once, each waiting for the
+ * other, until C lets A go: both are culprits of depth 1, each is found
+ * again under the other and followed only once, and the circular wait
+ * between them is still the hang's cycle.
+ */
+static void
+normal_ab(void)
+{
+	ask();
+	waking(A, B);
+	fx_block(&F, A, B, SYS_futex, SA);
+	wake_up(B);
+	waking(B, A);
+	fx_block(&F, B, A, SYS_futex, SB);
+	wake_up(A);
+	waking(A, B);
+	fx_block(&F, A, B, SYS_futex, IDLE(A));
+	wake_up(B);
+	answer();
+}
+
+Test(diag_recurse, cycle_between_two_branches)
+{
+	start();
+	for (int i = 0; i < 4; i++)
+		normal_ab();
+	uint64_t th = ask();
+	waking(A, B);
+	fx_block(&F, A, B, SYS_futex, SA);
+	wake_up(B);
+	fx_block(&F, B, 0, SYS_futex, SB);
+	F.ts += 50 * MS;
+	fx_run(&F, 0, C);
+	wake_up(C);
+	waking(C, A);
+	fx_block(&F, C, A, SYS_futex, IDLE(C));
+	wake_up(A);
+	waking(A, B);
+	fx_block(&F, A, B, SYS_futex, IDLE(A));
+	wake_up(B);
+	answer();
+
+	struct graph *g = fx_build(&F, NULL);
+	struct diag *d = diagnose(g, th);
+	size_t ia = find(d, A, 1), ib = find(d, B, 1);
+	cr_assert_neq(ia, SIZE_MAX, "a is a culprit of depth 1");
+	cr_assert_neq(ib, SIZE_MAX, "b is a culprit of depth 1");
+	size_t ia2 = find(d, A, 2), ib2 = find(d, B, 2);
+	cr_assert_neq(ia2, SIZE_MAX, "a is found again under b");
+	cr_assert_neq(ib2, SIZE_MAX, "b is found again under a");
+	cr_assert_eq(diag_culprit(d, 0, ia2)->parent, ib);
+	cr_assert_eq(diag_culprit(d, 0, ib2)->parent, ia);
+	const struct diag_cycle *cy = diag_cycle(d, 0);
+	cr_assert_not_null(cy, "the circular wait of a and b is a cycle");
+	cr_assert_eq(cy->ntids, 2);
+	cr_assert((cy->tids[0] == A && cy->tids[1] == B) ||
+	    (cy->tids[0] == B && cy->tids[1] == A));
+	cr_assert(diag_culprit(d, 0, ia2)->repeat ||
+	    diag_culprit(d, 0, ib2)->repeat, "the closing one repeats");
 	diag_free(d);
 	graph_free(g);
 }

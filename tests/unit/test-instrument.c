@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "elfsym.h"
@@ -92,6 +93,26 @@ next_of(const unsigned char *buf, size_t len, size_t *pos, unsigned kind)
 	return NULL;
 }
 
+/* From offset from on: mapping records, then a stack of one frame or
+   more, and no stack before the first mapping. */
+static void
+maps_then_stack(const unsigned char *buf, size_t n, size_t from)
+{
+	const struct argus_marker_hdr *h;
+	size_t pos = from, at_map, at_stack;
+
+	h = next_of(buf, n, &pos, ARGUS_MK_MMAP);
+	cr_assert_not_null(h, "no mapping record");
+	cr_assert_gt(h->arg, 0);
+	at_map = pos;
+	pos = from;
+	h = next_of(buf, n, &pos, ARGUS_MK_STACK);
+	cr_assert_not_null(h, "no stack record");
+	cr_assert_gt(h->arg, 0, "a stack of no frames");
+	at_stack = pos;
+	cr_assert_lt(at_map, at_stack, "the stack came before the mappings");
+}
+
 Test(instr_records, api_records_bytes)
 {
 	char exe[PATH_MAX], lib[PATH_MAX + 32], tmpl[] = "/tmp/argus-mk-XXXXXX";
@@ -160,14 +181,22 @@ Test(instr_records, api_records_bytes)
 	size_t end = (size_t)n;
 	n = pread(fd, buf, sizeof(buf), 0);
 	cr_assert_gt((size_t)n, end);
-	pos = end;
-	h = next_of(buf, (size_t)n, &pos, ARGUS_MK_MMAP);
-	cr_assert_not_null(h, "no mapping record before the stack");
-	cr_assert_gt(h->arg, 0);
-	size_t at_map = pos;
-	h = next_of(buf, (size_t)n, &pos, ARGUS_MK_STACK);
-	cr_assert_not_null(h, "no stack record");
-	cr_assert_gt(pos, at_map);
+	maps_then_stack(buf, (size_t)n, end);
+
+	/* so does a forked child's, under its own pid */
+	pid_t child = fork();
+	cr_assert_geq(child, 0);
+	if (child == 0) {
+		pthread_mutex_lock(&m);
+		_exit(tw(&c, &m, &past) == ETIMEDOUT ? 0 : 1);
+	}
+	int st;
+	cr_assert_eq(waitpid(child, &st, 0), child);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	end = (size_t)n;
+	n = pread(fd, buf, sizeof(buf), 0);
+	cr_assert_gt((size_t)n, end);
+	maps_then_stack(buf, (size_t)n, end);
 	close(fd);
 	unlink(tmpl);
 }
