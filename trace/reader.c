@@ -169,9 +169,14 @@ void
 rd_thread_update(struct trace_reader *r, const struct trace_thread *t)
 {
 	struct trace_thread *s = thread_slot(r, t->tid);
+	uint32_t pid = s->pid, ppid = s->ppid;
 
 	*s = *t;
 	s->comm[TRACE_COMM_LEN - 1] = '\0';
+	if (s->pid == 0)	/* unknown: the recorder could not tell */
+		s->pid = pid;
+	if (s->ppid == 0)
+		s->ppid = ppid;
 }
 
 const struct trace_thread *

@@ -468,6 +468,11 @@ dec_record(struct recorder *r, unsigned cpu, uint64_t ts, const uint8_t *p,
 		ev.blob = s;
 		ev.blob_len = sl;
 		t = rec_thread_add(r, child);
+		if (t->exited && t->comm_ts <= ts) {
+			/* the tid of a thread gone, reused */
+			memset(t, 0, sizeof(*t));
+			t->tid = child;
+		}
 		t->pid = (uint32_t)ev.arg[1];
 		t->ppid = flags & 0x00010000 ? (par ? par->ppid : 0) : ptgid;
 		t->flags = 0;
@@ -478,7 +483,7 @@ dec_record(struct recorder *r, unsigned cpu, uint64_t ts, const uint8_t *p,
 			t->comm_ts = ts;
 		}
 		rec_add(r, &ev);
-		rec_thread_emit(r, ts, t, 0);
+		rec_thread_emit(r, ts, t, t->exited ? TRACE_THREAD_EXITED : 0);
 		return;
 	}
 	case DK_EXEC:
@@ -501,9 +506,9 @@ dec_record(struct recorder *r, unsigned cpu, uint64_t ts, const uint8_t *p,
 		t = rec_thread_find(r, (uint32_t)ev.arg[0]);
 		if (getu(p, len, &f[1]))	/* the whole process is gone */
 			rec_proc_exited(r, t ? t->pid : (uint32_t)ev.arg[0]);
-		if (t) {
+		if (t && !t->exited) {
 			rec_thread_emit(r, ts, t, TRACE_THREAD_EXITED);
-			rec_thread_del(r, t->tid);
+			rec_thread_exited(r, t);
 		}
 		return;
 	case DK_RENAME:
@@ -513,11 +518,7 @@ dec_record(struct recorder *r, unsigned cpu, uint64_t ts, const uint8_t *p,
 		ev.blob = s;
 		ev.blob_len = sl;
 		rec_add(r, &ev);
-		t = rec_thread_find(r, (uint32_t)ev.arg[0]);
-		if (t == NULL) {
-			t = rec_thread_add(r, (uint32_t)ev.arg[0]);
-			t->pid = t->tid;
-		}
+		t = rec_thread_learn(r, (uint32_t)ev.arg[0]);
 		if (sl >= TRACE_COMM_LEN)
 			sl = TRACE_COMM_LEN - 1;
 		if (t->comm_ts <= ts) {
@@ -525,7 +526,8 @@ dec_record(struct recorder *r, unsigned cpu, uint64_t ts, const uint8_t *p,
 			t->comm[sl] = '\0';
 			t->comm_ts = ts;
 		}
-		rec_thread_emit(r, ts, t, 0);
+		/* read after the thread's exit (another CPU): still gone */
+		rec_thread_emit(r, ts, t, t->exited ? TRACE_THREAD_EXITED : 0);
 		return;
 	case DK_IRQ_ENTRY:
 		ev.type = TT_IRQ_ENTRY;

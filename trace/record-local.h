@@ -76,6 +76,12 @@ struct rthread {
 	 * event may change the name.
 	 */
 	uint64_t comm_ts;
+	/*
+	 * Exited: the entry stays until the end of the next poll, so events
+	 * of the thread read later from another CPU (its rename, its last
+	 * switch) still find its process and name.
+	 */
+	int exited;
 };
 
 struct fdkey {
@@ -113,6 +119,9 @@ struct recorder {
 	struct fdkey *fds;
 	size_t fd_cap, fd_n;
 	int diag_fd;		/* NETLINK_SOCK_DIAG socket or -1 */
+	uint32_t *gone;		/* tids exited: [0, ngone_old) in the
+				   poll before, the rest in this one */
+	size_t ngone, ngone_old, gone_cap;
 	uint32_t *dead;		/* pids exited since the last sweep */
 	size_t ndead, dead_cap;
 
@@ -138,6 +147,10 @@ void rec_decode_page(struct recorder *r, unsigned cpu, size_t len);
 void rec_proc_scan(struct recorder *r, uint64_t ts);
 struct rthread *rec_thread_find(struct recorder *r, uint32_t tid);
 struct rthread *rec_thread_add(struct recorder *r, uint32_t tid);
+/* Thread tid, added when unknown with its process and parent read from
+   /proc (0 when it is gone: an event may arrive before its creation's,
+   read from another CPU, and the thread is not its own process). */
+struct rthread *rec_thread_learn(struct recorder *r, uint32_t tid);
 void rec_thread_del(struct recorder *r, uint32_t tid);
 /* Write the thread's identity (with extra flags) to the metadata stream. */
 void rec_thread_emit(struct recorder *r, uint64_t ts, const struct rthread *t,
@@ -153,6 +166,11 @@ void rec_fd_closed(struct recorder *r, uint32_t pid, int fd);
  * its executable mappings as TT_MMAP the first time; exec forgets them.
  */
 void rec_maps_seen(struct recorder *r, uint64_t ts, uint32_t pid);
+/* Thread tid exited (its record written): forgotten after the next
+   poll, by rec_thread_reap. */
+void rec_thread_exited(struct recorder *r, struct rthread *t);
+/* At the end of a poll: forget the threads exited in the poll before. */
+void rec_thread_reap(struct recorder *r);
 /* libargus wrote pid's mappings itself: rec_maps_seen reads nothing. */
 void rec_maps_written(struct recorder *r, uint32_t pid);
 void rec_maps_changed(struct recorder *r, uint32_t pid);

@@ -182,6 +182,23 @@ read_status(const char *path, struct rthread *t)
 	return 0;
 }
 
+struct rthread *
+rec_thread_learn(struct recorder *r, uint32_t tid)
+{
+	struct rthread *t = rec_thread_find(r, tid), s;
+	char path[64];
+
+	if (t != NULL)
+		return t;
+	memset(&s, 0, sizeof(s));
+	snprintf(path, sizeof(path), "/proc/%u/status", tid);
+	(void)read_status(path, &s);
+	t = rec_thread_add(r, tid);
+	t->pid = s.pid;
+	t->ppid = s.ppid;
+	return t;
+}
+
 static int
 is_kthread(uint32_t pid)
 {
@@ -549,8 +566,37 @@ rec_proc_sweep(struct recorder *r)
 }
 
 void
+rec_thread_exited(struct recorder *r, struct rthread *t)
+{
+	t->exited = 1;
+	if (r->ngone == r->gone_cap) {
+		r->gone_cap = r->gone_cap ? r->gone_cap * 2 : 64;
+		r->gone = xreallocarray(r->gone, r->gone_cap, sizeof(*r->gone));
+	}
+	r->gone[r->ngone++] = t->tid;
+}
+
+void
+rec_thread_reap(struct recorder *r)
+{
+	for (size_t i = 0; i < r->ngone_old; i++) {
+		struct rthread *t = rec_thread_find(r, r->gone[i]);
+
+		if (t != NULL && t->exited)	/* not a new thread since */
+			rec_thread_del(r, t->tid);
+	}
+	memmove(r->gone, r->gone + r->ngone_old,
+	    (r->ngone - r->ngone_old) * sizeof(*r->gone));
+	r->ngone -= r->ngone_old;
+	r->ngone_old = r->ngone;
+}
+
+void
 rec_proc_free(struct recorder *r)
 {
+	free(r->gone);
+	r->gone = NULL;
+	r->ngone = r->ngone_old = r->gone_cap = 0;
 	free(r->dead);
 	r->dead = NULL;
 	r->ndead = r->dead_cap = 0;

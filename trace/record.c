@@ -626,6 +626,7 @@ record_poll(struct recorder *r, int flush)
 		}
 	}
 	rec_proc_sweep(r);
+	rec_thread_reap(r);
 	if (flush && r->err == 0) {
 		int err = trace_writer_flush(r->w);
 

@@ -408,10 +408,11 @@ if ! ARGUS_HANG_MS=1000 "$ARGUS" record -q -o "$T/rec" -- "$scn" -q \
 fi
 # the recording names the threads (the debugger shows those names)
 "$ARGUS" diagnose "$T/rec" >"$T/rec.diag" 2>&1
+"$ARGUS" dump "$T/rec" --type thread >"$T/rec.threads" 2>&1
 names=1
 head -n 1 "$T/rec.diag" | grep -q '^hang 1: browser ' &&
-    grep -q 'br-io' "$T/rec.diag" && grep -q 'rd-worker' "$T/rec.diag" ||
-    names=0
+    grep -q 'comm="br-io"' "$T/rec.threads" &&
+    grep -q 'comm="rd-worker"' "$T/rec.threads" || names=0
 [ $names = 1 ] && ok "the recording names its threads (chromium)" ||
 	nok "the recording names its threads (chromium)" "$(head -n 5 "$T/rec.diag")"
 start 120 40 "$T/rec"

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -72,6 +73,8 @@ thread_b(void *arg)
 	int seen = 0;
 
 	(void)arg;
+	/* named at once: the rename may be read before the creation */
+	prctl(PR_SET_NAME, "rk-b", 0, 0, 0);
 	b_tid = gettid_();
 	pthread_mutex_lock(&mu);
 	while (seen < nrounds) {

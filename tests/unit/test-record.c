@@ -203,6 +203,7 @@ Test(record, known_program, .timeout = 60)
 	unsigned wake_ab = 0, pw = 0, pr = 0, cw = 0, cr = 0;
 	unsigned usend = 0, urecv = 0, mark = 0, stacks = 0, longsleep = 0;
 	unsigned maps = 0, pmark = 0, pstack = 0, pmap = 0;
+	unsigned bthr = 0, bpid_bad = 0, bnamed = 0;
 	uint64_t keys = 0, sleep_enter = 0;
 	struct fdid fp101 = { 0 }, fc100 = { 0 }, fp104 = { 0 }, fc105 = { 0 };
 
@@ -298,6 +299,18 @@ Test(record, known_program, .timeout = 60)
 			    memcmp(ev.blob, REC_MMAP_PATH, ev.blob_len) == 0)
 				pmap++;
 			break;
+		case TT_THREAD:
+			/* B, a thread of A's process, never its own */
+			if (ev.arg[0] == (uint64_t)k.b) {
+				bthr++;
+				/* 0: unknown (gone before it was read) */
+				if (ev.arg[1] != (uint64_t)k.a && ev.arg[1] != 0)
+					bpid_bad++;
+				if (ev.blob_len == 4 &&
+				    memcmp(ev.blob, "rk-b", 4) == 0)
+					bnamed++;
+			}
+			break;
 		case TT_FD: {
 			struct fdid id = { ev.arg[2], ev.arg[3], ev.arg[4] };
 
@@ -324,6 +337,10 @@ Test(record, known_program, .timeout = 60)
 	cr_expect_eq(usend, 2 * N, "unix: %u data-ready (sends)", usend);
 	cr_expect_eq(urecv, 2 * N, "unix: %u receives", urecv);
 	cr_expect_eq(longsleep, 1, "sleep: %u sleeps of 50 ms", longsleep);
+	cr_expect_gt(bthr, 0, "no thread record of B");
+	cr_expect_eq(bpid_bad, 0, "%u of B's %u thread records name "
+	    "another process", bpid_bad, bthr);
+	cr_expect_gt(bnamed, 0, "B's name was not recorded");
 	if (k.t_mark) {
 		cr_expect_eq(mark, N, "marker: %u marks", mark);
 		cr_expect_eq(keys, (1ull << N) - 1, "marker keys %llx",
@@ -348,7 +365,7 @@ Test(record, known_program, .timeout = 60)
 
 		cr_expect(ta && tb && tb->pid == (uint32_t)k.a &&
 		    ta->pid == (uint32_t)k.a, "thread table lacks A or B");
-		cr_expect(tb && strcmp(tb->comm, "rec-known") == 0);
+		cr_expect(tb && strcmp(tb->comm, "rk-b") == 0);
 	}
 	trace_reader_stats(r, &rs);
 	cr_expect_eq(rs.lost, 0, "%llu events lost", (unsigned long long)rs.lost);
