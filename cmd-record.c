@@ -453,6 +453,7 @@ run_recorder(const char *name, struct ropts *o, int ready_fd, int progress)
 			    128 + WTERMSIG(ws);
 	}
 	record_poll(r, 0);
+	record_sync(r);
 	record_stats(r, &st);
 	{
 		uint64_t now = now_ns();

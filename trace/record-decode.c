@@ -705,14 +705,15 @@ dec_record(struct recorder *r, unsigned cpu, uint64_t ts, const uint8_t *p,
 }
 
 void
-rec_decode_page(struct recorder *r, unsigned cpu, size_t len)
+rec_decode_page(struct recorder *r, unsigned cpu, const uint8_t *page,
+    size_t len)
 {
 	struct rbpage it;
 	const void *data;
 	size_t sz;
 	uint64_t ts;
 
-	if (rbpage_init(&it, r->page, len) < 0)
+	if (rbpage_init(&it, page, len) < 0)
 		return;
 	data = rbpage_next(&it, &sz, &ts);
 	if (it.missed != 0)

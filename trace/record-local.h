@@ -95,6 +95,14 @@ struct rcpu {
 	uint64_t lost;		/* lost events written for this CPU */
 };
 
+/* What the decoding thread has done, as of its last entry. */
+struct rec_snap {
+	uint64_t events, stored, lost, fds, last_ts, disk_bytes;
+	int err;
+};
+
+struct pump;
+
 struct recorder {
 	char *dir;
 	char *inst_name;
@@ -106,7 +114,7 @@ struct recorder {
 	unsigned ncpus;
 	struct rcpu *cpus;
 	unsigned subbuf;	/* bytes per sub-buffer (page) */
-	uint8_t *page;
+	struct pump *pump;	/* reading and decoding threads */
 	int set;		/* enum record_set */
 	uint64_t bound;
 
@@ -139,8 +147,22 @@ int rec_decode_init(struct recorder *r, char **cause);
 void rec_decode_free(struct recorder *r);
 /* Decode the records of kernel event id as kind (enum dec_kind). */
 void rec_decode_add(struct recorder *r, unsigned id, int kind);
-/* Decode every record of the page in r->page read from cpu. */
-void rec_decode_page(struct recorder *r, unsigned cpu, size_t len);
+/* Decode every record of the page (len bytes) read from cpu. */
+void rec_decode_page(struct recorder *r, unsigned cpu, const uint8_t *page,
+    size_t len);
+
+/* record-pump.c */
+/* Start the decoding thread; the decoder state is its own from now on. */
+int rec_pump_start(struct recorder *r, char **cause);
+/* Read every CPU's pages into the queue, then queue the end of the poll
+   (with flush: the writer is flushed then). Returns the decoding thread's
+   first error. */
+int rec_pump_read(struct recorder *r, int flush);
+/* Wait until everything queued is decoded and stored. */
+void rec_pump_drain(struct recorder *r);
+void rec_pump_snapshot(const struct recorder *r, struct rec_snap *s);
+/* Stop the thread once the queue is drained (when started), free all. */
+void rec_pump_free(struct recorder *r);
 
 /* record-proc.c */
 /* Scan /proc and write every thread through trace_writer_thread. */

@@ -585,8 +585,9 @@ rec_thread_reap(struct recorder *r)
 		if (t != NULL && t->exited)	/* not a new thread since */
 			rec_thread_del(r, t->tid);
 	}
-	memmove(r->gone, r->gone + r->ngone_old,
-	    (r->ngone - r->ngone_old) * sizeof(*r->gone));
+	if (r->ngone > r->ngone_old)
+		memmove(r->gone, r->gone + r->ngone_old,
+		    (r->ngone - r->ngone_old) * sizeof(*r->gone));
 	r->ngone -= r->ngone_old;
 	r->ngone_old = r->ngone;
 }

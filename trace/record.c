@@ -3,11 +3,11 @@
  * reading, and clean removal.
  *
  * struct recorder (record-local.h) holds the instance "argus-PID" under
- * the tracing directory, one nonblocking trace_pipe_raw descriptor per
- * CPU and one sub-buffer-sized page. record_poll() reads every CPU's
- * pages until the kernel has none ready (bounded per call so one busy CPU
- * cannot starve the rest) and hands each page to the decoder. The instance
- * uses the "boot" clock, so timestamps are CLOCK_BOOTTIME nanoseconds.
+ * the tracing directory and one nonblocking trace_pipe_raw descriptor per
+ * CPU. record_poll() reads every CPU's pages until the kernel has none
+ * ready (bounded per call so one busy CPU cannot starve the rest) and
+ * queues them for the decoding thread (record-pump.c). The instance uses
+ * the "boot" clock, so timestamps are CLOCK_BOOTTIME nanoseconds.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -242,7 +242,6 @@ rec_free(struct recorder *r)
 	for (size_t i = 0; i < r->nwarn; i++)
 		free(r->warn[i]);
 	free(r->warn);
-	free(r->page);
 	free(r->dir);
 	free(r->inst_name);
 	free(r->inst_path);
@@ -286,6 +285,7 @@ remove_instance(struct recorder *r)
 static void
 release(struct recorder *r)
 {
+	rec_pump_free(r);	/* first: the thread uses what follows */
 	for (unsigned i = 0; r->cpus && i < r->ncpus; i++) {
 		if (r->cpus[i].fd >= 0)
 			close(r->cpus[i].fd);
@@ -389,7 +389,6 @@ open_cpus(struct recorder *r, char **cause)
 				r->subbuf = (unsigned)atoi(buf) * 1024;
 		}
 	}
-	r->page = xmalloc(r->subbuf);
 	return 0;
 }
 
@@ -539,6 +538,8 @@ record_open(struct recorder **rp, const struct record_opts *o, char **cause)
 	}
 	/* Threads born from here on are seen by task_newtask as well. */
 	rec_proc_scan(r, r->start_ts);
+	if ((err = rec_pump_start(r, cause)) != 0)
+		goto fail;
 	if (o->marker_file)
 		publish_marker(r);
 	*rp = r;
@@ -608,52 +609,31 @@ rec_sync_lost(struct recorder *r, unsigned cpu, uint64_t ts)
 int
 record_poll(struct recorder *r, int flush)
 {
-	/* At most the whole kernel buffer of a CPU per call. */
-	unsigned maxpages = 4096;
+	return rec_pump_read(r, flush);
+}
 
-	/* After a writer error (full disk) nothing more can be stored. */
-	for (unsigned c = 0; c < r->ncpus && r->err == 0; c++) {
-		for (unsigned k = 0; k < maxpages && r->err == 0; k++) {
-			ssize_t n = read(r->cpus[c].fd, r->page, r->subbuf);
-
-			if (n <= 0)
-				break;	/* EAGAIN: nothing more for now */
-			r->pages++;
-			r->bytes += (uint64_t)n;
-			if ((size_t)n < r->subbuf)
-				memset(r->page + n, 0, r->subbuf - (size_t)n);
-			rec_decode_page(r, c, r->subbuf);
-		}
-	}
-	rec_proc_sweep(r);
-	rec_thread_reap(r);
-	if (flush && r->err == 0) {
-		int err = trace_writer_flush(r->w);
-
-		if (err)
-			r->err = err;
-	}
-	return r->err;
+void
+record_sync(struct recorder *r)
+{
+	rec_pump_drain(r);
 }
 
 void
 record_stats(const struct recorder *r, struct record_stats *st)
 {
-	struct trace_writer_stats ws;
+	struct rec_snap s;
 
 	memset(st, 0, sizeof(*st));
-	trace_writer_stats(r->w, &ws);
-	st->events = r->events;
-	st->stored = r->stored;
-	st->lost = r->lost;
+	rec_pump_snapshot(r, &s);
+	st->events = s.events;
+	st->stored = s.stored;
+	st->lost = s.lost;
 	st->bytes = r->bytes;
-	st->disk_bytes = ws.disk_bytes;
+	st->disk_bytes = s.disk_bytes;
 	st->bound = r->bound;
 	st->first_ts = r->start_ts;
-	for (unsigned c = 0; c < r->ncpus; c++)
-		if (r->cpus[c].last_ts > st->last_ts)
-			st->last_ts = r->cpus[c].last_ts;
-	st->fds = r->fd_written;
+	st->last_ts = s.last_ts;
+	st->fds = s.fds;
 	st->ncpus = r->ncpus;
 }
 
@@ -665,6 +645,7 @@ record_close(struct recorder *r, char **cause)
 	*cause = NULL;
 	inst_write(r, "tracing_on", "0");
 	record_poll(r, 0);
+	rec_pump_free(r);	/* drained: the decoder state is ours again */
 	/* Losses no page reported yet (overwritten at the very end). */
 	for (unsigned c = 0; c < r->ncpus; c++)
 		rec_sync_lost(r, c, 0);

@@ -481,6 +481,9 @@ int record_marker_find(char *buf, size_t len);
  * (the recorder should then be closed).
  */
 int record_poll(struct recorder *r, int flush);
+/* Wait until every page read so far is decoded and stored (record_poll
+   hands them to a decoding thread). */
+void record_sync(struct recorder *r);
 
 struct record_stats {
 	uint64_t events;	/* kernel records decoded */
