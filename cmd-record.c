@@ -357,10 +357,11 @@ run_recorder(const char *name, struct ropts *o, int ready_fd, int progress)
 	/*
 	 * The reader must run promptly even when hundreds of threads are
 	 * runnable, or the kernel overwrites what it has not read yet. It
-	 * sleeps between bounded drains, so a low real-time priority is safe.
+	 * sleeps between bounded drains, so a low real-time priority is safe;
+	 * the decoding thread takes the level below.
 	 */
 	{
-		struct sched_param sp = { .sched_priority = 1 };
+		struct sched_param sp = { .sched_priority = 2 };
 
 		if (sched_setscheduler(0, SCHED_FIFO, &sp) != 0)
 			(void)setpriority(PRIO_PROCESS, 0, -10);

@@ -4,9 +4,9 @@
  *
  * The caller's thread (the recorder's loop, at real-time priority) only
  * copies kernel pages into a pool of page buffers and queues them; a
- * worker thread, at the same priority, decodes, encodes and compresses
- * them, so compressing a chunk never delays the reading of the kernel
- * buffers, and the two run on two CPUs at once.
+ * worker thread, one real-time level below, decodes, encodes and
+ * compresses them, so compressing a chunk never delays the reading of
+ * the kernel buffers, and the two run on two CPUs at once.
  * The queue is a ring of entries under one mutex: a page (buffer and
  * CPU), or the end of a poll (the worker then forgets the threads and
  * processes that exited a poll ago, and flushes the writer when asked).
@@ -25,6 +25,7 @@
 #include "record-local.h"
 
 #define POOL_PAGES_PER_CPU 512
+#define POOL_PAGES_MAX 4096	/* 16 MiB of 4 KiB pages, however many CPUs */
 
 enum { Q_PAGE, Q_POLL };
 
@@ -89,11 +90,14 @@ handle(struct recorder *r, const struct qent *e)
 	}
 }
 
+#define BATCH 64		/* entries moved under one lock */
+
 static void *
 worker(void *arg)
 {
 	struct recorder *r = arg;
 	struct pump *p = r->pump;
+	struct qent b[BATCH];
 
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
@@ -103,15 +107,20 @@ worker(void *arg)
 		}
 		if (p->qn == 0)
 			break;		/* stopped and drained */
-		struct qent e = p->q[p->qhead];
-		p->qhead = (p->qhead + 1) % p->qcap;
-		p->qn--;
+		size_t n = 0;
+		while (n < BATCH && p->qn > 0) {
+			b[n++] = p->q[p->qhead];
+			p->qhead = (p->qhead + 1) % p->qcap;
+			p->qn--;
+		}
 		p->busy = 1;
 		pthread_mutex_unlock(&p->mu);
-		handle(r, &e);
+		for (size_t i = 0; i < n; i++)
+			handle(r, &b[i]);
 		pthread_mutex_lock(&p->mu);
-		if (e.kind == Q_PAGE)
-			p->free[p->nfree++] = e.page;
+		for (size_t i = 0; i < n; i++)
+			if (b[i].kind == Q_PAGE)
+				p->free[p->nfree++] = b[i].page;
 		p->busy = 0;
 		snap(r);
 	}
@@ -127,10 +136,12 @@ rec_pump_start(struct recorder *r, char **cause)
 	int err;
 
 	p->npages = (size_t)r->ncpus * POOL_PAGES_PER_CPU;
+	if (p->npages > POOL_PAGES_MAX)
+		p->npages = POOL_PAGES_MAX;
 	p->free = xreallocarray(NULL, p->npages, sizeof(*p->free));
 	for (size_t i = 0; i < p->npages; i++)
 		p->free[p->nfree++] = xmalloc(r->subbuf);
-	p->qcap = p->npages + 64;
+	p->qcap = 2 * p->npages + 64;
 	p->q = xreallocarray(NULL, p->qcap, sizeof(*p->q));
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->work, NULL);
@@ -168,50 +179,74 @@ rec_pump_read(struct recorder *r, int flush)
 	int err;
 
 	if (!p->sched_copied) {
-		/* the reader's priority (real-time, set by the caller after
-		   the start): a worker starved by hundreds of runnable
-		   threads would let the kernel overwrite its buffers */
+		/* real time too, as the reader (set by the caller after the
+		   start): a worker starved by hundreds of runnable threads
+		   would let the kernel overwrite its buffers; one level
+		   below, so the reader preempts it on a shared CPU */
 		struct sched_param sp;
 		int pol;
 
 		p->sched_copied = 1;
-		if (pthread_getschedparam(pthread_self(), &pol, &sp) == 0)
+		if (pthread_getschedparam(pthread_self(), &pol, &sp) == 0) {
+			if (sp.sched_priority > 1)
+				sp.sched_priority--;
 			(void)pthread_setschedparam(p->th, pol, &sp);
+		}
 	}
 	pthread_mutex_lock(&p->mu);
 	err = p->snap.err;
 	pthread_mutex_unlock(&p->mu);
 	/* After a writer error (full disk) nothing more can be stored. */
 	for (unsigned c = 0; c < r->ncpus && err == 0; c++) {
-		for (unsigned k = 0; k < maxpages; k++) {
-			uint8_t *pg;
+		unsigned k = 0;
+		int more = 1;
 
-			pthread_mutex_lock(&p->mu);
-			pg = p->nfree > 0 ? p->free[--p->nfree] : NULL;
-			pthread_mutex_unlock(&p->mu);
-			if (pg == NULL)
-				break;	/* the worker is behind: next poll */
-			ssize_t n = read(r->cpus[c].fd, pg, r->subbuf);
-			struct qent e = { Q_PAGE, c, 0, pg };
+		while (more && k < maxpages) {
+			struct qent b[BATCH];
+			size_t nb = 0, nread = 0;
 
+			/* free buffers for a batch, read into, queued at once */
 			pthread_mutex_lock(&p->mu);
-			if (n <= 0 || push(p, &e) != 0) {
-				p->free[p->nfree++] = pg;
-				pthread_mutex_unlock(&p->mu);
-				break;	/* EAGAIN: nothing more for now */
+			while (nb < BATCH && p->nfree > 0 && k + nb < maxpages) {
+				b[nb].kind = Q_PAGE;
+				b[nb].cpu = c;
+				b[nb].flush = 0;
+				b[nb++].page = p->free[--p->nfree];
 			}
 			pthread_mutex_unlock(&p->mu);
-			r->pages++;
-			r->bytes += (uint64_t)n;
-			if ((size_t)n < r->subbuf)
-				memset(pg + n, 0, r->subbuf - (size_t)n);
+			if (nb == 0)
+				break;	/* the worker is behind: next poll */
+			while (nread < nb) {
+				ssize_t n = read(r->cpus[c].fd, b[nread].page,
+				    r->subbuf);
+
+				if (n <= 0) {
+					more = 0;	/* EAGAIN: nothing more */
+					break;
+				}
+				r->pages++;
+				r->bytes += (uint64_t)n;
+				if ((size_t)n < r->subbuf)
+					memset(b[nread].page + n, 0,
+					    r->subbuf - (size_t)n);
+				nread++;
+			}
+			k += (unsigned)nread;
+			pthread_mutex_lock(&p->mu);
+			for (size_t i = 0; i < nb; i++)
+				if (i >= nread || push(p, &b[i]) != 0)
+					p->free[p->nfree++] = b[i].page;
+			pthread_mutex_unlock(&p->mu);
 		}
 	}
 	{
 		struct qent e = { Q_POLL, 0, flush, NULL };
 
 		pthread_mutex_lock(&p->mu);
-		(void)push(p, &e);	/* full: the next poll's will do */
+		/* room for every page of the pool stays: a page read is
+		   never dropped; a poll's end is (the next one will do) */
+		if (p->qcap - p->qn > p->npages)
+			(void)push(p, &e);
 		pthread_mutex_unlock(&p->mu);
 	}
 	return err;
