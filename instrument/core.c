@@ -323,16 +323,37 @@ stack_line(const char *l, size_t len)
 /* Refresh the stack bounds and text ranges; one thread at a time (a
    second caller meanwhile returns: the table is being refreshed). */
 static int scanning;
+static line_fn scan_also;	/* under scanning */
+
+static void
+scan_line(const char *l, size_t len)
+{
+	stack_line(l, len);
+	if (scan_also)
+		scan_also(l, len);
+}
+
+/* One read of the mappings: refresh the stack bounds and text ranges,
+   and hand every line to also (may be NULL) too. */
+static void
+scan_maps_and(line_fn also)
+{
+	if (__atomic_exchange_n(&scanning, 1, __ATOMIC_ACQUIRE)) {
+		if (also)	/* being refreshed: only the extra work */
+			for_each_map_line(also);
+		return;
+	}
+	ntext_new = 0;
+	scan_also = also;
+	for_each_map_line(scan_line);
+	ntext = ntext_new;
+	__atomic_store_n(&scanning, 0, __ATOMIC_RELEASE);
+}
 
 static void
 scan_maps(void)
 {
-	if (__atomic_exchange_n(&scanning, 1, __ATOMIC_ACQUIRE))
-		return;
-	ntext_new = 0;
-	for_each_map_line(stack_line);
-	ntext = ntext_new;
-	__atomic_store_n(&scanning, 0, __ATOMIC_RELEASE);
+	scan_maps_and(NULL);
 }
 
 int
@@ -358,15 +379,12 @@ mmap_line(const char *l, size_t len)
 	    m.path, m.pathlen);
 }
 
-static void scan_maps(void);
 
 void
 ins_record_maps(void)
 {
-	if (ins.on) {
-		for_each_map_line(mmap_line);
-		scan_maps();
-	}
+	if (ins.on)
+		scan_maps_and(mmap_line);
 }
 
 /* --- switch ------------------------------------------------------------ */

@@ -483,7 +483,7 @@ dec_record(struct recorder *r, unsigned cpu, uint64_t ts, const uint8_t *p,
 			t->comm_ts = ts;
 		}
 		rec_add(r, &ev);
-		rec_thread_emit(r, ts, t, t->exited ? TRACE_THREAD_EXITED : 0);
+		rec_thread_emit(r, ts, t);
 		return;
 	}
 	case DK_EXEC:
@@ -506,10 +506,8 @@ dec_record(struct recorder *r, unsigned cpu, uint64_t ts, const uint8_t *p,
 		t = rec_thread_find(r, (uint32_t)ev.arg[0]);
 		if (getu(p, len, &f[1]))	/* the whole process is gone */
 			rec_proc_exited(r, t ? t->pid : (uint32_t)ev.arg[0]);
-		if (t && !t->exited) {
-			rec_thread_emit(r, ts, t, TRACE_THREAD_EXITED);
-			rec_thread_exited(r, t);
-		}
+		if (t && !t->exited)
+			rec_thread_exited(r, ts, t);
 		return;
 	case DK_RENAME:
 		ev.type = TT_RENAME;
@@ -526,8 +524,7 @@ dec_record(struct recorder *r, unsigned cpu, uint64_t ts, const uint8_t *p,
 			t->comm[sl] = '\0';
 			t->comm_ts = ts;
 		}
-		/* read after the thread's exit (another CPU): still gone */
-		rec_thread_emit(r, ts, t, t->exited ? TRACE_THREAD_EXITED : 0);
+		rec_thread_emit(r, ts, t);	/* still gone if exited */
 		return;
 	case DK_IRQ_ENTRY:
 		ev.type = TT_IRQ_ENTRY;

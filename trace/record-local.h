@@ -174,9 +174,9 @@ struct rthread *rec_thread_add(struct recorder *r, uint32_t tid);
    read from another CPU, and the thread is not its own process). */
 struct rthread *rec_thread_learn(struct recorder *r, uint32_t tid);
 void rec_thread_del(struct recorder *r, uint32_t tid);
-/* Write the thread's identity (with extra flags) to the metadata stream. */
-void rec_thread_emit(struct recorder *r, uint64_t ts, const struct rthread *t,
-    uint32_t flags);
+/* Write the thread's identity to the metadata stream (exited once
+   rec_thread_exited marked it: a later event read late keeps it so). */
+void rec_thread_emit(struct recorder *r, uint64_t ts, const struct rthread *t);
 /* Timestamp for the metadata stream: never older than the last one. */
 uint64_t rec_meta_ts(struct recorder *r, uint64_t ts);
 /* An fd of pid was used at ts; write its identity the first time. */
@@ -188,9 +188,9 @@ void rec_fd_closed(struct recorder *r, uint32_t pid, int fd);
  * its executable mappings as TT_MMAP the first time; exec forgets them.
  */
 void rec_maps_seen(struct recorder *r, uint64_t ts, uint32_t pid);
-/* Thread tid exited (its record written): forgotten after the next
-   poll, by rec_thread_reap. */
-void rec_thread_exited(struct recorder *r, struct rthread *t);
+/* Thread t exited at ts: its record says so, and it is forgotten after
+   the next poll, by rec_thread_reap. */
+void rec_thread_exited(struct recorder *r, uint64_t ts, struct rthread *t);
 /* At the end of a poll: forget the threads exited in the poll before. */
 void rec_thread_reap(struct recorder *r);
 /* libargus wrote pid's mappings itself: rec_maps_seen reads nothing. */

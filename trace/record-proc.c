@@ -131,8 +131,7 @@ rec_meta_ts(struct recorder *r, uint64_t ts)
 }
 
 void
-rec_thread_emit(struct recorder *r, uint64_t ts, const struct rthread *t,
-    uint32_t flags)
+rec_thread_emit(struct recorder *r, uint64_t ts, const struct rthread *t)
 {
 	struct trace_thread tt;
 	int err;
@@ -143,7 +142,7 @@ rec_thread_emit(struct recorder *r, uint64_t ts, const struct rthread *t,
 	tt.tid = t->tid;
 	tt.pid = t->pid;
 	tt.ppid = t->ppid;
-	tt.flags = t->flags | flags;
+	tt.flags = t->flags | (t->exited ? TRACE_THREAD_EXITED : 0);
 	tt.start_ts = ts >= r->start_ts ? ts : 0;
 	memcpy(tt.comm, t->comm, TRACE_COMM_LEN);
 	tt.comm[TRACE_COMM_LEN - 1] = '\0';
@@ -264,7 +263,7 @@ rec_proc_scan(struct recorder *r, uint64_t ts)
 				t.comm_ts = nt->comm_ts;
 			}
 			*nt = t;
-			rec_thread_emit(r, ts, nt, 0);
+			rec_thread_emit(r, ts, nt);
 		}
 		closedir(td);
 	}
@@ -566,9 +565,10 @@ rec_proc_sweep(struct recorder *r)
 }
 
 void
-rec_thread_exited(struct recorder *r, struct rthread *t)
+rec_thread_exited(struct recorder *r, uint64_t ts, struct rthread *t)
 {
 	t->exited = 1;
+	rec_thread_emit(r, ts, t);
 	if (r->ngone == r->gone_cap) {
 		r->gone_cap = r->gone_cap ? r->gone_cap * 2 : 64;
 		r->gone = xreallocarray(r->gone, r->gone_cap, sizeof(*r->gone));

@@ -476,9 +476,10 @@ const char *record_marker_path(const struct recorder *r);
 int record_marker_find(char *buf, size_t len);
 
 /*
- * Read and store everything the kernel has buffered on every CPU, then
- * flush the writer when flush is set. Returns 0 or the first writer error
- * (the recorder should then be closed).
+ * Read everything the kernel has buffered on every CPU and hand it to the
+ * decoding thread, which stores it and then flushes the writer when flush
+ * is set. Returns 0 or the first writer error met so far (the recorder
+ * should then be closed).
  */
 int record_poll(struct recorder *r, int flush);
 /* Wait until every page read so far is decoded and stored (record_poll
