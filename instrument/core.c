@@ -379,7 +379,6 @@ mmap_line(const char *l, size_t len)
 	    m.path, m.pathlen);
 }
 
-
 void
 ins_record_maps(void)
 {
