@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd.h"
-#include "common.h"
-#include "engine.h"
-#include "trace.h"
+#include "cmds/cmd.h"
+#include "common/common.h"
+#include "engine/engine.h"
+#include "trace/trace.h"
 
 static const struct cmd cmds[] = {
 	{ "record", cmd_record, "record the system in the foreground (or around a command)" },

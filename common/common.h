@@ -20,7 +20,7 @@
 void *xmalloc(size_t size);
 void *xcalloc(size_t nmemb, size_t size);
 void *xrealloc(void *ptr, size_t size);
-/* Grow *ptr (of *cap elements of elem bytes) to hold at least need. */
+/* realloc of nmemb elements of size bytes; aborts on overflow or OOM. */
 void *xreallocarray(void *ptr, size_t nmemb, size_t size);
 char *xstrdup(const char *s);
 /* Allocated printf; never NULL. */

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "diag-local.h"
-#include "elfaddr.h"
+#include "common/elfaddr.h"
 
 void diag_find_hangs(struct diag *d);
 

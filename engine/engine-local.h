@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 
-#include "common.h"
+#include "common/common.h"
 #include "engine.h"
 
 /* --- hash map ---------------------------------------------------------- */

@@ -27,7 +27,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 enum graph_error {
 	GRAPH_EBASE = 11000,

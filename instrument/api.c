@@ -1,13 +1,13 @@
 /*
  * api.c: the public functions of argus.h. Each writes one record (no
- * state of its own); see argus.h for the contracts and marker.h for the
+ * state of its own); see argus.h for the contracts and trace/user-protocol.h for the
  * record fields.
  */
+#include <stddef.h>
 #include <stdint.h>
 
 #include "argus.h"
 #include "instrument-local.h"
-#include "trace.h"
 
 INS_EXPORT int
 argus_enabled(void)

@@ -25,7 +25,6 @@
 #include <unistd.h>
 
 #include "instrument-local.h"
-#include "trace.h"
 
 struct ins_state ins = { .fd = -1, .hang_ns = 2000000000ull };
 __thread struct ins_thread ins_self __attribute__((tls_model("initial-exec")));

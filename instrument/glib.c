@@ -18,11 +18,11 @@
  * TU_TASK_END (key = the pushed data, arg = the pool) around it;
  * g_thread_pool_push writes TU_TASK_SUBMIT with the same key.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "instrument-local.h"
-#include "trace.h"
 
 /* The few GLib types used, as GLib's public headers define them. */
 typedef void *gpointer;

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "marker.h"
+#include "trace/user-protocol.h"
 
 #define INS_EXPORT __attribute__((visibility("default")))
 #define INS_LIKELY(x) __builtin_expect(!!(x), 1)

@@ -34,7 +34,6 @@
 #include <unistd.h>
 
 #include "instrument-local.h"
-#include "trace.h"
 
 static pthread_t wd_thread;
 static int hang_state;

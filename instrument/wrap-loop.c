@@ -16,7 +16,6 @@
 #include <sys/select.h>
 
 #include "instrument-local.h"
-#include "trace.h"
 
 INS_REAL(int, poll, (struct pollfd *, nfds_t, int))
 INS_REAL(int, ppoll, (struct pollfd *, nfds_t, const struct timespec *,

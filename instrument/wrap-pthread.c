@@ -10,7 +10,7 @@
  * layouts), a condition signal only when the condition has waiters, so
  * uncontended code pays no system call.
  *
- * Record fields (see also marker.h): lock kinds key = address, arg = op
+ * Record fields (see also trace/user-protocol.h): lock kinds key = address, arg = op
  * (INS_OP_*), arg2 = result for ACQUIRED; TU_COND_WAIT arg = relative
  * timeout ns (0 none), arg2 = mutex; TU_COND_DONE arg = result.
  */
@@ -22,7 +22,6 @@
 #include <time.h>
 
 #include "instrument-local.h"
-#include "trace.h"
 
 enum { INS_OP_MUTEX = 0, INS_OP_RDLOCK, INS_OP_WRLOCK, INS_OP_SEM };
 

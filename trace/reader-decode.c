@@ -11,7 +11,7 @@
 #include <string.h>
 #include <zstd.h>
 
-#include "common.h"
+#include "common/common.h"
 #include "reader-local.h"
 
 /*

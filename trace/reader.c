@@ -18,7 +18,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include "common.h"
+#include "common/common.h"
 #include "reader-local.h"
 
 /* --- interning -------------------------------------------------------- */

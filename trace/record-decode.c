@@ -21,8 +21,8 @@
 #include <event-parse.h>
 #include <tracefs.h>
 
-#include "common.h"
-#include "marker.h"
+#include "common/common.h"
+#include "user-protocol.h"
 #include "rbpage-local.h"
 #include "record-local.h"
 
@@ -313,7 +313,7 @@ tgid_of(struct recorder *r, uint32_t tid)
 }
 
 /*
- * A record libargus wrote into trace_marker_raw (marker.h): a user event,
+ * A record libargus wrote into trace_marker_raw (trace/user-protocol.h): a user event,
  * the stack of one, or a mapping of the writer's process. With
  * ARGUS_MK_PROXY the event is about the thread named at the head of the
  * payload; it stays in the writer's CPU stream (the tid is stored).

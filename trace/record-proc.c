@@ -32,7 +32,7 @@
 #include <linux/sock_diag.h>
 #include <linux/unix_diag.h>
 
-#include "common.h"
+#include "common/common.h"
 #include "record-local.h"
 
 #define PF_KTHREAD 0x00200000

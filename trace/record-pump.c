@@ -21,7 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common.h"
+#include "common/common.h"
 #include "record-local.h"
 
 #define POOL_PAGES_PER_CPU 512

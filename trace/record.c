@@ -23,8 +23,8 @@
 
 #include <tracefs.h>
 
-#include "common.h"
-#include "marker.h"
+#include "common/common.h"
+#include "user-protocol.h"
 #include "record-local.h"
 
 #define PROBE_SYSTEM "argus_probes"

@@ -26,6 +26,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "trace/user-protocol.h"
+
 enum trace_error {
 	TRACE_EBASE = 10000,
 	TRACE_EMAGIC,		/* not an argus segment or trace */
@@ -103,32 +105,6 @@ enum trace_ctx {
 	TRACE_CTX_NMI = 3,
 };
 #define TRACE_CTX_MASK 3u
-
-/* Subkinds of TT_USER events (argus.h and the recorder share them). */
-enum trace_user {
-	TU_MARK = 1,		/* named mark; arg free */
-	TU_TASK_SUBMIT,		/* key task id, arg queue */
-	TU_TASK_BEGIN,
-	TU_TASK_END,
-	TU_RUNLOOP_SUBMIT,	/* key source id */
-	TU_CALLOUT_BEGIN,
-	TU_CALLOUT_END,
-	TU_FLAG_WRITE,		/* key address, arg value, arg2 ip */
-	TU_FLAG_READ,
-	TU_INPUT,		/* a UI input event was received */
-	TU_HANG_BEGIN,		/* key main tid, arg threshold ns */
-	TU_HANG_END,
-	TU_LOCK_WAIT,		/* key lock address, arg op */
-	TU_LOCK_ACQUIRED,
-	TU_LOCK_RELEASE,
-	TU_COND_WAIT,		/* key cond address, arg timeout ns (0 none) */
-	TU_COND_DONE,		/* key cond address, arg result */
-	TU_COND_SIGNAL,		/* key cond address, arg broadcast */
-	TU_LOOP_WAIT,		/* main loop entered its wait */
-	TU_LOOP_WAKE,		/* main loop wait returned */
-	TU_PROBE,		/* uprobe hit; name in blob */
-	TU_NKINDS
-};
 
 /* Kinds of file descriptor identity (TT_FD). */
 enum trace_fd {
@@ -415,7 +391,6 @@ size_t trace_format_fields(const struct trace_event *ev, char *buf,
 const char *trace_reader_intern(struct trace_reader *r, const char *s);
 
 /* --- recorder (trace/record*.c) --------------------------------------- */
-/* Owned by the recorder; declarations go between these two markers. */
 
 /*
  * The kernel flight recorder: a private tracefs instance whose per-CPU
@@ -504,6 +479,5 @@ void record_stats(const struct recorder *r, struct record_stats *st);
  * instance and the marker path file. Returns 0 or the first error.
  */
 int record_close(struct recorder *r, char **cause);
-/* --- end of recorder ------------------------------------------------- */
 
 #endif

@@ -30,7 +30,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include "common.h"
+#include "common/common.h"
 #include "trace-local.h"
 
 #define DEFAULT_CHUNK (512u << 10)

@@ -23,8 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common.h"
-#include "engine.h"
+#include "common/common.h"
+#include "engine/engine.h"
 #include "tui.h"
 
 /* What to redraw, returned by handlers. */

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "trace.h"
+#include "trace/trace.h"
 #include "tui-local.h"
 
 #define READ_TIMEOUT_MS 200

@@ -21,8 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common.h"
-#include "trace.h"
+#include "common/common.h"
+#include "trace/trace.h"
 
 #define NCPUS 4
 #define GROUPS 10

@@ -15,9 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "common.h"
-#include "engine.h"
-#include "trace.h"
+#include "common/common.h"
+#include "engine/engine.h"
+#include "trace/trace.h"
 
 #define TARGET_NS 200000000ULL
 

@@ -25,8 +25,8 @@
 #include <string.h>
 #include <sys/syscall.h>
 
-#include "common.h"
-#include "trace.h"
+#include "common/common.h"
+#include "trace/trace.h"
 
 #define NCPU 8
 #define NAPPS 17

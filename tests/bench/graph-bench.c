@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <sys/resource.h>
 
-#include "common.h"
-#include "engine.h"
-#include "trace.h"
+#include "common/common.h"
+#include "engine/engine.h"
+#include "trace/trace.h"
 
 static double
 cpu_secs(void)

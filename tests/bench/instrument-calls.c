@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "marker.h"
+#include "trace/user-protocol.h"
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;

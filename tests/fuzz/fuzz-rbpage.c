@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "rbpage-local.h"
+#include "trace/rbpage-local.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

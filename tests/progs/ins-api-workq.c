@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "argus.h"
+#include "instrument/argus.h"
 
 #define NTASK 40
 #define NWORK 4

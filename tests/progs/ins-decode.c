@@ -1,6 +1,6 @@
 /*
  * ins-decode.c: test helper. Reads a tracefs instance's `trace` text on
- * stdin and prints each argus marker record (marker.h) as one line:
+ * stdin and prints each argus marker record (trace/user-protocol.h) as one line:
  *   TS PID KIND key=0x.. arg=N arg2=0x.. [tid=N] [name=TEXT | frames=N F...]
  * KIND is the enum trace_user name, "stack", "mmap" or a number.
  */
@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "marker.h"
-#include "trace.h"
+#include "trace/user-protocol.h"
+#include "trace/trace.h"
 
 static const char *names[] = {
 	[TU_MARK] = "mark", [TU_TASK_SUBMIT] = "task_submit",

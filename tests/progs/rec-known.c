@@ -31,8 +31,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "marker.h"
-#include "trace.h"
+#include "trace/user-protocol.h"
+#include "trace/trace.h"
 
 /* Shared with tests/unit/test-record.c. */
 #define REC_PROXY_TID 0x12345u		/* the payload has 0xdead in the high bits */

@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
-#include "trace.h"
+#include "engine/engine.h"
+#include "trace/trace.h"
 
 static const char *
 val(const char *line, const char *key, char *buf, size_t len)

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 #define MAIN 500
 #define WORKER 501

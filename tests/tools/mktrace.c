@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store-fixture.h"
-#include "trace.h"
+#include "tests/unit/store-fixture.h"
+#include "trace/trace.h"
 
 int
 main(int argc, char **argv)

@@ -13,8 +13,8 @@
 #include <string.h>
 #include <sys/syscall.h>
 
-#include "engine.h"
-#include "trace.h"
+#include "engine/engine.h"
+#include "trace/trace.h"
 
 #define FX_MAX 4096
 

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "store-fixture.h"
-#include "trace-local.h"
+#include "trace/trace-local.h"
 
 #define BASE_TS 1000000ULL
 #define STEP 16ULL

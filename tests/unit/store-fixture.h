@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 #define FIX_NCPUS 4
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <criterion/criterion.h>
 
-#include "elfsym.h"
+#include "common/elfsym.h"
 #include "graph-fixture.h"
 
 #define MS 1000000ULL

@@ -246,7 +246,7 @@ Test(graph_props, through_the_store)
 }
 
 /* The hash map against a plain array, with deletions in probe runs. */
-#include "engine-local.h"
+#include "engine/engine-local.h"
 
 Test(graph_props, hmap_matches_reference)
 {

@@ -18,9 +18,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "elfsym.h"
-#include "marker.h"
-#include "trace.h"
+#include "common/elfsym.h"
+#include "trace/user-protocol.h"
+#include "trace/trace.h"
 
 long instr_test_variable = 42;
 

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "rbpage-local.h"
+#include "trace/rbpage-local.h"
 
 #define HDR (8 + sizeof(long))
 

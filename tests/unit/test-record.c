@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 #define N 20
 

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine.h"
+#include "engine/engine.h"
 
 Test(rules, defaults_parse)
 {

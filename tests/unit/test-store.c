@@ -19,9 +19,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "common.h"
-#include "trace.h"
-#include "trace-local.h"
+#include "common/common.h"
+#include "trace/trace.h"
+#include "trace/trace-local.h"
 #include "store-fixture.h"
 
 static char *

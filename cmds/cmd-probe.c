@@ -28,9 +28,9 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "common.h"
-#include "elfsym.h"
-#include "trace.h"
+#include "common/common.h"
+#include "common/elfsym.h"
+#include "trace/trace.h"
 
 #define TRACEFS "/sys/kernel/tracing"
 #define SYSTEM "argus_probes"

@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "common.h"
-#include "trace.h"
+#include "common/common.h"
+#include "trace/trace.h"
 
 static const char info_usage[] =
     "usage: argus info [TRACE] [--segments] [--threads]\n"

@@ -1,17 +1,46 @@
 /*
- * marker.h: the binary records libargus writes into the recorder's
- * trace_marker_raw, and the recorder decodes into TT_USER and TT_STACK
- * events. Shared by instrument/ and trace/; no other dependencies.
+ * user-protocol.h: the user-event protocol between instrument/ (libargus,
+ * argus watch, argus probe) and the recorder in trace/: the kinds of user
+ * events (enum trace_user) and the binary records libargus writes into the
+ * recorder's trace_marker_raw, which the recorder decodes into TT_USER and
+ * TT_STACK events. Dependencies run one way: instrument/ includes this
+ * file; nothing here includes anything of instrument/.
  *
  * One write() is one record: a fixed header, then len bytes: the name
  * (no NUL) for user kinds, or len/8 little-endian u64 frames (innermost
  * first) for ARGUS_MK_STACK. The thread is the writer's (the kernel
  * records common_pid), the time the kernel's.
  */
-#ifndef ARGUS_MARKER_H
-#define ARGUS_MARKER_H
+#ifndef ARGUS_USER_PROTOCOL_H
+#define ARGUS_USER_PROTOCOL_H
 
 #include <stdint.h>
+
+/* Subkinds of TT_USER events (argus.h and the recorder share them). */
+enum trace_user {
+	TU_MARK = 1,		/* named mark; arg free */
+	TU_TASK_SUBMIT,		/* key task id, arg queue */
+	TU_TASK_BEGIN,
+	TU_TASK_END,
+	TU_RUNLOOP_SUBMIT,	/* key source id */
+	TU_CALLOUT_BEGIN,
+	TU_CALLOUT_END,
+	TU_FLAG_WRITE,		/* key address, arg value, arg2 ip */
+	TU_FLAG_READ,
+	TU_INPUT,		/* a UI input event was received */
+	TU_HANG_BEGIN,		/* key main tid, arg threshold ns */
+	TU_HANG_END,
+	TU_LOCK_WAIT,		/* key lock address, arg op */
+	TU_LOCK_ACQUIRED,
+	TU_LOCK_RELEASE,
+	TU_COND_WAIT,		/* key cond address, arg timeout ns (0 none) */
+	TU_COND_DONE,		/* key cond address, arg result */
+	TU_COND_SIGNAL,		/* key cond address, arg broadcast */
+	TU_LOOP_WAIT,		/* main loop entered its wait */
+	TU_LOOP_WAKE,		/* main loop wait returned */
+	TU_PROBE,		/* uprobe hit; name in blob */
+	TU_NKINDS
+};
 
 #define ARGUS_MARKER_ID 0x41524755u	/* "UGRA" little-endian */
 #define ARGUS_MK_STACK 0x100		/* kind of a stack record */

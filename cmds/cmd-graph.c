@@ -12,9 +12,9 @@
 #include <sys/resource.h>
 
 #include "cmd.h"
-#include "common.h"
-#include "engine.h"
-#include "trace.h"
+#include "common/common.h"
+#include "engine/engine.h"
+#include "trace/trace.h"
 
 static const char graph_usage[] =
     "usage: argus graph [TRACE] [--rules FILE]... [--no-default-rules]\n"

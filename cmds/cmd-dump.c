@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "cmd.h"
-#include "common.h"
-#include "trace.h"
+#include "common/common.h"
+#include "trace/trace.h"
 
 static const char dump_usage[] =
     "usage: argus dump [TRACE] [--from T] [--to T] [--tid TID] [--pid PID]\n"

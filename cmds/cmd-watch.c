@@ -7,7 +7,7 @@
  * buffers on inherited per-task events, so new threads are found by
  * rescanning /proc/PID/task every 100 ms); the command polls them and turns each sample into a
  * TU_FLAG_WRITE or TU_FLAG_READ marker record written on behalf of the
- * accessing thread (ARGUS_MK_PROXY, marker.h): key = address, arg = the
+ * accessing thread (ARGUS_MK_PROXY, trace/user-protocol.h): key = address, arg = the
  * value read from /proc/PID/mem just after the access, arg2 = the
  * instruction address (the one after the access: data breakpoints trap
  * after the instruction). x86 has no read-only breakpoints, so watching
@@ -35,10 +35,10 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "common.h"
-#include "elfsym.h"
-#include "marker.h"
-#include "trace.h"
+#include "common/common.h"
+#include "common/elfsym.h"
+#include "trace/user-protocol.h"
+#include "trace/trace.h"
 
 #define W_PAGES 8		/* data pages per ring buffer */
 #define W_MAXFD 1024

@@ -11,9 +11,9 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "common.h"
-#include "engine.h"
-#include "trace.h"
+#include "common/common.h"
+#include "engine/engine.h"
+#include "trace/trace.h"
 #include "tui/tui.h"
 
 static const char debug_usage[] =

@@ -11,9 +11,9 @@
 #include <string.h>
 
 #include "cmd.h"
-#include "common.h"
-#include "engine.h"
-#include "trace.h"
+#include "common/common.h"
+#include "engine/engine.h"
+#include "trace/trace.h"
 
 static const char diagnose_usage[] =
     "usage: argus diagnose [TRACE] [--pid PID | --tid TID | --comm NAME]\n"
