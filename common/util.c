@@ -1,5 +1,6 @@
 /*
- * util.c: allocation wrappers, size and duration parsing, formatting.
+ * util.c: allocation wrappers, growable-array capacity, size and duration
+ * parsing, formatting.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "array.h"
 #include "common.h"
 
 static void
@@ -53,6 +55,19 @@ xreallocarray(void *ptr, size_t nmemb, size_t size)
 	if (size != 0 && nmemb > SIZE_MAX / size)
 		oom(SIZE_MAX);
 	return xrealloc(ptr, nmemb * size);
+}
+
+size_t
+darr_cap(size_t cap, size_t need, size_t first)
+{
+	if (cap == 0)
+		cap = first ? first : 1;
+	while (cap < need) {
+		if (cap > SIZE_MAX / 2)
+			oom(SIZE_MAX);
+		cap *= 2;
+	}
+	return cap;
 }
 
 char *

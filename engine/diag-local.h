@@ -18,15 +18,7 @@
 
 #define DNONE GRAPH_NONE
 
-/* A growable array of anything: v, n, cap. */
-#define DARR(type) struct { type *v; size_t n, cap; }
-#define DPUSH(a, x) do {						\
-	if ((a).n == (a).cap) {						\
-		(a).cap = (a).cap ? (a).cap * 2 : 8;			\
-		(a).v = xreallocarray((a).v, (a).cap, sizeof(*(a).v));	\
-	}								\
-	(a).v[(a).n++] = (x);						\
-} while (0)
+/* DARR and DPUSH, the growable arrays of the results: common/array.h. */
 
 struct dwait {
 	uint32_t ti;		/* thread index */

@@ -15,6 +15,7 @@
 
 #include <stdint.h>
 
+#include "common/array.h"
 #include "common/common.h"
 #include "engine.h"
 

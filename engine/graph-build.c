@@ -33,10 +33,7 @@ gb_edge(struct bctx *b, uint32_t sv, uint32_t se, uint32_t dv, uint32_t de,
 	if ((g->th[g->vx[sv].thread].flags | g->th[g->vx[dv].thread].flags) &
 	    GRAPH_THREAD_CULLED)
 		return;
-	if (b->ned == b->caped) {
-		b->caped = b->caped ? b->caped * 2 : 4096;
-		b->ed = xreallocarray(b->ed, b->caped, sizeof(*b->ed));
-	}
+	DGROW(b->ed, b->caped, b->ned + 1, 4096);
 	b->ed[b->ned++] = (struct graph_edge){ .src = sv, .dst = dv,
 	    .src_ev = se, .dst_ev = de, .kind = (uint8_t)kind,
 	    .flags = edge_weak[kind] ? GRAPH_EF_WEAK : 0 };
@@ -58,10 +55,7 @@ vopen(struct bctx *b, uint32_t ti, uint32_t i, unsigned kind)
 	uint32_t v = g->nvx++;
 	g->vx[v] = (struct graph_vertex){ .thread = ti, .first = i,
 	    .kind = (uint8_t)kind };
-	if (t->nvtx == t->capvtx) {
-		t->capvtx = t->capvtx ? t->capvtx * 2 : 8;
-		t->vtx = xreallocarray(t->vtx, t->capvtx, sizeof(*t->vtx));
-	}
+	DGROW(t->vtx, t->capvtx, t->nvtx + 1, 8);
 	t->vtx[t->nvtx++] = v;
 	s->cur = v;
 	s->peer = 0;

@@ -71,10 +71,7 @@ gb_queue_of(struct bctx *b, struct hmap *m, uint64_t key, int create)
 	if (p == NULL)
 		return NONE;
 	if (*p == NONE) {
-		if (b->nq == b->capq) {
-			b->capq = b->capq ? b->capq * 2 : 256;
-			b->q = xreallocarray(b->q, b->capq, sizeof(*b->q));
-		}
+		DGROW(b->q, b->capq, b->nq + 1, 256);
 		b->q[b->nq] = (struct queue){ .head = NONE, .tail = NONE };
 		*p = b->nq++;
 	}
@@ -91,10 +88,7 @@ gb_q_push(struct bctx *b, uint32_t qi, uint32_t v, uint32_t e, uint32_t pid,
 		n = b->qfree;
 		b->qfree = b->qn[n].next;
 	} else {
-		if (b->nqn == b->capqn) {
-			b->capqn = b->capqn ? b->capqn * 2 : 1024;
-			b->qn = xreallocarray(b->qn, b->capqn, sizeof(*b->qn));
-		}
+		DGROW(b->qn, b->capqn, b->nqn + 1, 1024);
 		n = b->nqn++;
 	}
 	b->qn[n] = (struct qnode){ .v = v, .e = e, .pid = pid, .next = NONE,

@@ -52,10 +52,7 @@ graph_write_dot(const struct graph *g, uint32_t v, unsigned depth, FILE *f)
 			hmap_put(&seen, w, d + 1, &added);
 			if (!added)
 				continue;
-			if (qn == qcap) {
-				qcap *= 2;
-				q = xreallocarray(q, qcap, sizeof(*q));
-			}
+			DGROW(q, qcap, qn + 1, 64);
 			q[qn++] = w;
 		}
 	}

@@ -60,10 +60,7 @@ new_thread(struct graph *g, uint32_t tid)
 		g->toomany = 1;		/* graph_build fails with ETOOBIG */
 		return 0;
 	}
-	if (g->nth == g->capth) {
-		g->capth = g->capth ? g->capth * 2 : 64;
-		g->th = xreallocarray(g->th, g->capth, sizeof(*g->th));
-	}
+	DGROW(g->th, g->capth, g->nth + 1, 64);
 	struct gthread *t = &g->th[g->nth];
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;
@@ -137,11 +134,7 @@ graph_intern(struct graph *g, const char *s, size_t len)
 				return (uint32_t)*v;
 			continue;
 		}
-		if (g->nstrs == g->capstrs) {
-			g->capstrs *= 2;
-			g->strs = xreallocarray(g->strs, g->capstrs,
-			    sizeof(*g->strs));
-		}
+		DGROW(g->strs, g->capstrs, g->nstrs + 1, 16);
 		char *c = xmalloc(len + 1);
 		memcpy(c, s, len);
 		c[len] = '\0';
@@ -156,10 +149,7 @@ push(struct graph *g, uint32_t ti, const struct graph_event *ge)
 {
 	struct gthread *t = &g->th[ti];
 
-	if (t->nev == t->cap) {
-		t->cap = t->cap ? t->cap * 2 : 16;
-		t->ev = xreallocarray(t->ev, t->cap, sizeof(*t->ev));
-	}
+	DGROW(t->ev, t->cap, t->nev + 1, 16);
 	if (t->nev >= UINT32_MAX - 2) {
 		g->toomany = 1;		/* graph_build fails with ETOOBIG */
 		return t->nev;
@@ -172,11 +162,7 @@ push(struct graph *g, uint32_t ti, const struct graph_event *ge)
 	    (*last >> ORDER_TBITS) < ORDER_MAXRUN - 1) {
 		*last += ORDER_MAXTH;
 	} else {
-		if (g->norder == g->caporder) {
-			g->caporder = g->caporder ? g->caporder * 2 : 4096;
-			g->order = xreallocarray(g->order, g->caporder,
-			    sizeof(*g->order));
-		}
+		DGROW(g->order, g->caporder, g->norder + 1, 4096);
 		g->order[g->norder++] = ti;
 	}
 	if (g->stream != NULL)
@@ -262,10 +248,7 @@ load_mmap(struct graph *g, const struct trace_event *ev)
 		    g->maps[i].len == m.len && g->maps[i].pgoff == m.pgoff)
 			return;
 	m.path = graph_intern(g, s, len);
-	if (g->nmaps == g->capmaps) {
-		g->capmaps = g->capmaps ? g->capmaps * 2 : 16;
-		g->maps = xreallocarray(g->maps, g->capmaps, sizeof(*g->maps));
-	}
+	DGROW(g->maps, g->capmaps, g->nmaps + 1, 16);
 	g->maps[g->nmaps++] = m;
 }
 
@@ -425,11 +408,7 @@ graph_load_event(struct graph *g, const struct trace_event *ev)
 		t = &g->th[ti];
 		if (ev->arg[2] != 0 || ev->arg[3] != 0) {
 			/* arg and arg2 do not fit the compact event */
-			if (g->nuargv + 2 > g->capuargv) {
-				g->capuargv = g->capuargv ? g->capuargv * 2 : 64;
-				g->uargv = xreallocarray(g->uargv,
-				    g->capuargv, sizeof(*g->uargv));
-			}
+			DGROW(g->uargv, g->capuargv, g->nuargv + 2, 64);
 			*hmap_put(&g->uargs, pack2(ti, t->nev), 0, NULL) =
 			    g->nuargv;
 			g->uargv[g->nuargv++] = ev->arg[2];
@@ -438,11 +417,7 @@ graph_load_event(struct graph *g, const struct trace_event *ev)
 		break;
 	case TT_STACK: {
 		size_t nf = ev->blob != NULL ? ev->blob_len / 8 : 0;
-		if (g->nframes + nf > g->capframes) {
-			g->capframes = (g->nframes + nf) * 2;
-			g->frames = xreallocarray(g->frames, g->capframes,
-			    sizeof(*g->frames));
-		}
+		DGROW(g->frames, g->capframes, g->nframes + nf, 64);
 		if (nf)
 			memcpy(g->frames + g->nframes, ev->blob, nf * 8);
 		ge.key = g->nframes;

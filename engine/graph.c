@@ -548,10 +548,7 @@ graph_suspects(const struct graph *g, uint32_t *out, size_t max)
 		unsigned peers = graph_vertex_peers(g, v);
 		if (in < 2 && peers < 2)
 			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			s = xreallocarray(s, cap, sizeof(*s));
-		}
+		DGROW(s, cap, n + 1, 64);
 		s[n++] = (struct suspect){ v, peers * 4 + in };
 	}
 	if (n)

@@ -391,10 +391,7 @@ parse_line(const struct tok *tk, size_t n, struct rule *r, struct perr *pe)
 static void
 push_rule(struct rules *rs, const struct rule *r)
 {
-	if (rs->n == rs->cap) {
-		rs->cap = rs->cap ? rs->cap * 2 : 16;
-		rs->v = xreallocarray(rs->v, rs->cap, sizeof(*rs->v));
-	}
+	DGROW(rs->v, rs->cap, rs->n + 1, 16);
 	rs->v[rs->n++] = *r;
 }
 

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
 #include "common/common.h"
 #include "engine.h"
 
@@ -98,10 +99,7 @@ push(struct vlane *l, size_t *cap, uint64_t ts, unsigned state)
 {
 	if (l->n > 0 && l->tr[l->n - 1].state == state)
 		return;
-	if (l->n == *cap) {
-		*cap = *cap ? *cap * 2 : 64;
-		l->tr = xreallocarray(l->tr, *cap, sizeof(*l->tr));
-	}
+	DGROW(l->tr, *cap, l->n + 1, 64);
 	l->tr[l->n].ts = ts;
 	l->tr[l->n].state = (uint8_t)state;
 	l->n++;

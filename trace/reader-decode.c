@@ -11,6 +11,7 @@
 #include <string.h>
 #include <zstd.h>
 
+#include "common/array.h"
 #include "common/common.h"
 #include "reader-local.h"
 
@@ -123,11 +124,7 @@ decode_blob(struct trace_reader *r, struct cursor *c, int kind,
 		ev->blob = rd_intern(r, c->arrbuf, (size_t)n * 8);
 		ev->blob_len = (uint32_t)(n * 8);
 	}
-	if (c->nblobs == c->blobs_cap) {
-		c->blobs_cap = c->blobs_cap ? 2 * c->blobs_cap : 64;
-		c->blobs = xreallocarray(c->blobs, c->blobs_cap,
-		    sizeof(*c->blobs));
-	}
+	DGROW(c->blobs, c->blobs_cap, c->nblobs + 1, 64);
 	c->blobs[c->nblobs++] = (struct blobref){ ev->blob, ev->blob_len };
 	return 0;
 }

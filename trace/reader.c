@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "common/array.h"
 #include "common/common.h"
 #include "reader-local.h"
 
@@ -152,11 +153,7 @@ thread_slot(struct trace_reader *r, uint32_t tid)
 	}
 	if (lo < r->nthreads && r->threads[lo].tid == tid)
 		return &r->threads[lo];
-	if (r->nthreads == r->threads_cap) {
-		r->threads_cap = r->threads_cap ? 2 * r->threads_cap : 256;
-		r->threads = xreallocarray(r->threads, r->threads_cap,
-		    sizeof(*r->threads));
-	}
+	DGROW(r->threads, r->threads_cap, r->nthreads + 1, 256);
 	memmove(&r->threads[lo + 1], &r->threads[lo],
 	    (r->nthreads - lo) * sizeof(*r->threads));
 	r->nthreads++;
@@ -230,10 +227,7 @@ add_chunk(struct trace_reader *r, uint32_t segi, uint64_t off,
 	struct cursor *c = cursor_for(r, h->cpu);
 	struct seg *s = &r->segs[segi];
 
-	if (c->nchunks == c->cap) {
-		c->cap = c->cap ? 2 * c->cap : 64;
-		c->chunks = xreallocarray(c->chunks, c->cap, sizeof(*c->chunks));
-	}
+	DGROW(c->chunks, c->cap, c->nchunks + 1, 64);
 	c->chunks[c->nchunks++] = (struct chunkref){ segi, off, *h };
 	s->info.nchunks++;
 	s->info.nevents += h->count;

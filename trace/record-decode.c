@@ -21,6 +21,7 @@
 #include <event-parse.h>
 #include <tracefs.h>
 
+#include "common/array.h"
 #include "common/common.h"
 #include "user-protocol.h"
 #include "rbpage-local.h"
@@ -134,13 +135,10 @@ static struct decoder *
 dec_slot(struct recorder *r, unsigned id)
 {
 	if (id >= r->ndec) {
-		unsigned n = r->ndec ? r->ndec : 1024;
+		unsigned old = r->ndec;
 
-		while (n <= id)
-			n *= 2;
-		r->dec = xreallocarray(r->dec, n, sizeof(*r->dec));
-		memset(r->dec + r->ndec, 0, (n - r->ndec) * sizeof(*r->dec));
-		r->ndec = n;
+		DGROW(r->dec, r->ndec, (size_t)id + 1, 1024);
+		memset(r->dec + old, 0, (r->ndec - old) * sizeof(*r->dec));
 	}
 	return &r->dec[id];
 }

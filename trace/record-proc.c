@@ -32,6 +32,7 @@
 #include <linux/sock_diag.h>
 #include <linux/unix_diag.h>
 
+#include "common/array.h"
 #include "common/common.h"
 #include "record-local.h"
 
@@ -519,10 +520,7 @@ rec_proc_exited(struct recorder *r, uint32_t pid)
 {
 	if (r->fd_n == 0)
 		return;
-	if (r->ndead == r->dead_cap) {
-		r->dead_cap = r->dead_cap ? r->dead_cap * 2 : 64;
-		r->dead = xreallocarray(r->dead, r->dead_cap, sizeof(*r->dead));
-	}
+	DGROW(r->dead, r->dead_cap, r->ndead + 1, 64);
 	r->dead[r->ndead++] = pid;
 }
 
@@ -569,10 +567,7 @@ rec_thread_exited(struct recorder *r, uint64_t ts, struct rthread *t)
 {
 	t->exited = 1;
 	rec_thread_emit(r, ts, t);
-	if (r->ngone == r->gone_cap) {
-		r->gone_cap = r->gone_cap ? r->gone_cap * 2 : 64;
-		r->gone = xreallocarray(r->gone, r->gone_cap, sizeof(*r->gone));
-	}
+	DGROW(r->gone, r->gone_cap, r->ngone + 1, 64);
 	r->gone[r->ngone++] = t->tid;
 }
 

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
 #include "common/common.h"
 #include "trace-local.h"
 
@@ -48,14 +49,7 @@ trace_crc32(uint32_t crc, const void *buf, size_t len)
 void
 buf_reserve(struct buf *b, size_t more)
 {
-	if (b->len + more <= b->cap)
-		return;
-	size_t cap = b->cap ? b->cap : 4096;
-
-	while (cap < b->len + more)
-		cap *= 2;
-	b->data = xrealloc(b->data, cap);
-	b->cap = cap;
+	DGROW(b->data, b->cap, b->len + more, 4096);
 }
 
 void

@@ -30,6 +30,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "common/array.h"
 #include "common/common.h"
 #include "trace-local.h"
 
@@ -439,11 +440,7 @@ flush_stream_once(struct trace_writer *w, size_t cpu)
 		(void)ftruncate(w->segfd, (off_t)w->segs[w->nsegs - 1].size);
 		return werr(w, err, "cannot write a chunk: %s%s", "");
 	}
-	if (w->nindex == w->index_cap) {
-		w->index_cap = w->index_cap ? 2 * w->index_cap : 64;
-		w->index = xreallocarray(w->index, w->index_cap,
-		    sizeof(*w->index));
-	}
+	DGROW(w->index, w->index_cap, w->nindex + 1, 64);
 	w->index[w->nindex++] = (struct index_entry){
 		.offset = w->segs[w->nsegs - 1].size,
 		.first_ts = h.first_ts, .last_ts = h.last_ts,
@@ -622,12 +619,8 @@ trace_writer_thread(struct trace_writer *w, uint64_t ts,
 			w->threads[i] = w->threads[--w->nthreads];
 	} else {
 		if (i == w->nthreads) {
-			if (w->nthreads == w->threads_cap) {
-				w->threads_cap = w->threads_cap ?
-				    2 * w->threads_cap : 256;
-				w->threads = xreallocarray(w->threads,
-				    w->threads_cap, sizeof(*w->threads));
-			}
+			DGROW(w->threads, w->threads_cap, w->nthreads + 1,
+			    256);
 			w->nthreads++;
 		}
 		w->threads[i] = *t;
