@@ -6,9 +6,9 @@
  * global time order, so that the build pass can replay the trace without
  * reading it again), and the built part (vertices, edges in CSR form).
  * struct bctx is the state of one build pass, shared by graph-build.c and
- * graph-conn.c. struct hmap is an open-addressing hash table from u64 keys to u64 values
- * used everywhere a key (tid, socket, timer, work, flag address) must be
- * matched to the last event that mentioned it.
+ * graph-conn.c. The hash table (common/hmap.h) is used everywhere a key
+ * (tid, socket, timer, work, flag address) must be matched to the last
+ * event that mentioned it.
  */
 #ifndef ARGUS_ENGINE_LOCAL_H
 #define ARGUS_ENGINE_LOCAL_H
@@ -17,27 +17,10 @@
 
 #include "common/array.h"
 #include "common/common.h"
+#include "common/hmap.h"
 #include "engine.h"
 
-/* --- hash map ---------------------------------------------------------- */
-
-struct hmap {
-	uint64_t *keys;
-	uint64_t *vals;
-	uint8_t *used;
-	size_t cap;		/* power of two */
-	size_t n;
-};
-
-void hmap_init(struct hmap *m);
-void hmap_free(struct hmap *m);
-void hmap_clear(struct hmap *m);
-/* Pointer to the value of key, or NULL. */
-uint64_t *hmap_get(const struct hmap *m, uint64_t key);
-/* Pointer to the value of key, inserted as dflt when missing. */
-uint64_t *hmap_put(struct hmap *m, uint64_t key, uint64_t dflt, int *added);
-/* Remove key; returns 1 if it was there (and its value in *val). */
-int hmap_del(struct hmap *m, uint64_t key, uint64_t *val);
+/* --- keys ------------------------------------------------------------- */
 
 static inline uint64_t
 pack2(uint32_t a, uint32_t b)

@@ -12,6 +12,7 @@
 
 #include <pthread.h>
 
+#include "common/hmap.h"
 #include "trace-local.h"
 
 #define MAX_RAW_CHUNK (256u << 20)
@@ -77,9 +78,11 @@ struct arena {
 	size_t nblocks;
 };
 
-struct intern_ent {
-	uint32_t hash, len;
-	const void *p;
+/* An interned string or array, in the arena; data is 8-byte aligned. */
+struct interned {
+	struct interned *next;		/* same hash */
+	uint64_t len;
+	uint8_t data[];			/* len bytes and a NUL */
 };
 
 struct trace_reader {
@@ -97,8 +100,7 @@ struct trace_reader {
 	size_t nthreads, threads_cap;
 
 	struct arena arena;
-	struct intern_ent *itab;
-	size_t itab_cap, itab_n;
+	struct hmap interned;		/* hash -> struct interned chain */
 
 	struct trace_damage *damage;
 	size_t ndamage;

@@ -6,7 +6,8 @@
  * walking the chunk headers (resynchronizing on the chunk magic after a
  * damaged header). The chunk references are grouped per CPU stream in
  * write order (reader-decode.c reads them). Strings and arrays are
- * interned for the reader's life in an arena with a hash index.
+ * interned for the reader's life in an arena, found again through a hash
+ * table (common/hmap.h) from their hash to a chain of entries.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -48,37 +49,19 @@ static const void *
 intern_nolock(struct trace_reader *r, const void *p, size_t n)
 {
 	uint32_t h = trace_hash_bytes(p, n);
-	size_t mask, i;
+	uint64_t *head = hmap_put(&r->interned, h, 0, NULL);
+	struct interned *e;
 
-	if (r->itab_n * 2 >= r->itab_cap) {
-		size_t cap = r->itab_cap ? r->itab_cap * 2 : 1024;
-		struct intern_ent *t = xcalloc(cap, sizeof(*t));
-
-		for (size_t k = 0; k < r->itab_cap; k++) {
-			if (r->itab[k].p == NULL)
-				continue;
-			for (i = r->itab[k].hash & (cap - 1); t[i].p;
-			    i = (i + 1) & (cap - 1))
-				;
-			t[i] = r->itab[k];
-		}
-		free(r->itab);
-		r->itab = t;
-		r->itab_cap = cap;
-	}
-	mask = r->itab_cap - 1;
-	for (i = h & mask; r->itab[i].p; i = (i + 1) & mask) {
-		if (r->itab[i].hash == h && r->itab[i].len == n &&
-		    memcmp(r->itab[i].p, p, n) == 0)
-			return r->itab[i].p;
-	}
-	uint8_t *q = arena_alloc(&r->arena, n + 1);
-
-	memcpy(q, p, n);
-	q[n] = '\0';
-	r->itab[i] = (struct intern_ent){ h, (uint32_t)n, q };
-	r->itab_n++;
-	return q;
+	for (e = (struct interned *)(uintptr_t)*head; e != NULL; e = e->next)
+		if (e->len == n && memcmp(e->data, p, n) == 0)
+			return e->data;
+	e = arena_alloc(&r->arena, sizeof(*e) + n + 1);
+	e->next = (struct interned *)(uintptr_t)*head;
+	e->len = n;
+	memcpy(e->data, p, n);
+	e->data[n] = '\0';
+	*head = (uintptr_t)e;
+	return e->data;
 }
 
 const void *
@@ -621,7 +604,7 @@ trace_reader_close(struct trace_reader *r)
 	for (size_t i = 0; i < r->arena.nblocks; i++)
 		free(r->arena.blocks[i]);
 	free(r->arena.blocks);
-	free(r->itab);
+	hmap_free(&r->interned);
 	free(r->segs);
 	free(r->cursors);
 	free(r->heap);

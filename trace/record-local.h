@@ -17,6 +17,7 @@
 
 #include <stdint.h>
 
+#include "common/hmap.h"
 #include "trace.h"
 
 struct tep_handle;
@@ -66,7 +67,7 @@ struct evspec {
 extern const struct evspec rec_evtab[];
 extern const size_t rec_nevtab;
 
-/* Thread table entry; tid 0 marks a free slot. */
+/* Thread table entry; tid 0 marks a free slot of recorder.thr. */
 struct rthread {
 	uint32_t tid, pid, ppid, flags;
 	char comm[TRACE_COMM_LEN];
@@ -82,11 +83,6 @@ struct rthread {
 	 * switch) still find its process and name.
 	 */
 	int exited;
-};
-
-struct fdkey {
-	uint32_t pid;
-	int32_t fd;		/* -1: free slot */
 };
 
 struct rcpu {
@@ -121,11 +117,13 @@ struct recorder {
 	struct decoder *dec;	/* indexed by kernel event id */
 	unsigned ndec;
 
-	struct rthread *thr;	/* open addressing, power-of-two size */
-	size_t thr_cap, thr_n;
+	struct hmap thr_of;	/* tid -> index in thr */
+	struct rthread *thr;	/* the threads, and free slots */
+	size_t nthr, thr_cap;
+	uint32_t *thr_free;	/* indices of the free slots of thr */
+	size_t nthr_free, thr_free_cap;
 
-	struct fdkey *fds;
-	size_t fd_cap, fd_n;
+	struct hmap fds;	/* pid << 32 | (uint32_t)fd: identity written */
 	int diag_fd;		/* NETLINK_SOCK_DIAG socket or -1 */
 	uint32_t *gone;		/* tids exited: [0, ngone_old) in the
 				   poll before, the rest in this one */

@@ -1,13 +1,13 @@
 /*
  * record-proc.c: the recorder's process view: thread table and fd identity.
  *
- * The thread table is an open-addressing hash (linear probing, power-of-two
- * capacity, deletion by backward shift) from tid to pid, ppid and comm. It
- * is filled from /proc at start and kept by the decoder; every change goes
- * to the metadata stream through trace_writer_thread.
+ * The thread table is an array of struct rthread (tid, pid, ppid, comm)
+ * with a free list, indexed by a hash table (common/hmap.h) from tid to
+ * slot. It is filled from /proc at start and kept by the decoder; every
+ * change goes to the metadata stream through trace_writer_thread.
  *
- * The fd set is a second hash of (pid, fd) pairs whose identity has been
- * written. The first time a recorded syscall names an fd, its identity is
+ * The fd set is a second hash table, of the (pid, fd) pairs whose
+ * identity has been written. The first time a recorded syscall names an fd, its identity is
  * read from /proc/PID/fd/FD (pipe or socket inode, path, tty, anon inode)
  * and, for unix sockets, the peer inode from a NETLINK_SOCK_DIAG query
  * for that one inode. A close() drops the pair so a reused number is
@@ -38,88 +38,44 @@
 
 #define PF_KTHREAD 0x00200000
 
-static inline size_t
-hash32(uint32_t v)
-{
-	return (size_t)(v * 2654435761u);
-}
-
 struct rthread *
 rec_thread_find(struct recorder *r, uint32_t tid)
 {
-	size_t m, i;
+	uint64_t *i = tid != 0 ? hmap_get(&r->thr_of, tid) : NULL;
 
-	if (r->thr_cap == 0 || tid == 0)
-		return NULL;
-	m = r->thr_cap - 1;
-	for (i = hash32(tid) & m; r->thr[i].tid; i = (i + 1) & m)
-		if (r->thr[i].tid == tid)
-			return &r->thr[i];
-	return NULL;
-}
-
-static void
-thr_grow(struct recorder *r)
-{
-	struct rthread *old = r->thr;
-	size_t oc = r->thr_cap, m;
-
-	r->thr_cap = oc ? oc * 2 : 4096;
-	r->thr = xcalloc(r->thr_cap, sizeof(*r->thr));
-	m = r->thr_cap - 1;
-	for (size_t j = 0; j < oc; j++) {
-		size_t i;
-
-		if (old[j].tid == 0)
-			continue;
-		for (i = hash32(old[j].tid) & m; r->thr[i].tid; i = (i + 1) & m)
-			;
-		r->thr[i] = old[j];
-	}
-	free(old);
+	return i != NULL ? &r->thr[*i] : NULL;
 }
 
 struct rthread *
 rec_thread_add(struct recorder *r, uint32_t tid)
 {
 	struct rthread *t = rec_thread_find(r, tid);
-	size_t m, i;
+	size_t i;
 
 	if (t)
 		return t;
-	if ((r->thr_n + 1) * 2 > r->thr_cap)
-		thr_grow(r);
-	m = r->thr_cap - 1;
-	for (i = hash32(tid) & m; r->thr[i].tid; i = (i + 1) & m)
-		;
+	if (r->nthr_free > 0) {
+		i = r->thr_free[--r->nthr_free];
+	} else {
+		DGROW(r->thr, r->thr_cap, r->nthr + 1, 4096);
+		i = r->nthr++;
+	}
 	memset(&r->thr[i], 0, sizeof(r->thr[i]));
 	r->thr[i].tid = tid;
-	r->thr_n++;
+	*hmap_put(&r->thr_of, tid, 0, NULL) = i;
 	return &r->thr[i];
 }
 
 void
 rec_thread_del(struct recorder *r, uint32_t tid)
 {
-	struct rthread *t = rec_thread_find(r, tid);
-	size_t m, i, j;
+	uint64_t i;
 
-	if (t == NULL)
+	if (tid == 0 || !hmap_del(&r->thr_of, tid, &i))
 		return;
-	m = r->thr_cap - 1;
-	i = (size_t)(t - r->thr);
 	r->thr[i].tid = 0;
-	r->thr_n--;
-	/* Backward-shift deletion keeps probe chains unbroken. */
-	for (j = (i + 1) & m; r->thr[j].tid; j = (j + 1) & m) {
-		size_t h = hash32(r->thr[j].tid) & m;
-
-		if ((j > i && (h <= i || h > j)) || (j < i && h <= i && h > j)) {
-			r->thr[i] = r->thr[j];
-			r->thr[j].tid = 0;
-			i = j;
-		}
-	}
+	DGROW(r->thr_free, r->thr_free_cap, r->nthr_free + 1, 64);
+	r->thr_free[r->nthr_free++] = (uint32_t)i;
 }
 
 uint64_t
@@ -273,71 +229,26 @@ rec_proc_scan(struct recorder *r, uint64_t ts)
 
 /* --- fd identity --------------------------------------------------------- */
 
-static inline size_t
-fdhash(uint32_t pid, int fd)
+static inline uint64_t
+fd_key(uint32_t pid, int fd)
 {
-	return hash32(pid ^ ((uint32_t)fd * 0x9e3779b9u));
+	return (uint64_t)pid << 32 | (uint32_t)fd;
 }
 
-static struct fdkey *
-fd_find(struct recorder *r, uint32_t pid, int fd, int add)
+/* Add (pid, fd) to the set; returns 1 when it was there already. */
+static int
+fd_mark(struct recorder *r, uint32_t pid, int fd)
 {
-	size_t m, i;
+	int added;
 
-	if (add && (r->fd_n + 1) * 2 > r->fd_cap) {
-		struct fdkey *old = r->fds;
-		size_t oc = r->fd_cap;
-
-		r->fd_cap = oc ? oc * 2 : 1024;
-		r->fds = xmalloc(r->fd_cap * sizeof(*r->fds));
-		for (size_t j = 0; j < r->fd_cap; j++)
-			r->fds[j].fd = -1;
-		m = r->fd_cap - 1;
-		for (size_t j = 0; j < oc; j++) {
-			if (old[j].fd == -1)
-				continue;
-			for (i = fdhash(old[j].pid, old[j].fd) & m;
-			    r->fds[i].fd != -1; i = (i + 1) & m)
-				;
-			r->fds[i] = old[j];
-		}
-		free(old);
-	}
-	if (r->fd_cap == 0)
-		return NULL;
-	m = r->fd_cap - 1;
-	for (i = fdhash(pid, fd) & m; r->fds[i].fd != -1; i = (i + 1) & m)
-		if (r->fds[i].pid == pid && r->fds[i].fd == fd)
-			return &r->fds[i];
-	if (!add)
-		return NULL;
-	r->fds[i].pid = pid;
-	r->fds[i].fd = fd;
-	r->fd_n++;
-	return NULL;		/* NULL: newly added */
+	(void)hmap_put(&r->fds, fd_key(pid, fd), 1, &added);
+	return !added;
 }
 
 void
 rec_fd_closed(struct recorder *r, uint32_t pid, int fd)
 {
-	struct fdkey *k = fd_find(r, pid, fd, 0);
-	size_t m, i, j;
-
-	if (k == NULL)
-		return;
-	m = r->fd_cap - 1;
-	i = (size_t)(k - r->fds);
-	r->fds[i].fd = -1;
-	r->fd_n--;
-	for (j = (i + 1) & m; r->fds[j].fd != -1; j = (j + 1) & m) {
-		size_t h = fdhash(r->fds[j].pid, r->fds[j].fd) & m;
-
-		if ((j > i && (h <= i || h > j)) || (j < i && h <= i && h > j)) {
-			r->fds[i] = r->fds[j];
-			r->fds[j].fd = -1;
-			i = j;
-		}
-	}
+	(void)hmap_del(&r->fds, fd_key(pid, fd), NULL);
 }
 
 /*
@@ -417,7 +328,7 @@ rec_fd_seen(struct recorder *r, uint64_t ts, uint32_t pid, int fd)
 	uint64_t ino = 0, peer = 0;
 	unsigned kind = TFD_OTHER;
 
-	if (fd < 0 || pid == 0 || fd_find(r, pid, fd, 1) != NULL)
+	if (fd < 0 || pid == 0 || fd_mark(r, pid, fd))
 		return;
 	snprintf(path, sizeof(path), "/proc/%u/fd/%d", pid, fd);
 	n = readlink(path, link, sizeof(link) - 1);
@@ -468,7 +379,7 @@ rec_maps_seen(struct recorder *r, uint64_t ts, uint32_t pid)
 	char path[64], line[4096 + 128];
 	FILE *f;
 
-	if (pid == 0 || fd_find(r, pid, MAPS_FD, 1) != NULL)
+	if (pid == 0 || fd_mark(r, pid, MAPS_FD))
 		return;
 	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
 	if ((f = fopen(path, "re")) == NULL)
@@ -506,7 +417,7 @@ void
 rec_maps_written(struct recorder *r, uint32_t pid)
 {
 	if (pid != 0)
-		(void)fd_find(r, pid, MAPS_FD, 1);
+		(void)fd_mark(r, pid, MAPS_FD);
 }
 
 void
@@ -518,7 +429,7 @@ rec_maps_changed(struct recorder *r, uint32_t pid)
 void
 rec_proc_exited(struct recorder *r, uint32_t pid)
 {
-	if (r->fd_n == 0)
+	if (r->fds.n == 0)
 		return;
 	DGROW(r->dead, r->dead_cap, r->ndead + 1, 64);
 	r->dead[r->ndead++] = pid;
@@ -535,30 +446,23 @@ cmp_u32(const void *a, const void *b)
 void
 rec_proc_sweep(struct recorder *r)
 {
-	struct fdkey *old = r->fds;
-	size_t oc = r->fd_cap, m;
+	struct hmap keep;
+	uint64_t key, v;
+	size_t pos = 0;
 
 	if (r->ndead == 0)
 		return;
 	qsort(r->dead, r->ndead, sizeof(*r->dead), cmp_u32);
-	r->fds = xmalloc(oc * sizeof(*r->fds));
-	for (size_t j = 0; j < oc; j++)
-		r->fds[j].fd = -1;
-	r->fd_n = 0;
-	m = oc - 1;
-	for (size_t j = 0; j < oc; j++) {
-		size_t i;
+	hmap_init(&keep);
+	while (hmap_next(&r->fds, &pos, &key, &v)) {
+		uint32_t pid = (uint32_t)(key >> 32);
 
-		if (old[j].fd == -1 || bsearch(&old[j].pid, r->dead, r->ndead,
-		    sizeof(*r->dead), cmp_u32))
-			continue;
-		for (i = fdhash(old[j].pid, old[j].fd) & m; r->fds[i].fd != -1;
-		    i = (i + 1) & m)
-			;
-		r->fds[i] = old[j];
-		r->fd_n++;
+		if (!bsearch(&pid, r->dead, r->ndead, sizeof(*r->dead),
+		    cmp_u32))
+			(void)hmap_put(&keep, key, v, NULL);
 	}
-	free(old);
+	hmap_free(&r->fds);
+	r->fds = keep;
 	r->ndead = 0;
 }
 
@@ -597,10 +501,13 @@ rec_proc_free(struct recorder *r)
 	r->dead = NULL;
 	r->ndead = r->dead_cap = 0;
 	free(r->thr);
-	free(r->fds);
 	r->thr = NULL;
-	r->fds = NULL;
-	r->thr_cap = r->thr_n = r->fd_cap = r->fd_n = 0;
+	r->nthr = r->thr_cap = 0;
+	free(r->thr_free);
+	r->thr_free = NULL;
+	r->nthr_free = r->thr_free_cap = 0;
+	hmap_free(&r->thr_of);
+	hmap_free(&r->fds);
 	if (r->diag_fd >= 0)
 		close(r->diag_fd);
 	r->diag_fd = -1;

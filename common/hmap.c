@@ -2,13 +2,16 @@
  * hmap.c: open-addressing hash table from u64 keys to u64 values.
  *
  * Linear probing over power-of-two arrays (keys, values, a used byte per
- * slot); the table doubles at 50% load; deletion shifts the following
- * entries of the probe run back so that no tombstones are needed.
+ * slot); the table doubles at 50% load (hmap.h); deletion shifts the
+ * following entries of the probe run back so that no tombstones are
+ * needed.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine-local.h"
+#include "array.h"
+#include "common.h"
+#include "hmap.h"
 
 static inline size_t
 slot_of(uint64_t key, size_t mask)
@@ -46,7 +49,7 @@ static void
 grow(struct hmap *m)
 {
 	struct hmap o = *m;
-	size_t cap = o.cap ? o.cap * 2 : 64;
+	size_t cap = darr_cap(o.cap, o.cap + 1, 64);
 
 	m->keys = xmalloc(cap * sizeof(*m->keys));
 	m->vals = xmalloc(cap * sizeof(*m->vals));
@@ -138,4 +141,19 @@ hmap_del(struct hmap *m, uint64_t key, uint64_t *val)
 		}
 	}
 	return 1;
+}
+
+int
+hmap_next(const struct hmap *m, size_t *pos, uint64_t *key, uint64_t *val)
+{
+	for (size_t i = *pos; i < m->cap; i++) {
+		if (!m->used[i])
+			continue;
+		*key = m->keys[i];
+		*val = m->vals[i];
+		*pos = i + 1;
+		return 1;
+	}
+	*pos = m->cap;
+	return 0;
 }
