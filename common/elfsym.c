@@ -16,6 +16,7 @@
 
 #include "elfaddr.h"
 #include "elfsym.h"
+#include "procmaps.h"
 
 static int
 in_file(const struct elf_file *m, uint64_t off, uint64_t len)
@@ -123,30 +124,30 @@ elfsym_vaddr_to_offset(const char *path, uint64_t vaddr, uint64_t *off)
 	return err;
 }
 
+struct map_walk {
+	int (*fn)(void *, uint64_t, uint64_t, const char *);
+	void *ctx;
+};
+
+static int
+file_map(void *c, const struct procmap *m)
+{
+	struct map_walk *w = c;
+
+	return m->path[0] == '/' ? w->fn(w->ctx, m->start, m->off, m->path) :
+	    0;
+}
+
 /* Call fn for each file-backed mapping line of pid; stop when it returns 1. */
 static int
 each_map(pid_t pid, int (*fn)(void *, uint64_t, uint64_t, const char *),
     void *ctx)
 {
-	char path[64], line[4352];
-	FILE *f;
-	int found = 0;
+	struct map_walk w = { fn, ctx };
+	int found = procmap_each(pid, file_map, &w);
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
+	if (found < 0)
 		return ESRCH;
-	while (!found && fgets(line, sizeof(line), f)) {
-		unsigned long long start, off;
-		int pos = 0;
-
-		if (sscanf(line, "%llx-%*x %*s %llx %*s %*s %n", &start, &off,
-		    &pos) < 2 || pos == 0 || line[pos] != '/')
-			continue;
-		line[strcspn(line, "\n")] = 0;
-		found = fn(ctx, start, off, line + pos);
-	}
-	fclose(f);
 	return found ? 0 : ENOENT;
 }
 

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/procmaps.h"
 #include "instrument-local.h"
 
 struct ins_state ins = { .fd = -1, .hang_ns = 2000000000ull };
@@ -206,90 +207,7 @@ ins_stack_here(uint64_t *frames, unsigned max)
 	return n - skip;
 }
 
-/* --- /proc/self/maps without allocation ------------------------------- */
-
-typedef void (*line_fn)(const char *line, size_t len);
-
-static void
-for_each_map_line(line_fn fn)
-{
-	char buf[4096];
-	size_t have = 0;
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return;
-	for (;;) {
-		ssize_t r = read(fd, buf + have, sizeof(buf) - have);
-		size_t start = 0;
-
-		if (r <= 0)
-			break;
-		have += (size_t)r;
-		for (size_t i = 0; i < have; i++)
-			if (buf[i] == '\n') {
-				fn(buf + start, i - start);
-				start = i + 1;
-			}
-		if (start == 0 && have == sizeof(buf))
-			start = have;	/* overlong line: skip */
-		memmove(buf, buf + start, have - start);
-		have -= start;
-	}
-	close(fd);
-}
-
-static uint64_t
-hex(const char **p, const char *end)
-{
-	uint64_t v = 0;
-
-	for (; *p < end; (*p)++) {
-		char c = **p;
-		int d = c >= '0' && c <= '9' ? c - '0' :
-		    c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-		if (d < 0)
-			break;
-		v = v * 16 + (uint64_t)d;
-	}
-	return v;
-}
-
-struct map_line {
-	uint64_t start, end, off;
-	char perms[5];
-	const char *path;
-	size_t pathlen;
-};
-
-static int
-parse_map(const char *l, size_t len, struct map_line *m)
-{
-	const char *p = l, *end = l + len;
-
-	m->start = hex(&p, end);
-	if (p >= end || *p++ != '-')
-		return -1;
-	m->end = hex(&p, end);
-	if (p + 6 > end || *p++ != ' ')
-		return -1;
-	memcpy(m->perms, p, 4);
-	m->perms[4] = 0;
-	p += 5;
-	m->off = hex(&p, end);
-	/* skip dev and inode */
-	for (int f = 0; f < 2 && p < end; f++) {
-		while (p < end && *p == ' ')
-			p++;
-		while (p < end && *p != ' ')
-			p++;
-	}
-	while (p < end && *p == ' ')
-		p++;
-	m->path = p;
-	m->pathlen = (size_t)(end - p);
-	return 0;
-}
+/* --- /proc/self/maps without allocation (common/procmaps.h) ----------- */
 
 /* Executable ranges, for the watchdog's stack scan (refreshed on switch). */
 #define INS_MAX_TEXT 128
@@ -297,24 +215,20 @@ static struct { uintptr_t lo, hi; } text[INS_MAX_TEXT];
 static unsigned ntext, ntext_new;
 
 static void
-stack_line(const char *l, size_t len)
+stack_line(const struct procmap *m)
 {
-	struct map_line m;
-
-	if (parse_map(l, len, &m) != 0)
-		return;
-	if (m.pathlen == 7 && memcmp(m.path, "[stack]", 7) == 0) {
-		ins.main_stack_lo = m.start;
-		ins.main_stack_hi = m.end;
+	if (m->pathlen == 7 && memcmp(m->path, "[stack]", 7) == 0) {
+		ins.main_stack_lo = m->start;
+		ins.main_stack_hi = m->end;
 	}
-	if (m.perms[2] == 'x' && (uintptr_t)ins_init >= m.start &&
-	    (uintptr_t)ins_init < m.end) {
-		self_lo = m.start;
-		self_hi = m.end;
+	if (m->perms[2] == 'x' && (uintptr_t)ins_init >= m->start &&
+	    (uintptr_t)ins_init < m->end) {
+		self_lo = m->start;
+		self_hi = m->end;
 	}
-	if (m.perms[2] == 'x' && ntext_new < INS_MAX_TEXT) {
-		text[ntext_new].lo = m.start;
-		text[ntext_new].hi = m.end;
+	if (m->perms[2] == 'x' && ntext_new < INS_MAX_TEXT) {
+		text[ntext_new].lo = m->start;
+		text[ntext_new].hi = m->end;
 		ntext_new++;
 	}
 }
@@ -322,29 +236,28 @@ stack_line(const char *l, size_t len)
 /* Refresh the stack bounds and text ranges; one thread at a time (a
    second caller meanwhile returns: the table is being refreshed). */
 static int scanning;
-static line_fn scan_also;	/* under scanning */
+static procmap_fn scan_also;	/* under scanning */
 
-static void
-scan_line(const char *l, size_t len)
+static int
+scan_line(void *ctx, const struct procmap *m)
 {
-	stack_line(l, len);
-	if (scan_also)
-		scan_also(l, len);
+	stack_line(m);
+	return scan_also ? scan_also(ctx, m) : 0;
 }
 
 /* One read of the mappings: refresh the stack bounds and text ranges,
    and hand every line to also (may be NULL) too. */
 static void
-scan_maps_and(line_fn also)
+scan_maps_and(procmap_fn also)
 {
 	if (__atomic_exchange_n(&scanning, 1, __ATOMIC_ACQUIRE)) {
 		if (also)	/* being refreshed: only the extra work */
-			for_each_map_line(also);
+			(void)procmap_each(0, also, NULL);
 		return;
 	}
 	ntext_new = 0;
 	scan_also = also;
-	for_each_map_line(scan_line);
+	(void)procmap_each(0, scan_line, NULL);
 	ntext = ntext_new;
 	__atomic_store_n(&scanning, 0, __ATOMIC_RELEASE);
 }
@@ -364,18 +277,15 @@ ins_is_text(uintptr_t pc)
 	return 0;
 }
 
-static void
-mmap_line(const char *l, size_t len)
+static int
+mmap_line(void *ctx, const struct procmap *m)
 {
-	struct map_line m;
-
-	if (parse_map(l, len, &m) != 0 || m.perms[2] != 'x' ||
-	    m.pathlen == 0)
-		return;
-	if (m.pathlen > 240)
-		m.pathlen = 240;
-	write_record(ARGUS_MK_MMAP, 0, m.start, m.end - m.start, m.off,
-	    m.path, m.pathlen);
+	(void)ctx;
+	if (m->perms[2] != 'x' || m->pathlen == 0)
+		return 0;
+	write_record(ARGUS_MK_MMAP, 0, m->start, m->end - m->start, m->off,
+	    m->path, m->pathlen > 240 ? 240 : m->pathlen);
+	return 0;
 }
 
 void

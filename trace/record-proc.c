@@ -34,6 +34,7 @@
 
 #include "common/array.h"
 #include "common/common.h"
+#include "common/procmaps.h"
 #include "record-local.h"
 
 #define PF_KTHREAD 0x00200000
@@ -373,44 +374,43 @@ rec_fd_seen(struct recorder *r, uint64_t ts, uint32_t pid, int fd)
 /* Key of the "maps written" mark of a pid in the fd set. */
 #define MAPS_FD (-2)
 
+struct maps_ctx {
+	struct recorder *r;
+	uint64_t ts;
+	uint32_t pid;
+};
+
+/* A TT_MMAP event for an executable file mapping. */
+static int
+maps_line(void *c, const struct procmap *m)
+{
+	struct maps_ctx *mc = c;
+	struct trace_event ev;
+
+	if (m->perms[2] != 'x' || m->path[0] != '/')
+		return 0;
+	memset(&ev, 0, sizeof(ev));
+	ev.type = TT_MMAP;
+	ev.cpu = TRACE_CPU_META;
+	ev.ts = rec_meta_ts(mc->r, mc->ts);
+	ev.arg[0] = mc->pid;
+	ev.arg[1] = m->start;
+	ev.arg[2] = m->end - m->start;
+	ev.arg[3] = m->off;
+	ev.blob = m->path;
+	ev.blob_len = (uint32_t)m->pathlen;
+	rec_add(mc->r, &ev);
+	return 0;
+}
+
 void
 rec_maps_seen(struct recorder *r, uint64_t ts, uint32_t pid)
 {
-	char path[64], line[4096 + 128];
-	FILE *f;
+	struct maps_ctx mc = { r, ts, pid };
 
 	if (pid == 0 || fd_mark(r, pid, MAPS_FD))
 		return;
-	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
-	if ((f = fopen(path, "re")) == NULL)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long start, end, off;
-		char perms[8];
-		int pos = 0;
-		struct trace_event ev;
-		char *p;
-
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*u %n", &start, &end,
-		    perms, &off, &pos) < 4 || pos == 0 || perms[2] != 'x')
-			continue;
-		p = line + pos;
-		p[strcspn(p, "\n")] = '\0';
-		if (p[0] != '/')
-			continue;
-		memset(&ev, 0, sizeof(ev));
-		ev.type = TT_MMAP;
-		ev.cpu = TRACE_CPU_META;
-		ev.ts = rec_meta_ts(r, ts);
-		ev.arg[0] = pid;
-		ev.arg[1] = start;
-		ev.arg[2] = end - start;
-		ev.arg[3] = off;
-		ev.blob = p;
-		ev.blob_len = (uint32_t)strlen(p);
-		rec_add(r, &ev);
-	}
-	fclose(f);
+	(void)procmap_each((pid_t)pid, maps_line, &mc);
 }
 
 void
