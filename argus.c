@@ -9,7 +9,6 @@
 
 #include "cmds/cmd.h"
 #include "common/common.h"
-#include "engine/engine.h"
 #include "trace/trace.h"
 
 static const struct cmd cmds[] = {
@@ -90,24 +89,6 @@ cmd_open_trace(const char *name, const char *path)
 	}
 	trace_reader_on_damage(r, warn_damage, (void *)name);
 	return r;
-}
-
-struct rules *
-cmd_load_rules(const char *name, int defaults, const char *const *files,
-    size_t nfiles)
-{
-	struct rules *rs = rules_new();
-	char *cause = NULL;
-	int err = defaults ? rules_add_defaults(rs, &cause) : 0;
-
-	for (size_t i = 0; err == 0 && i < nfiles; i++)
-		err = rules_load_file(rs, files[i], &cause);
-	if (err == 0)
-		return rs;
-	cmd_error(name, "%s", cause ? cause : graph_strerror(err));
-	free(cause);
-	rules_free(rs);
-	return NULL;
 }
 
 int

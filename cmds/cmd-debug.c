@@ -39,16 +39,16 @@ cmd_debug(int argc, char **argv)
 		{ "pid", required_argument, NULL, 'p' },
 		{ "comm", required_argument, NULL, 'c' },
 		{ "at", required_argument, NULL, 'a' },
-		{ "rules", required_argument, NULL, 'r' },
-		{ "no-default-rules", no_argument, NULL, 'N' },
+		CMD_RULES_OPTION,
+		CMD_NO_DEFAULT_RULES_OPTION,
 		{ "list-keys", no_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct tui_opts o;
-	const char **files = NULL, *at = NULL;
-	size_t nfiles = 0;
-	int c, defaults = 1, rc;
+	struct cmd_rules_opts ro = { 0 };
+	const char *at = NULL;
+	int c, rc;
 	uint64_t v;
 
 	memset(&o, 0, sizeof(o));
@@ -59,7 +59,7 @@ cmd_debug(int argc, char **argv)
 		case 'p':
 			if (parse_u64(optarg, &v) != 0 || v == 0 ||
 			    v > UINT32_MAX) {
-				free(files);
+				cmd_rules_opts_free(&ro);
 				return cmd_usage_error("debug", "bad pid '%s'",
 				    optarg);
 			}
@@ -67,38 +67,34 @@ cmd_debug(int argc, char **argv)
 			break;
 		case 'c': o.comm = optarg; break;
 		case 'a': at = optarg; break;
-		case 'r':
-			files = xreallocarray(files, nfiles + 1,
-			    sizeof(*files));
-			files[nfiles++] = optarg;
+		case CMD_OPT_RULES:
+		case CMD_OPT_NO_DEFAULT_RULES:
+			(void)cmd_rules_option(&ro, c, optarg);
 			break;
-		case 'N': defaults = 0; break;
 		case 'K':
 			tui_list_keys(stdout);
-			free(files);
+			cmd_rules_opts_free(&ro);
 			return 0;
 		case 'h':
 			fputs(debug_usage, stdout);
-			free(files);
+			cmd_rules_opts_free(&ro);
 			return 0;
 		default:
-			free(files);
+			cmd_rules_opts_free(&ro);
 			return cmd_usage_error("debug", "unknown option '%s'",
 			    argv[optind - 1]);
 		}
 	}
 	if (argc - optind > 1) {
-		free(files);
+		cmd_rules_opts_free(&ro);
 		return cmd_usage_error("debug", "one trace at a time");
 	}
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
-		free(files);
+		cmd_rules_opts_free(&ro);
 		return cmd_error("debug", "needs a terminal (for a report "
 		    "without one, see argus diagnose)");
 	}
-	o.rules = cmd_load_rules("debug", defaults, files, nfiles);
-	free(files);
-	files = NULL;
+	o.rules = cmd_rules_load("debug", &ro);
 	if (o.rules == NULL)
 		return 1;
 	o.trace = optind < argc ? argv[optind] : ARGUS_DEFAULT_TRACE;

@@ -72,14 +72,14 @@ cmd_diagnose(int argc, char **argv)
 		{ "at", required_argument, NULL, 'a' },
 		{ "threshold", required_argument, NULL, 'T' },
 		{ "pick", required_argument, NULL, 'k' },
-		{ "rules", required_argument, NULL, 'r' },
+		CMD_RULES_OPTION,
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct diag_opts o = { 0 };
-	const char **files = NULL, *at = NULL;
-	size_t nfiles = 0;
+	struct cmd_rules_opts ro = { 0 };
+	const char *at = NULL;
 	int c, json = 0, rc = 1, nsel = 0;
 	uint64_t v;
 	char *cause = NULL;
@@ -90,7 +90,7 @@ cmd_diagnose(int argc, char **argv)
 		switch (c) {
 		case 'p': case 't':
 			if (num_arg(optarg, UINT32_MAX, &v) != 0 || v == 0) {
-				free(files);
+				cmd_rules_opts_free(&ro);
 				return cmd_usage_error("diagnose", "bad %s "
 				    "'%s'", c == 'p' ? "pid" : "tid", optarg);
 			}
@@ -109,7 +109,7 @@ cmd_diagnose(int argc, char **argv)
 			break;
 		case 'T':
 			if (num_arg(optarg, 3600000, &v) != 0 || v == 0) {
-				free(files);
+				cmd_rules_opts_free(&ro);
 				return cmd_usage_error("diagnose", "bad "
 				    "threshold '%s' (milliseconds)", optarg);
 			}
@@ -117,39 +117,35 @@ cmd_diagnose(int argc, char **argv)
 			break;
 		case 'k':
 			if (num_arg(optarg, 1000000, &v) != 0 || v == 0) {
-				free(files);
+				cmd_rules_opts_free(&ro);
 				return cmd_usage_error("diagnose", "bad pick "
 				    "'%s' (1 is the first)", optarg);
 			}
 			o.pick = (unsigned)v;
 			break;
-		case 'r':
-			files = xreallocarray(files, nfiles + 1,
-			    sizeof(*files));
-			files[nfiles++] = optarg;
+		case CMD_OPT_RULES:
+			(void)cmd_rules_option(&ro, c, optarg);
 			break;
 		case 'j':
 			json = 1;
 			break;
 		case 'h':
 			fputs(diagnose_usage, stdout);
-			free(files);
+			cmd_rules_opts_free(&ro);
 			return 0;
 		default:
-			free(files);
+			cmd_rules_opts_free(&ro);
 			return cmd_usage_error("diagnose", "unknown option "
 			    "'%s'", argv[optind - 1]);
 		}
 	}
 	if (argc - optind > 1 || nsel > 1) {
-		free(files);
+		cmd_rules_opts_free(&ro);
 		return cmd_usage_error("diagnose", argc - optind > 1 ?
 		    "one trace at a time" : "--pid, --tid and --comm are "
 		    "exclusive");
 	}
-	struct rules *rs = cmd_load_rules("diagnose", 1, files, nfiles);
-	free(files);
-	files = NULL;
+	struct rules *rs = cmd_rules_load("diagnose", &ro);
 	if (rs == NULL)
 		return 1;
 	const char *path = optind < argc ? argv[optind] : ARGUS_DEFAULT_TRACE;

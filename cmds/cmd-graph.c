@@ -127,8 +127,8 @@ int
 cmd_graph(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "rules", required_argument, NULL, 'r' },
-		{ "no-default-rules", no_argument, NULL, 'N' },
+		CMD_RULES_OPTION,
+		CMD_NO_DEFAULT_RULES_OPTION,
 		{ "print-rules", no_argument, NULL, 'P' },
 		{ "check", no_argument, NULL, 'C' },
 		{ "stats", no_argument, NULL, 's' },
@@ -139,9 +139,8 @@ cmd_graph(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char **files = NULL;
-	size_t nfiles = 0;
-	int c, defaults = 1, print_rules = 0, mode = 's', rc = 1;
+	struct cmd_rules_opts ro = { 0 };
+	int c, print_rules = 0, mode = 's', rc = 1;
 	const char *dot = NULL;
 	uint64_t depth = 2, limit = 50;
 	char *cause = NULL;
@@ -150,12 +149,10 @@ cmd_graph(int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'r':
-			files = xreallocarray(files, nfiles + 1,
-			    sizeof(*files));
-			files[nfiles++] = optarg;
+		case CMD_OPT_RULES:
+		case CMD_OPT_NO_DEFAULT_RULES:
+			(void)cmd_rules_option(&ro, c, optarg);
 			break;
-		case 'N': defaults = 0; break;
 		case 'P': print_rules = 1; break;
 		case 's': mode = 's'; break;
 		case 'C': mode = 'C'; break;
@@ -163,35 +160,34 @@ cmd_graph(int argc, char **argv)
 		case 'd': mode = 'd'; dot = optarg; break;
 		case 'D':
 			if (parse_u64(optarg, &depth) != 0 || depth > 100) {
-				free(files);
+				cmd_rules_opts_free(&ro);
 				return cmd_usage_error("graph", "bad depth "
 				    "'%s'", optarg);
 			}
 			break;
 		case 'l':
 			if (parse_u64(optarg, &limit) != 0 || limit > 1000000) {
-				free(files);
+				cmd_rules_opts_free(&ro);
 				return cmd_usage_error("graph", "bad limit "
 				    "'%s'", optarg);
 			}
 			break;
 		case 'h':
 			fputs(graph_usage, stdout);
-			free(files);
+			cmd_rules_opts_free(&ro);
 			return 0;
 		default:
-			free(files);
+			cmd_rules_opts_free(&ro);
 			return cmd_usage_error("graph", "unknown option '%s'",
 			    argv[optind - 1]);
 		}
 	}
 	if (argc - optind > 1) {
-		free(files);
+		cmd_rules_opts_free(&ro);
 		return cmd_usage_error("graph", "one trace at a time");
 	}
-	struct rules *rs = cmd_load_rules("graph", defaults, files, nfiles);
+	struct rules *rs = cmd_rules_load("graph", &ro);
 
-	free(files);
 	if (rs == NULL)
 		return 1;
 	if (print_rules) {

@@ -49,13 +49,35 @@ struct trace_reader;
 struct trace_reader *cmd_open_trace(const char *name, const char *path);
 
 /*
- * The rules set of a command: the defaults (when defaults is set), then
- * each file in order. On an error prints it as command NAME's one-line
- * error and returns NULL.
+ * The rules options (cmd-rules.c): CMD_RULES_OPTION (--rules FILE) and
+ * CMD_NO_DEFAULT_RULES_OPTION go into a command's getopt_long table;
+ * cmd_rules_option() takes each option it returns, cmd_rules_load()
+ * makes the set. An all-zero struct cmd_rules_opts is empty.
+ */
+#define CMD_OPT_RULES 'r'
+#define CMD_OPT_NO_DEFAULT_RULES 'N'
+#define CMD_RULES_OPTION \
+	{ "rules", required_argument, NULL, CMD_OPT_RULES }
+#define CMD_NO_DEFAULT_RULES_OPTION \
+	{ "no-default-rules", no_argument, NULL, CMD_OPT_NO_DEFAULT_RULES }
+
+struct cmd_rules_opts {
+	const char **files;	/* --rules, in order (pointers into argv) */
+	size_t nfiles, cap;
+	int no_defaults;	/* --no-default-rules */
+};
+
+/* Take option c (with its argument): 1 when it is a rules option. */
+int cmd_rules_option(struct cmd_rules_opts *o, int c, const char *arg);
+/* Free what the options hold (on a path that does not load them). */
+void cmd_rules_opts_free(struct cmd_rules_opts *o);
+/*
+ * The rules set of a command: the defaults (unless --no-default-rules),
+ * then each file in order; frees the options. On an error prints it as
+ * command NAME's one-line error and returns NULL.
  */
 struct rules;
-struct rules *cmd_load_rules(const char *name, int defaults,
-    const char *const *files, size_t nfiles);
+struct rules *cmd_rules_load(const char *name, struct cmd_rules_opts *o);
 
 /* Where argus record writes when no -o is given. */
 #define ARGUS_DEFAULT_TRACE "/var/tmp/argus"
