@@ -31,7 +31,7 @@ serving(const struct diag *d, uint32_t ti, uint64_t at,
 
 	memset(out, 0, sizeof(*out));
 	out->comm = out->process = "";
-	for (int hop = 0; hop < 4 && v != DNONE; hop++) {
+	for (int hop = 0; hop < 4 && v != GRAPH_NONE; hop++) {
 		size_t n;
 		const uint32_t *in = graph_in_edges(g, v, &n);
 		for (size_t k = n; k-- > 0;) {
@@ -55,7 +55,7 @@ serving(const struct diag *d, uint32_t ti, uint64_t at,
 			else
 				hi = mid;
 		}
-		v = lo > 0 ? t->vtx[lo - 1] : DNONE;
+		v = lo > 0 ? t->vtx[lo - 1] : GRAPH_NONE;
 	}
 }
 
@@ -68,7 +68,7 @@ diag_diff_path(struct diag *d, const struct level *lv,
 	uint64_t len = lv->b - lv->a;
 	DARR(uint32_t) done = { 0 };
 	/* when the normal wait began: the end of the waiting node */
-	uint64_t normal = n > 0 && p[0].node != DNONE ?
+	uint64_t normal = n > 0 && p[0].node != GRAPH_NONE ?
 	    graph_vertex_end(g, p[0].node) : 0;
 
 	cs->n = 0;

@@ -27,7 +27,7 @@ count_yields(const struct graph *g, uint32_t ti, uint64_t a, uint64_t b,
 	const struct gthread *t = &g->th[ti];
 	uint32_t n = 0, sleeps = 0;
 
-	*first = DNONE;
+	*first = GRAPH_NONE;
 	for (uint32_t i = diag_event_at(g, ti, a); i < t->nev &&
 	    t->ev[i].ts <= b; i++) {
 		const struct graph_event *e = &t->ev[i];
@@ -52,7 +52,7 @@ count_yields(const struct graph *g, uint32_t ti, uint64_t a, uint64_t b,
 		} else {
 			continue;
 		}
-		if (*first == DNONE)
+		if (*first == GRAPH_NONE)
 			*first = i;
 	}
 	return n + sleeps;
@@ -92,13 +92,13 @@ classify(struct diag *d, struct dhang *h)
 	h->pub.wait.type = "cpu";
 	snprintf(h->pub.wait.resource, sizeof(h->pub.wait.resource), "cpu");
 	/* the vertex running the most of the span */
-	uint32_t best = DNONE;
+	uint32_t best = GRAPH_NONE;
 	uint64_t bt = 0;
 	const struct gthread *t = &g->th[ti];
 	for (uint32_t i = diag_event_at(g, ti, a); i < t->nev &&
 	    t->ev[i].ts <= b; i++) {
 		uint32_t v = graph_vertex_of_event(g, ti, i);
-		if (v == DNONE)
+		if (v == GRAPH_NONE)
 			continue;
 		uint64_t s = graph_vertex_start(g, v), e = graph_vertex_end(g, v);
 		s = s < a ? a : s;
@@ -109,7 +109,7 @@ classify(struct diag *d, struct dhang *h)
 		}
 		i = g->vx[v].first + g->vx[v].nevents - 1;
 	}
-	if (best == DNONE)
+	if (best == GRAPH_NONE)
 		best = graph_vertex_at(g, h->pub.th.tid, a);
 	h->pub.node = best;
 }
@@ -127,9 +127,9 @@ new_hang(struct diag *d, uint32_t ti, uint64_t a, uint64_t b, int src)
 	h->pub.end_ns = b;
 	h->pub.source = src;
 	h->pub.ended = b < d->last_ts;
-	h->pub.node = DNONE;
+	h->pub.node = GRAPH_NONE;
 	h->picked = -1;
-	h->cause_node = DNONE;
+	h->cause_node = GRAPH_NONE;
 	h->pub.wait.syscall = "";
 	h->pub.wait.type = "";
 	return h;
@@ -212,7 +212,7 @@ kernel_thread_hangs(struct diag *d, uint32_t ti)
 	const struct gthread *t = &g->th[ti];
 	uint64_t th = d->o.threshold_ns;
 	struct hmap shortw;	/* signature -> shortest wait */
-	uint32_t enter = DNONE, runfrom = DNONE;
+	uint32_t enter = GRAPH_NONE, runfrom = GRAPH_NONE;
 	uint64_t idle_k = diag_idle_key(d, ti);
 
 	hmap_init(&shortw);
@@ -228,28 +228,28 @@ kernel_thread_hangs(struct diag *d, uint32_t ti)
 	}
 	/* pass 2: long waits far longer than their similar ones, and long
 	   stretches without a wait */
-	enter = DNONE;
+	enter = GRAPH_NONE;
 	for (uint32_t i = 0; i < t->nev; i++) {
 		const struct graph_event *e = &t->ev[i];
 		if (e->type == TT_SYS_ENTER)
 			enter = i;
 		else if (e->type == TT_SYS_EXIT)
-			enter = DNONE;
-		if (e->type == GRAPH_EV_RUN && runfrom == DNONE)
+			enter = GRAPH_NONE;
+		if (e->type == GRAPH_EV_RUN && runfrom == GRAPH_NONE)
 			runfrom = i;
 		if (e->type != TT_SWITCH || !(e->flags & GRAPH_EVF_WAIT))
 			continue;
-		if (runfrom != DNONE && e->ts - t->ev[runfrom].ts >= th) {
+		if (runfrom != GRAPH_NONE && e->ts - t->ev[runfrom].ts >= th) {
 			uint64_t a = t->ev[runfrom].ts, b = e->ts;
 			/* never blocked: running, preempted or yielding */
 			classify(d, new_hang(d, ti, a, b, DIAG_SRC_KERNEL));
 		}
-		runfrom = DNONE;
+		runfrom = GRAPH_NONE;
 		uint64_t end = d->last_ts;
 		uint32_t j = diag_wait_end(g, ti, i);
 		if (j < t->nev)
 			end = t->ev[j].ts;
-		if (end - e->ts < th || enter == DNONE)
+		if (end - e->ts < th || enter == GRAPH_NONE)
 			continue;
 		/* far longer than the other waits on that resource: at
 		   least twice the shortest */
@@ -280,7 +280,7 @@ from_at(struct diag *d)
 {
 	struct graph *g = d->g;
 	uint64_t at = d->o.at, bestlen = 0;
-	uint32_t best = DNONE;
+	uint32_t best = GRAPH_NONE;
 	struct dwait bw;
 
 	for (uint32_t ti = 0; ti < g->nth; ti++) {
@@ -288,7 +288,7 @@ from_at(struct diag *d)
 		uint64_t ov;
 		if (!selected(d, ti, d->o.tid == 0 && d->o.comm == NULL))
 			continue;
-		if (best == DNONE)
+		if (best == GRAPH_NONE)
 			best = ti;
 		if (diag_wait_overlapping(d, ti, at, at + 1, &dw, &ov) &&
 		    dw.end - dw.start > bestlen) {
@@ -297,7 +297,7 @@ from_at(struct diag *d)
 			bw = dw;
 		}
 	}
-	if (best == DNONE)
+	if (best == GRAPH_NONE)
 		return;
 	struct dhang *h;
 	if (bestlen > 0) {

@@ -16,7 +16,6 @@
 
 #define DIAG_SCAN 96		/* events scanned around a wait */
 
-#define DNONE GRAPH_NONE
 
 /* DARR and DPUSH, the growable arrays of the results: common/array.h. */
 
@@ -26,8 +25,8 @@ struct dwait {
 	uint32_t run;		/* where it ran again: the GRAPH_EV_RUN
 				   that ended it, or the first event of
 				   its own when that switch was lost;
-				   DNONE: it never ended */
-	uint32_t enter, exit;	/* the system call, or DNONE */
+				   GRAPH_NONE: it never ended */
+	uint32_t enter, exit;	/* the system call, or GRAPH_NONE */
 	uint32_t uwait, udone;	/* TU_COND_WAIT/TU_LOCK_WAIT and its end */
 	uint64_t start, end;	/* end: trace end when it never ended */
 	struct diag_wait w;
@@ -100,7 +99,7 @@ struct dwaits {
 	uint32_t enter;		/* the wait's syscall entry */
 	uint32_t sw, end;	/* its switch, and the event that ends it */
 };
-#define DWAITS_INIT { 0, DNONE, DNONE, DNONE }
+#define DWAITS_INIT { 0, GRAPH_NONE, GRAPH_NONE, GRAPH_NONE }
 
 /* Move w to the next such wait of thread ti; 0 when there is none. */
 int diag_next_wait(const struct graph *g, uint32_t ti, struct dwaits *w);

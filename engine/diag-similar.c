@@ -121,7 +121,7 @@ differs(const struct diag *d, const struct dwait *hang,
 	uint64_t hd = hang->end - hang->start, cd = c->end - c->start;
 	uint64_t th = d->o.threshold_ns;
 
-	if (c->run == DNONE)
+	if (c->run == GRAPH_NONE)
 		return 0;
 	if (hang->w.has_result && c->w.has_result &&
 	    (hang->w.result != c->w.result ||
@@ -152,8 +152,8 @@ waker_pid(const struct graph *g, const struct dwait *dw)
 	uint32_t v;
 	size_t n;
 
-	if (dw->run == DNONE || dw->w.timed_out ||
-	    (v = graph_vertex_of_event(g, dw->ti, dw->run)) == DNONE)
+	if (dw->run == GRAPH_NONE || dw->w.timed_out ||
+	    (v = graph_vertex_of_event(g, dw->ti, dw->run)) == GRAPH_NONE)
 		return 0;
 	const uint32_t *in = graph_in_edges(g, v, &n);
 	for (size_t k = 0; k < n; k++) {
@@ -205,7 +205,8 @@ diag_find_similar(struct diag *d, struct dhang *h)
 	uint32_t hv = h->pub.node;
 	uint64_t full = node_sig(g, hv, &h->dw), ws = wait_sig(&h->dw);
 	uint64_t peers = peer_sig(g, hv, h->dw.sw);
-	uint32_t hnr = h->dw.enter != DNONE ? t->ev[h->dw.enter].aux : DNONE;
+	uint32_t hnr = h->dw.enter != GRAPH_NONE ?
+	    t->ev[h->dw.enter].aux : GRAPH_NONE;
 	DARR(struct cand) cs = { 0 };
 
 	h->sim.n = 0;
@@ -215,7 +216,7 @@ diag_find_similar(struct diag *d, struct dhang *h)
 	for (uint32_t k = t->nvtx; k-- > 0;) {
 		uint32_t v = t->vtx[k];
 		const struct graph_vertex *vx = &g->vx[v];
-		uint32_t last = vx->first + vx->nevents - 1, sw = DNONE;
+		uint32_t last = vx->first + vx->nevents - 1, sw = GRAPH_NONE;
 		if (v == hv || !(vx->flags & GRAPH_VF_WAIT))
 			continue;
 		for (uint32_t i = last + 1; i-- > vx->first;)
@@ -224,10 +225,10 @@ diag_find_similar(struct diag *d, struct dhang *h)
 				sw = i;
 				break;
 			}
-		if (sw == DNONE)
+		if (sw == GRAPH_NONE)
 			continue;
-		if (hnr != DNONE) {
-			uint32_t nr = DNONE;
+		if (hnr != GRAPH_NONE) {
+			uint32_t nr = GRAPH_NONE;
 			for (uint32_t i = sw; i-- > vx->first && i + DIAG_SCAN > sw;) {
 				if (t->ev[i].type == TT_SYS_EXIT)
 					break;
@@ -236,7 +237,7 @@ diag_find_similar(struct diag *d, struct dhang *h)
 					break;
 				}
 			}
-			if (nr != DNONE && nr != hnr)
+			if (nr != GRAPH_NONE && nr != hnr)
 				continue;
 		}
 		struct cand c = { .v = v, .sw = sw };

@@ -80,14 +80,14 @@ slice_run(struct diag *d, struct slice *s, uint32_t v, uint32_t lim,
 {
 	const struct graph *g = d->g;
 	unsigned beam = d->o.beam ? d->o.beam : 8;
-	uint32_t best_goal = DNONE, best_dead = DNONE;
+	uint32_t best_goal = GRAPH_NONE, best_dead = GRAPH_NONE;
 	int best_kind = -1, root_input = 0;
 	if (horizon == 0)
 		horizon = since > HORIZON ? since - HORIZON : 0;
 
 	memset(s, 0, sizeof(*s));
 	hmap_init(&s->seen);
-	struct bnode root = { .v = v, .lim = lim, .parent = DNONE,
+	struct bnode root = { .v = v, .lim = lim, .parent = GRAPH_NONE,
 	    .edge = -1 };
 	DPUSH(s->pool, root);
 	DPUSH(s->front, 0);
@@ -176,7 +176,7 @@ slice_run(struct diag *d, struct slice *s, uint32_t v, uint32_t lim,
 				added++;
 			}
 			free(order);
-			if (added == 0 && (best_dead == DNONE ||
+			if (added == 0 && (best_dead == GRAPH_NONE ||
 			    b.depth > s->pool.v[best_dead].depth))
 				best_dead = bi;
 		}
@@ -191,14 +191,14 @@ slice_run(struct diag *d, struct slice *s, uint32_t v, uint32_t lim,
 		for (size_t i = 0; i < s->next.n; i++)
 			DPUSH(s->front, s->next.v[i]);
 	}
-	if (best_goal != DNONE) {
+	if (best_goal != GRAPH_NONE) {
 		s->leaf = best_goal;
 		s->goal = best_kind;
 	} else if (root_input) {
 		s->leaf = 0;
 		s->goal = 2;
 	} else {
-		s->leaf = best_dead != DNONE ? best_dead : 0;
+		s->leaf = best_dead != GRAPH_NONE ? best_dead : 0;
 		s->goal = 0;
 	}
 }
@@ -253,7 +253,7 @@ slice_steps(const struct diag *d, const struct slice *s, void *arr,
 	uint32_t chain[MAXDEPTH + 2];
 	size_t n = 0;
 
-	for (uint32_t i = s->leaf; i != DNONE && n < MAXDEPTH + 2;
+	for (uint32_t i = s->leaf; i != GRAPH_NONE && n < MAXDEPTH + 2;
 	    i = s->pool.v[i].parent)
 		chain[n++] = i;
 	*lims = xreallocarray(*lims, n + 1, sizeof(**lims));
@@ -278,10 +278,10 @@ diag_slice_wait(struct diag *d, struct dhang *h, const struct dwait *from,
 	const struct graph *g = d->g;
 	struct slice s;
 
-	if (from->run == DNONE)
+	if (from->run == GRAPH_NONE)
 		return 0;
 	uint32_t wv = graph_vertex_of_event(g, from->ti, from->run);
-	if (wv == DNONE)
+	if (wv == GRAPH_NONE)
 		return 0;
 	slice_run(d, &s, wv, from->run, self, since, horizon, 1);
 	/* the waiting node first, then its waker chain */
@@ -370,7 +370,7 @@ diag_clear_results(struct dhang *h)
 		free(h->notes.v[i]);
 	h->notes.n = 0;
 	h->has_cycle = 0;
-	h->cause_node = DNONE;
+	h->cause_node = GRAPH_NONE;
 	memset(&h->cause_th, 0, sizeof(h->cause_th));
 	h->cause_th.comm = h->cause_th.process = "";
 }
@@ -386,7 +386,7 @@ analyze_blocked(struct diag *d, struct dhang *h)
 	    .a = h->pub.start_ns, .b = h->pub.end_ns };
 
 	/* the hang's own wake-up chain */
-	if (h->dw.run != DNONE)
+	if (h->dw.run != GRAPH_NONE)
 		diag_slice_wait(d, h, &h->dw, ti, h->dw.start, h->sim.n > 0 ?
 		    episode(h->sim.v[0].start_ns + h->sim.v[0].duration_ns,
 		    h->dw.start) : 0, &h->crit, &cl, &ncl,
@@ -429,7 +429,7 @@ analyze_busy(struct diag *d, struct dhang *h)
 	uint32_t *lims = NULL;
 	size_t nl = 0;
 
-	if (v == DNONE)
+	if (v == GRAPH_NONE)
 		return;
 	const struct graph_vertex *vx = &g->vx[v];
 	const struct gthread *t = &g->th[vx->thread];
@@ -442,16 +442,16 @@ analyze_busy(struct diag *d, struct dhang *h)
 	slice_steps(d, &s, &h->path, &lims, &nl);
 	for (size_t i = 0; i < h->path.n; i++) {
 		const struct diag_step *st = &h->path.v[i];
-		if (st->input && h->cause_node == DNONE)
+		if (st->input && h->cause_node == GRAPH_NONE)
 			h->cause_node = st->node;
 		if (st->th.thread != h->pub.th.thread &&
 		    diag_user_thread(g, st->th.thread) &&
 		    h->cause_th.tid == 0)
 			h->cause_th = st->th;
-		if (h->cause_node != DNONE && h->cause_th.tid != 0)
+		if (h->cause_node != GRAPH_NONE && h->cause_th.tid != 0)
 			break;
 	}
-	if (h->cause_node == DNONE)
+	if (h->cause_node == GRAPH_NONE)
 		ddead(h, "walk back from the busy node: no input event "
 		    "recorded%s%s", h->cause_th.tid ? "; the work was started "
 		    "by " : "", h->cause_th.tid ? h->cause_th.comm : "");
@@ -474,7 +474,7 @@ analyze_yield(struct diag *d, struct dhang *h)
 	    "it is likely waiting on a flag; trace it with: %s",
 	    h->pub.th.comm, h->pub.yields, (double)(b - a) / 1e6, h->watch);
 	/* flag writes from watchpoints: the last one before the end */
-	uint32_t wt = DNONE;
+	uint32_t wt = GRAPH_NONE;
 	uint64_t wts = 0;
 	for (uint32_t ti = 0; ti < g->nth; ti++) {
 		const struct gthread *t = &g->th[ti];
@@ -486,7 +486,7 @@ analyze_yield(struct diag *d, struct dhang *h)
 				wt = ti;
 			}
 	}
-	if (wt == DNONE) {
+	if (wt == GRAPH_NONE) {
 		ddead(h, "no flag write recorded during the yield loop "
 		    "(no watchpoint)");
 		return;

@@ -220,7 +220,7 @@ diag_wait_at(const struct graph *g, uint32_t ti, uint32_t sw,
 	memset(dw, 0, sizeof(*dw));
 	dw->ti = ti;
 	dw->sw = sw;
-	dw->run = dw->enter = dw->exit = dw->uwait = dw->udone = DNONE;
+	dw->run = dw->enter = dw->exit = dw->uwait = dw->udone = GRAPH_NONE;
 	dw->w.syscall = "";
 	dw->w.type = "other";
 	dw->w.wait_ev = sw;
@@ -239,7 +239,7 @@ diag_wait_at(const struct graph *g, uint32_t ti, uint32_t sw,
 		}
 	}
 	uint32_t after = dw->run;
-	if (dw->enter != DNONE && after != DNONE)
+	if (dw->enter != GRAPH_NONE && after != GRAPH_NONE)
 		for (i = after; i < t->nev && i < after + DIAG_SCAN; i++) {
 			if (ev[i].type == TT_SYS_ENTER)
 				break;
@@ -249,7 +249,7 @@ diag_wait_at(const struct graph *g, uint32_t ti, uint32_t sw,
 			}
 		}
 	/* the user-level wait around it */
-	uint32_t from = dw->enter != DNONE ? dw->enter : sw;
+	uint32_t from = dw->enter != GRAPH_NONE ? dw->enter : sw;
 	for (i = from; i-- > 0 && i + DIAG_SCAN > from;) {
 		if (is_udone(&ev[i]))
 			break;
@@ -258,7 +258,7 @@ diag_wait_at(const struct graph *g, uint32_t ti, uint32_t sw,
 			break;
 		}
 	}
-	if (dw->uwait != DNONE && after != DNONE)
+	if (dw->uwait != GRAPH_NONE && after != GRAPH_NONE)
 		for (i = after; i < t->nev && i < after + DIAG_SCAN; i++) {
 			if (is_uwait(&ev[i]))
 				break;
@@ -267,7 +267,7 @@ diag_wait_at(const struct graph *g, uint32_t ti, uint32_t sw,
 				break;
 			}
 		}
-	if (dw->enter != DNONE) {
+	if (dw->enter != GRAPH_NONE) {
 		describe_sys(g, &ev[dw->enter], &dw->w);
 	} else if (ev[sw].flags & GRAPH_EVF_INSYS) {
 		struct graph_event en = ev[sw];
@@ -279,10 +279,10 @@ diag_wait_at(const struct graph *g, uint32_t ti, uint32_t sw,
 		snprintf(dw->w.resource, sizeof(dw->w.resource), "kernel");
 	}
 	dw->start = ev[sw].ts;
-	if (dw->enter != DNONE)
+	if (dw->enter != GRAPH_NONE)
 		dw->start = ev[dw->enter].ts;
-	dw->end = after != DNONE ? ev[after].ts : last_ts;
-	if (dw->exit != DNONE) {
+	dw->end = after != GRAPH_NONE ? ev[after].ts : last_ts;
+	if (dw->exit != GRAPH_NONE) {
 		dw->end = ev[dw->exit].ts;
 		dw->w.result = (int64_t)ev[dw->exit].key;
 		dw->w.has_result = 1;
@@ -291,7 +291,7 @@ diag_wait_at(const struct graph *g, uint32_t ti, uint32_t sw,
 		if (is_sys(ev[dw->enter].aux, polls) && dw->w.result == 0)
 			dw->w.timed_out = 1;
 	}
-	if (dw->uwait != DNONE) {
+	if (dw->uwait != GRAPH_NONE) {
 		const struct graph_event *u = &ev[dw->uwait];
 		uint64_t a, a2;
 		graph_user_args(g, ti, dw->uwait, &a, &a2);
@@ -306,7 +306,7 @@ diag_wait_at(const struct graph *g, uint32_t ti, uint32_t sw,
 		snprintf(dw->w.resource, sizeof(dw->w.resource), "%s:0x%llx",
 		    dw->w.type, (unsigned long long)u->key);
 		dw->start = u->ts;
-		if (dw->udone != DNONE) {
+		if (dw->udone != GRAPH_NONE) {
 			graph_user_args(g, ti, dw->udone, &a, &a2);
 			dw->end = ev[dw->udone].ts;
 			dw->w.result = ev[dw->udone].sub == TU_COND_DONE ?
@@ -328,7 +328,7 @@ diag_wait_overlapping(const struct diag *d, uint32_t ti, uint64_t a,
 	uint64_t bo = 0;
 	int found = 0;
 	uint32_t i = diag_event_at(g, ti, a);
-	uint32_t last = DNONE;
+	uint32_t last = GRAPH_NONE;
 
 	/* the wait in progress at a */
 	for (uint32_t j = i; j-- > 0;) {
@@ -340,7 +340,7 @@ diag_wait_overlapping(const struct diag *d, uint32_t ti, uint64_t a,
 		if (t->ev[j].type == GRAPH_EV_RUN || own_activity(&t->ev[j]))
 			break;
 	}
-	for (uint32_t j = last != DNONE ? last : i; j < t->nev &&
+	for (uint32_t j = last != GRAPH_NONE ? last : i; j < t->nev &&
 	    t->ev[j].ts <= b; j++) {
 		if (t->ev[j].type != TT_SWITCH ||
 		    !(t->ev[j].flags & GRAPH_EVF_WAIT))
@@ -416,7 +416,7 @@ diag_next_wait(const struct graph *g, uint32_t ti, struct dwaits *w)
 		if (e->type == TT_SYS_ENTER)
 			w->enter = w->i;
 		if (e->type != TT_SWITCH || !(e->flags & GRAPH_EVF_WAIT) ||
-		    w->enter == DNONE)
+		    w->enter == GRAPH_NONE)
 			continue;
 		w->sw = w->i++;
 		w->end = diag_wait_end(g, ti, w->sw);
@@ -429,7 +429,7 @@ diag_next_wait(const struct graph *g, uint32_t ti, struct dwaits *w)
 uint64_t
 diag_wait_key(const struct graph *g, const struct dwait *dw)
 {
-	if (dw->enter == DNONE)
+	if (dw->enter == GRAPH_NONE)
 		return 0;
 	return diag_res_key(&g->th[dw->ti].ev[dw->enter]);
 }
@@ -514,7 +514,7 @@ diag_wakeups_of(struct diag *d, struct dhang *h, uint32_t ti, uint64_t a,
 		    t->ev[i].ts - t->ev[sw].ts < len / 10)
 			continue;
 		uint32_t v = graph_vertex_of_event(g, ti, i), lim = i;
-		for (int hop = 0; hop < 6 && v != DNONE; hop++) {
+		for (int hop = 0; hop < 6 && v != GRAPH_NONE; hop++) {
 			size_t n;
 			const uint32_t *in = graph_in_edges(g, v, &n);
 			const struct graph_edge *pick = NULL;

@@ -79,7 +79,8 @@ struct gthread {
 	uint32_t *vtx;		/* vertices in time order */
 	uint32_t nvtx, capvtx;
 	/* load state */
-	uint32_t sys;		/* index of the open TT_SYS_ENTER, or NONE */
+	uint32_t sys;		/* index of the open TT_SYS_ENTER, or
+				   GRAPH_NONE */
 };
 
 struct gedge_buf {

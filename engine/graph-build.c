@@ -16,7 +16,6 @@
 
 #include "engine-local.h"
 
-#define NONE GRAPH_NONE
 
 static const uint8_t edge_weak[GE_NKINDS] = {
 	[GE_WAIT] = 1, [GE_SEQ] = 1,
@@ -28,7 +27,7 @@ gb_edge(struct bctx *b, uint32_t sv, uint32_t se, uint32_t dv, uint32_t de,
 {
 	struct graph *g = b->g;
 
-	if (sv == NONE || dv == NONE || sv == dv)
+	if (sv == GRAPH_NONE || dv == GRAPH_NONE || sv == dv)
 		return;
 	if ((g->th[g->vx[sv].thread].flags | g->th[g->vx[dv].thread].flags) &
 	    GRAPH_THREAD_CULLED)
@@ -47,7 +46,7 @@ vopen(struct bctx *b, uint32_t ti, uint32_t i, unsigned kind)
 	struct tst *s = &b->st[ti];
 
 	if (g->nvx == UINT32_MAX - 1)
-		return NONE;
+		return GRAPH_NONE;
 	if (g->nvx == g->capvx) {
 		g->capvx = g->capvx ? g->capvx + g->capvx / 2 : 4096;
 		g->vx = xreallocarray(g->vx, g->capvx, sizeof(*g->vx));
@@ -60,12 +59,12 @@ vopen(struct bctx *b, uint32_t ti, uint32_t i, unsigned kind)
 	s->cur = v;
 	s->peer = 0;
 	s->had_rx = 0;
-	if (s->split_from != NONE) {
+	if (s->split_from != GRAPH_NONE) {
 		const struct graph_vertex *p = &g->vx[s->split_from];
 		g->vx[v].flags |= GRAPH_VF_SPLIT;
 		gb_edge(b, s->split_from, p->first + p->nevents - 1, v, i,
 		    GE_SEQ);
-		s->split_from = NONE;
+		s->split_from = GRAPH_NONE;
 	}
 	if (b->any_cullwake) {
 		const struct graph_event *ev = &t->ev[i];
@@ -93,8 +92,9 @@ add(struct bctx *b, uint32_t ti, uint32_t i)
 {
 	struct tst *s = &b->st[ti];
 
-	if (s->cur == NONE && vopen(b, ti, i, default_kind(b, ti)) == NONE)
-		return NONE;
+	if (s->cur == GRAPH_NONE &&
+	    vopen(b, ti, i, default_kind(b, ti)) == GRAPH_NONE)
+		return GRAPH_NONE;
 	struct graph_vertex *v = &b->g->vx[s->cur];
 	v->nevents = i - v->first + 1;
 	return s->cur;
@@ -106,11 +106,11 @@ split(struct bctx *b, uint32_t ti)
 {
 	struct tst *s = &b->st[ti];
 
-	if (s->cur == NONE)
+	if (s->cur == GRAPH_NONE)
 		return;
 	if (!(b->g->th[ti].flags & GRAPH_THREAD_IRQ))
 		s->split_from = s->cur;
-	s->cur = NONE;
+	s->cur = GRAPH_NONE;
 }
 
 uint32_t
@@ -183,7 +183,7 @@ on_user(struct bctx *b, uint32_t ti, uint32_t i)
 		gb_keyed_take(b, &b->flags, ev->key, v, i, GE_FLAG);
 		break;
 	case TU_INPUT:
-		if (v != NONE)
+		if (v != GRAPH_NONE)
 			b->g->vx[v].flags |= GRAPH_VF_INPUT;
 		break;
 	case TU_LOOP_WAIT:
@@ -213,8 +213,9 @@ step(struct bctx *b, uint32_t ti, uint32_t i)
 	struct tst *s = &b->st[ti];
 	const struct graph_event *ev = &t->ev[i];
 	uint32_t v, pid, qi;
-	uint32_t lwake_v = NONE, lwake_e = 0, lwait_v = NONE, lwait_e = 0;
-	uint32_t sw_v = NONE;	/* the vertex of a switch event */
+	uint32_t lwake_v = GRAPH_NONE, lwake_e = 0;
+	uint32_t lwait_v = GRAPH_NONE, lwait_e = 0;
+	uint32_t sw_v = GRAPH_NONE;	/* the vertex of a switch event */
 	unsigned lwake_k = 0;
 
 	if (s->waiting && ev->type != GRAPH_EV_RUN && !by_proxy(ev)) {
@@ -222,7 +223,7 @@ step(struct bctx *b, uint32_t ti, uint32_t i)
 		   switch back in was lost. A wake-up recorded during the
 		   wait still is what ran it (connected below, to this
 		   event); without one, forget the wait rather than guess */
-		if (s->wake_v != NONE && s->wake_kind == GE_WAKEUP) {
+		if (s->wake_v != GRAPH_NONE && s->wake_kind == GE_WAKEUP) {
 			lwake_v = s->wake_v;
 			lwake_e = s->wake_e;
 			lwake_k = s->wake_kind;
@@ -230,50 +231,50 @@ step(struct bctx *b, uint32_t ti, uint32_t i)
 			lwait_e = s->wait_e;
 		}
 		s->waiting = 0;
-		s->wake_v = NONE;
+		s->wake_v = GRAPH_NONE;
 	}
 	switch (ev->type) {
 	case TT_SWITCH:
 		v = sw_v = add(b, ti, i);
 		if (!(ev->flags & GRAPH_EVF_WAIT))
 			break;
-		if (v != NONE)
+		if (v != GRAPH_NONE)
 			g->vx[v].flags |= GRAPH_VF_WAIT;
 		s->waiting = 1;
 		s->wait_v = v;
 		s->wait_e = i;
-		s->wake_v = NONE;
+		s->wake_v = GRAPH_NONE;
 		if (s->level == 0) {
-			s->cur = NONE;
-			s->split_from = NONE;
+			s->cur = GRAPH_NONE;
+			s->split_from = GRAPH_NONE;
 		}
 		break;
 	case GRAPH_EV_RUN:
 		v = add(b, ti, i);
-		if (s->wake_v != NONE &&
+		if (s->wake_v != GRAPH_NONE &&
 		    (s->waiting || s->wake_kind == GE_SPAWN)) {
 			gb_edge(b, s->wake_v, s->wake_e, v, i, s->wake_kind);
-			if (s->waiting && s->wait_v != NONE)
+			if (s->waiting && s->wait_v != GRAPH_NONE)
 				gb_edge(b, s->wait_v, s->wait_e, s->wake_v,
 				    s->wake_e, GE_WAIT);
 		}
-		s->wake_v = NONE;
+		s->wake_v = GRAPH_NONE;
 		s->waiting = 0;
 		break;
 	case TT_WAKING: case TT_WAKEUP_NEW: case TT_FORK: {
 		v = add(b, ti, i);
 		uint32_t tj = (uint32_t)ev->key;
-		if (v == NONE || tj >= g->nth || tj == ti ||
+		if (v == GRAPH_NONE || tj >= g->nth || tj == ti ||
 		    (g->vx[v].flags & GRAPH_VF_CULLWAKE))
 			break;
 		struct tst *w = &b->st[tj];
 		if (ev->type == TT_WAKING) {
-			if (w->wake_v == NONE) {
+			if (w->wake_v == GRAPH_NONE) {
 				w->wake_v = v;
 				w->wake_e = i;
 				w->wake_kind = GE_WAKEUP;
 			}
-		} else if (w->wake_v == NONE || ev->type == TT_FORK) {
+		} else if (w->wake_v == GRAPH_NONE || ev->type == TT_FORK) {
 			w->wake_v = v;
 			w->wake_e = i;
 			w->wake_kind = GE_SPAWN;
@@ -283,7 +284,7 @@ step(struct bctx *b, uint32_t ti, uint32_t i)
 	case TT_SIGNAL_GEN: {
 		v = add(b, ti, i);
 		uint32_t tj = (uint32_t)ev->key;
-		if (v != NONE && tj < g->nth && tj != ti) {
+		if (v != GRAPH_NONE && tj < g->nth && tj != ti) {
 			b->st[tj].sig_v = v;
 			b->st[tj].sig_e = i;
 		}
@@ -291,9 +292,9 @@ step(struct bctx *b, uint32_t ti, uint32_t i)
 	}
 	case TT_SIGNAL_DELIVER:
 		v = add(b, ti, i);
-		if (s->sig_v != NONE)
+		if (s->sig_v != GRAPH_NONE)
 			gb_edge(b, s->sig_v, s->sig_e, v, i, GE_SIGNAL);
-		s->sig_v = NONE;
+		s->sig_v = GRAPH_NONE;
 		break;
 	case TT_IRQ_ENTRY:
 		begin(b, ti, i, GV_IRQ);
@@ -339,7 +340,7 @@ step(struct bctx *b, uint32_t ti, uint32_t i)
 		pid = op ? (uint32_t)*op : 0;
 		gb_peer_pre(b, ti, pid);
 		v = add(b, ti, i);
-		if (v == NONE)
+		if (v == GRAPH_NONE)
 			break;
 		qi = gb_queue_of(b, &b->sockq, ev->key, 1);
 		if (b->q[qi].len >= QMAX)
@@ -355,13 +356,13 @@ step(struct bctx *b, uint32_t ti, uint32_t i)
 			break;
 		}
 		qi = gb_queue_of(b, &b->sockq, ev->key, 0);
-		uint32_t src = qi != NONE ? b->q[qi].head : NONE;
-		pid = src != NONE ? b->qn[src].pid : 0;
+		uint32_t src = qi != GRAPH_NONE ? b->q[qi].head : GRAPH_NONE;
+		pid = src != GRAPH_NONE ? b->qn[src].pid : 0;
 		if ((t->flags & GRAPH_THREAD_BATCH) && s->had_rx)
 			split(b, ti);
 		gb_peer_pre(b, ti, pid);
 		v = add(b, ti, i);
-		if (src != NONE) {
+		if (src != GRAPH_NONE) {
 			b->nmsg++;
 			gb_edge(b, b->qn[src].v, b->qn[src].e, v, i, GE_MSG);
 			gb_q_pop(b, qi);
@@ -377,7 +378,7 @@ step(struct bctx *b, uint32_t ti, uint32_t i)
 		break;
 	case TT_SYS_EXIT:
 		if ((t->flags & GRAPH_THREAD_BATCH) && s->had_rx &&
-		    s->sys != NONE && sys_is_read(t->ev[s->sys].aux) &&
+		    s->sys != GRAPH_NONE && sys_is_read(t->ev[s->sys].aux) &&
 		    (t->ev[s->sys].flags & GRAPH_EVF_FDRES) &&
 		    t->ev[s->sys].sub == TFD_PIPE)
 			split(b, ti);
@@ -390,18 +391,18 @@ step(struct bctx *b, uint32_t ti, uint32_t i)
 		add(b, ti, i);
 		break;
 	}
-	if (lwake_v == NONE)
+	if (lwake_v == GRAPH_NONE)
 		return;
 	/* the vertex now holding event i (a switch out may have closed
 	   it already) */
 	uint32_t dv = sw_v;
-	if (s->cur != NONE && g->vx[s->cur].first <= i &&
+	if (s->cur != GRAPH_NONE && g->vx[s->cur].first <= i &&
 	    g->vx[s->cur].first + g->vx[s->cur].nevents > i)
 		dv = s->cur;
-	if (dv == NONE)
+	if (dv == GRAPH_NONE)
 		return;
 	gb_edge(b, lwake_v, lwake_e, dv, i, lwake_k);
-	if (lwait_v != NONE)
+	if (lwait_v != GRAPH_NONE)
 		gb_edge(b, lwait_v, lwait_e, lwake_v, lwake_e, GE_WAIT);
 }
 
@@ -505,9 +506,10 @@ grow_state(struct bctx *b)
 		    sizeof(*g->leader));
 	}
 	for (uint32_t i = b->nst; i < n; i++) {
-		b->st[i] = (struct tst){ .cur = NONE, .split_from = NONE,
-		    .wait_v = NONE, .wake_v = NONE, .sig_v = NONE,
-		    .sys = NONE };
+		b->st[i] = (struct tst){ .cur = GRAPH_NONE,
+		    .split_from = GRAPH_NONE, .wait_v = GRAPH_NONE,
+		    .wake_v = GRAPH_NONE, .sig_v = GRAPH_NONE,
+		    .sys = GRAPH_NONE };
 		g->leader[i] = i;
 		g->th[i].flags &= ~RULE_FLAGS;
 	}
@@ -522,7 +524,7 @@ gb_new(struct graph *g, const struct rules *rules)
 
 	b->g = g;
 	b->rs = rules ? rules : &none;
-	b->qfree = NONE;
+	b->qfree = GRAPH_NONE;
 	b->t0 = now_ns();
 	graph_clear_built(g);
 	b->ed = g->ed;
@@ -604,7 +606,7 @@ gb_step(struct bctx *b, uint32_t ti, uint32_t i)
 		return;
 	}
 	const struct graph_event *en = ev->type == TT_SYS_EXIT &&
-	    s->sys != NONE ? &g->th[ti].ev[s->sys] : NULL;
+	    s->sys != GRAPH_NONE ? &g->th[ti].ev[s->sys] : NULL;
 	if (b->rfdonly[ev->type] && (en == NULL ||
 	    !(en->flags & GRAPH_EVF_FDRES))) {
 		step(b, ti, i);

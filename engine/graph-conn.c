@@ -12,7 +12,6 @@
 
 #include "engine-local.h"
 
-#define NONE GRAPH_NONE
 
 /* Before a message event with peer process pid: the IPC peer set rule. */
 void
@@ -22,7 +21,7 @@ gb_peer_pre(struct bctx *b, uint32_t ti, uint32_t pid)
 
 	if (pid == 0 || pid == b->g->th[ti].pid)
 		return;
-	if (s->cur != NONE && s->peer != 0 && s->peer != pid)
+	if (s->cur != GRAPH_NONE && s->peer != 0 && s->peer != pid)
 		gb_split(b, ti);
 }
 
@@ -66,13 +65,15 @@ gb_received(struct bctx *b, uint32_t ti, uint32_t pid, uint32_t v, uint32_t e)
 uint32_t
 gb_queue_of(struct bctx *b, struct hmap *m, uint64_t key, int create)
 {
-	uint64_t *p = create ? hmap_put(m, key, NONE, NULL) : hmap_get(m, key);
+	uint64_t *p = create ? hmap_put(m, key, GRAPH_NONE, NULL) :
+	    hmap_get(m, key);
 
 	if (p == NULL)
-		return NONE;
-	if (*p == NONE) {
+		return GRAPH_NONE;
+	if (*p == GRAPH_NONE) {
 		DGROW(b->q, b->capq, b->nq + 1, 256);
-		b->q[b->nq] = (struct queue){ .head = NONE, .tail = NONE };
+		b->q[b->nq] = (struct queue){ .head = GRAPH_NONE,
+		    .tail = GRAPH_NONE };
 		*p = b->nq++;
 	}
 	return (uint32_t)*p;
@@ -84,17 +85,17 @@ gb_q_push(struct bctx *b, uint32_t qi, uint32_t v, uint32_t e, uint32_t pid,
 {
 	uint32_t n;
 
-	if (b->qfree != NONE) {
+	if (b->qfree != GRAPH_NONE) {
 		n = b->qfree;
 		b->qfree = b->qn[n].next;
 	} else {
 		DGROW(b->qn, b->capqn, b->nqn + 1, 1024);
 		n = b->nqn++;
 	}
-	b->qn[n] = (struct qnode){ .v = v, .e = e, .pid = pid, .next = NONE,
-	    .end = end };
+	b->qn[n] = (struct qnode){ .v = v, .e = e, .pid = pid,
+	    .next = GRAPH_NONE, .end = end };
 	struct queue *q = &b->q[qi];
-	if (q->tail == NONE)
+	if (q->tail == GRAPH_NONE)
 		q->head = n;
 	else
 		b->qn[q->tail].next = n;
@@ -108,11 +109,11 @@ gb_q_pop(struct bctx *b, uint32_t qi)
 	struct queue *q = &b->q[qi];
 	uint32_t n = q->head;
 
-	if (n == NONE)
+	if (n == GRAPH_NONE)
 		return;
 	q->head = b->qn[n].next;
-	if (q->head == NONE)
-		q->tail = NONE;
+	if (q->head == GRAPH_NONE)
+		q->tail = GRAPH_NONE;
 	q->len--;
 	b->qn[n].next = b->qfree;
 	b->qfree = n;
@@ -129,7 +130,7 @@ pid_of_vertex(const struct graph *g, uint32_t v)
 void
 gb_keyed_set(struct hmap *m, uint64_t key, uint32_t v, uint32_t e)
 {
-	if (v != NONE)
+	if (v != GRAPH_NONE)
 		*hmap_put(m, key, 0, NULL) = pack2(v, e);
 }
 
@@ -156,18 +157,18 @@ gb_rules_event(struct bctx *b, uint32_t ti, uint32_t i, int post,
 		const struct rule *ru = &b->rs->v[r];
 		switch (ru->verb) {
 		case RV_SPLIT:
-			if (!post && s->cur != NONE &&
+			if (!post && s->cur != GRAPH_NONE &&
 			    g->vx[s->cur].first != i &&
 			    rsel_match(g, &ru->a, ev, en))
 				gb_split(b, ti);
 			break;
 		case RV_INPUT:
-			if (post && s->cur != NONE &&
+			if (post && s->cur != GRAPH_NONE &&
 			    rsel_match(g, &ru->a, ev, en))
 				g->vx[s->cur].flags |= GRAPH_VF_INPUT;
 			break;
 		case RV_CONNECT: {
-			if (!post || s->cur == NONE)
+			if (!post || s->cur == GRAPH_NONE)
 				break;
 			uint64_t ck = ((uint64_t)r << 48) ^
 			    (ru->key_any ? 0 : ev->key);
@@ -191,16 +192,16 @@ gb_on_sys_exit(struct bctx *b, uint32_t ti, uint32_t i)
 	int64_t ret = (int64_t)ev->key;
 	uint32_t v, pid = 0, qi;
 
-	if (s->sys == NONE || !(t->ev[s->sys].flags & GRAPH_EVF_FDRES) ||
+	if (s->sys == GRAPH_NONE || !(t->ev[s->sys].flags & GRAPH_EVF_FDRES) ||
 	    ret <= 0) {
 		gb_add(b, ti, i);
-		s->sys = NONE;
+		s->sys = GRAPH_NONE;
 		return;
 	}
 	const struct graph_event *en = &t->ev[s->sys];
 	uint64_t ino = en->key;
 	int rd = sys_is_read(en->aux), wr = sys_is_write(en->aux);
-	s->sys = NONE;
+	s->sys = GRAPH_NONE;
 	if (en->sub == TFD_PIPE && wr) {
 		uint64_t *rp = hmap_get(&b->pipereader, ino);
 		pid = rp ? (uint32_t)*rp : 0;
@@ -217,20 +218,20 @@ gb_on_sys_exit(struct bctx *b, uint32_t ti, uint32_t i)
 		gb_reply_check(b, ti, pid, v, i);
 	} else if (en->sub == TFD_PIPE && rd) {
 		qi = gb_queue_of(b, &b->pipeq, ino, 0);
-		struct queue *q = qi != NONE ? &b->q[qi] : NULL;
-		while (q != NULL && q->head != NONE &&
+		struct queue *q = qi != GRAPH_NONE ? &b->q[qi] : NULL;
+		while (q != NULL && q->head != GRAPH_NONE &&
 		    b->qn[q->head].end <= q->rpos)
 			gb_q_pop(b, qi);
-		uint32_t src = q != NULL ? q->head : NONE;
-		if (src != NONE)
+		uint32_t src = q != NULL ? q->head : GRAPH_NONE;
+		if (src != GRAPH_NONE)
 			pid = b->qn[src].pid;
 		gb_peer_pre(b, ti, pid);
 		v = gb_add(b, ti, i);
-		if (src != NONE) {
+		if (src != GRAPH_NONE) {
 			b->nmsg++;
 			gb_edge(b, b->qn[src].v, b->qn[src].e, v, i, GE_PIPE);
 			q->rpos += (uint64_t)ret;
-			while (q->head != NONE &&
+			while (q->head != GRAPH_NONE &&
 			    b->qn[q->head].end <= q->rpos)
 				gb_q_pop(b, qi);
 		}
