@@ -206,26 +206,77 @@ diag_hang(const struct diag *d, size_t h)
 	return h < d->h.n ? &d->h.v[h].pub : NULL;
 }
 
-#define ACCESS(nname, name, field, type)				\
-size_t									\
-nname(const struct diag *d, size_t h)					\
-{									\
-	return h < d->h.n ? d->h.v[h].field.n : 0;			\
-}									\
-const type *								\
-diag_##name(const struct diag *d, size_t h, size_t i)			\
-{									\
-	if (h >= d->h.n || i >= d->h.v[h].field.n)			\
-		return NULL;						\
-	return &d->h.v[h].field.v[i];					\
+size_t
+diag_nsimilar(const struct diag *d, size_t h)
+{
+	return h < d->h.n ? d->h.v[h].sim.n : 0;
 }
 
-ACCESS(diag_nsimilar, similar, sim, struct diag_similar)
-ACCESS(diag_npath, path, path, struct diag_step)
-ACCESS(diag_ncritical, critical, crit, struct diag_step)
-ACCESS(diag_nculprits, culprit, cul, struct diag_culprit)
-ACCESS(diag_nwakeups, wakeup, wk, struct diag_wakeup)
-ACCESS(diag_nstacks, stack, stk, struct diag_stack)
+const struct diag_similar *
+diag_similar(const struct diag *d, size_t h, size_t i)
+{
+	return i < diag_nsimilar(d, h) ? &d->h.v[h].sim.v[i] : NULL;
+}
+
+size_t
+diag_npath(const struct diag *d, size_t h)
+{
+	return h < d->h.n ? d->h.v[h].path.n : 0;
+}
+
+const struct diag_step *
+diag_path(const struct diag *d, size_t h, size_t i)
+{
+	return i < diag_npath(d, h) ? &d->h.v[h].path.v[i] : NULL;
+}
+
+size_t
+diag_ncritical(const struct diag *d, size_t h)
+{
+	return h < d->h.n ? d->h.v[h].crit.n : 0;
+}
+
+const struct diag_step *
+diag_critical(const struct diag *d, size_t h, size_t i)
+{
+	return i < diag_ncritical(d, h) ? &d->h.v[h].crit.v[i] : NULL;
+}
+
+size_t
+diag_nculprits(const struct diag *d, size_t h)
+{
+	return h < d->h.n ? d->h.v[h].cul.n : 0;
+}
+
+const struct diag_culprit *
+diag_culprit(const struct diag *d, size_t h, size_t i)
+{
+	return i < diag_nculprits(d, h) ? &d->h.v[h].cul.v[i] : NULL;
+}
+
+size_t
+diag_nwakeups(const struct diag *d, size_t h)
+{
+	return h < d->h.n ? d->h.v[h].wk.n : 0;
+}
+
+const struct diag_wakeup *
+diag_wakeup(const struct diag *d, size_t h, size_t i)
+{
+	return i < diag_nwakeups(d, h) ? &d->h.v[h].wk.v[i] : NULL;
+}
+
+size_t
+diag_nstacks(const struct diag *d, size_t h)
+{
+	return h < d->h.n ? d->h.v[h].stk.n : 0;
+}
+
+const struct diag_stack *
+diag_stack(const struct diag *d, size_t h, size_t i)
+{
+	return i < diag_nstacks(d, h) ? &d->h.v[h].stk.v[i] : NULL;
+}
 
 size_t
 diag_ndead_ends(const struct diag *d, size_t h)

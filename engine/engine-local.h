@@ -5,7 +5,7 @@
  * graph_event plus "order", the thread index of every compact event in
  * global time order, so that the build pass can replay the trace without
  * reading it again), and the built part (vertices, edges in CSR form).
- * struct bctx is the state of one build pass, shared by graph-build.c and
+ * struct build_pass is the state of one build pass, shared by graph-build.c and
  * graph-conn.c. The hash table (common/hmap.h) is used everywhere a key
  * (tid, socket, timer, work, flag address) must be matched to the last
  * event that mentioned it.
@@ -132,7 +132,7 @@ struct graph {
 					   process (pid == tid), or itself */
 	int pid_changed;		/* a thread's pid changed after it had
 					   events: a streamed build is stale */
-	struct bctx *stream;		/* build fed as events are loaded */
+	struct build_pass *stream;	/* build fed as events are loaded */
 	struct graph_thread *pub;	/* public view of each thread */
 };
 
@@ -147,7 +147,7 @@ struct graph {
 #define QMAX 4096		/* messages kept unreceived per endpoint */
 
 /* Replay state of one thread. */
-struct tst {
+struct thread_replay {
 	uint32_t cur;		/* open vertex */
 	uint32_t split_from;	/* vertex to join by a weak edge */
 	uint32_t level;		/* callout level */
@@ -178,10 +178,10 @@ struct queue {
 };
 
 /* Everything one build pass needs besides the graph. */
-struct bctx {
+struct build_pass {
 	struct graph *g;
 	const struct rules *rs;
-	struct tst *st;
+	struct thread_replay *st;
 	struct graph_edge *ed;
 	size_t ned, caped;
 	struct qnode *qn;
@@ -211,33 +211,40 @@ struct bctx {
  * the result would differ from a replay: gb_abort() and replay instead);
  * gb_finish() sorts the edges and frees the build state.
  */
-struct bctx *gb_new(struct graph *g, const struct rules *rules);
-void gb_step(struct bctx *b, uint32_t ti, uint32_t i);
-int gb_stale(struct bctx *b);
-void gb_abort(struct bctx *b);
-int gb_finish(struct bctx *b, char **cause);
+struct build_pass *gb_new(struct graph *g, const struct rules *rules);
+void gb_step(struct build_pass *b, uint32_t ti, uint32_t i);
+int gb_stale(struct build_pass *b);
+void gb_abort(struct build_pass *b);
+int gb_finish(struct build_pass *b, char **cause);
 
-void gb_edge(struct bctx *b, uint32_t sv, uint32_t se, uint32_t dv,
+void gb_edge(struct build_pass *b, uint32_t sv, uint32_t se, uint32_t dv,
     uint32_t de, unsigned kind);
-uint32_t gb_add(struct bctx *b, uint32_t ti, uint32_t i);
-void gb_split(struct bctx *b, uint32_t ti);
-void gb_peer_pre(struct bctx *b, uint32_t ti, uint32_t pid);
-void gb_peer_post(struct bctx *b, uint32_t ti, uint32_t pid);
-void gb_reply_check(struct bctx *b, uint32_t ti, uint32_t pid, uint32_t v,
+/*
+ * Add event i of thread ti to its open vertex (opening one if needed);
+ * returns the vertex, or GRAPH_NONE when no vertex can be opened. One
+ * function for graph-build.c and graph-conn.c (the compiler inlines it
+ * within graph-build.c).
+ */
+uint32_t gb_add(struct build_pass *b, uint32_t ti, uint32_t i);
+/* End the open vertex of thread ti at a boundary that is not a wait. */
+void gb_split(struct build_pass *b, uint32_t ti);
+void gb_peer_pre(struct build_pass *b, uint32_t ti, uint32_t pid);
+void gb_peer_post(struct build_pass *b, uint32_t ti, uint32_t pid);
+void gb_reply_check(struct build_pass *b, uint32_t ti, uint32_t pid, uint32_t v,
     uint32_t e);
-void gb_received(struct bctx *b, uint32_t ti, uint32_t pid, uint32_t v,
+void gb_received(struct build_pass *b, uint32_t ti, uint32_t pid, uint32_t v,
     uint32_t e);
-uint32_t gb_queue_of(struct bctx *b, struct hmap *m, uint64_t key,
+uint32_t gb_queue_of(struct build_pass *b, struct hmap *m, uint64_t key,
     int create);
-void gb_q_push(struct bctx *b, uint32_t qi, uint32_t v, uint32_t e,
+void gb_q_push(struct build_pass *b, uint32_t qi, uint32_t v, uint32_t e,
     uint32_t pid, uint64_t end);
-void gb_q_pop(struct bctx *b, uint32_t qi);
+void gb_q_pop(struct build_pass *b, uint32_t qi);
 void gb_keyed_set(struct hmap *m, uint64_t key, uint32_t v, uint32_t e);
-void gb_keyed_take(struct bctx *b, struct hmap *m, uint64_t key, uint32_t v,
-    uint32_t e, unsigned kind);
-void gb_rules_event(struct bctx *b, uint32_t ti, uint32_t i, int post,
+void gb_keyed_take(struct build_pass *b, struct hmap *m, uint64_t key,
+    uint32_t v, uint32_t e, unsigned kind);
+void gb_rules_event(struct build_pass *b, uint32_t ti, uint32_t i, int post,
     const struct graph_event *en);
-void gb_on_sys_exit(struct bctx *b, uint32_t ti, uint32_t i);
+void gb_on_sys_exit(struct build_pass *b, uint32_t ti, uint32_t i);
 
 /* graph-load.c */
 struct graph *graph_alloc(void);

@@ -3,13 +3,14 @@
  *
  * Events are taken in time order, either as the load pass produces them
  * (the first build is streamed with the load) or by replaying g->order
- * (rebuilds), with one state per thread (struct tst): the open vertex, the
- * callout level, the peer process of the open vertex, the wait in
- * progress and the pending waker. Vertices are contiguous index ranges of a thread's events;
- * edges are appended to a flat array as their targets are seen and
- * indexed by source and destination at the end. The keyed connections (sockets,
- * pipes, timers, work items, tasks, run-loop sources, flags, "connect"
- * rules) are in graph-conn.c; struct bctx is in engine-local.h.
+ * (rebuilds), with one state per thread (struct thread_replay): the open
+ * vertex, the callout level, the peer process of the open vertex, the wait
+ * in progress and the pending waker. Vertices are contiguous index ranges
+ * of a thread's events; edges are appended to a flat array as their
+ * targets are seen and indexed by source and destination at the end. The
+ * keyed connections (sockets, pipes, timers, work items, tasks, run-loop
+ * sources, flags, "connect" rules) are in graph-conn.c; struct build_pass
+ * is in engine-local.h.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +23,8 @@ static const uint8_t edge_weak[GE_NKINDS] = {
 };
 
 void
-gb_edge(struct bctx *b, uint32_t sv, uint32_t se, uint32_t dv, uint32_t de,
-    unsigned kind)
+gb_edge(struct build_pass *b, uint32_t sv, uint32_t se, uint32_t dv,
+    uint32_t de, unsigned kind)
 {
 	struct graph *g = b->g;
 
@@ -39,11 +40,11 @@ gb_edge(struct bctx *b, uint32_t sv, uint32_t se, uint32_t dv, uint32_t de,
 }
 
 static uint32_t
-vopen(struct bctx *b, uint32_t ti, uint32_t i, unsigned kind)
+vopen(struct build_pass *b, uint32_t ti, uint32_t i, unsigned kind)
 {
 	struct graph *g = b->g;
 	struct gthread *t = &g->th[ti];
-	struct tst *s = &b->st[ti];
+	struct thread_replay *s = &b->st[ti];
 
 	if (g->nvx == UINT32_MAX - 1)
 		return GRAPH_NONE;
@@ -77,20 +78,19 @@ vopen(struct bctx *b, uint32_t ti, uint32_t i, unsigned kind)
 }
 
 static inline unsigned
-default_kind(const struct bctx *b, uint32_t ti)
+default_kind(const struct build_pass *b, uint32_t ti)
 {
-	const struct tst *s = &b->st[ti];
+	const struct thread_replay *s = &b->st[ti];
 
 	if (s->level > 0)
 		return s->ckind;
 	return b->g->th[ti].flags & GRAPH_THREAD_IRQ ? GV_IRQ : GV_PLAIN;
 }
 
-/* Add event i of thread ti to its open vertex (opening one if needed). */
-static inline uint32_t
-add(struct bctx *b, uint32_t ti, uint32_t i)
+uint32_t
+gb_add(struct build_pass *b, uint32_t ti, uint32_t i)
 {
-	struct tst *s = &b->st[ti];
+	struct thread_replay *s = &b->st[ti];
 
 	if (s->cur == GRAPH_NONE &&
 	    vopen(b, ti, i, default_kind(b, ti)) == GRAPH_NONE)
@@ -100,11 +100,10 @@ add(struct bctx *b, uint32_t ti, uint32_t i)
 	return s->cur;
 }
 
-/* End the open vertex at a boundary that is not a wait. */
-static inline void
-split(struct bctx *b, uint32_t ti)
+void
+gb_split(struct build_pass *b, uint32_t ti)
 {
-	struct tst *s = &b->st[ti];
+	struct thread_replay *s = &b->st[ti];
 
 	if (s->cur == GRAPH_NONE)
 		return;
@@ -113,43 +112,31 @@ split(struct bctx *b, uint32_t ti)
 	s->cur = GRAPH_NONE;
 }
 
-uint32_t
-gb_add(struct bctx *b, uint32_t ti, uint32_t i)
-{
-	return add(b, ti, i);
-}
-
-void
-gb_split(struct bctx *b, uint32_t ti)
-{
-	split(b, ti);
-}
-
 static void
-begin(struct bctx *b, uint32_t ti, uint32_t i, unsigned kind)
+begin(struct build_pass *b, uint32_t ti, uint32_t i, unsigned kind)
 {
-	struct tst *s = &b->st[ti];
+	struct thread_replay *s = &b->st[ti];
 
-	split(b, ti);
+	gb_split(b, ti);
 	s->level++;
 	s->ckind = (uint8_t)kind;
 	vopen(b, ti, i, kind);
-	add(b, ti, i);
+	gb_add(b, ti, i);
 }
 
 static void
-end(struct bctx *b, uint32_t ti, uint32_t i)
+end(struct build_pass *b, uint32_t ti, uint32_t i)
 {
-	struct tst *s = &b->st[ti];
+	struct thread_replay *s = &b->st[ti];
 
-	add(b, ti, i);
+	gb_add(b, ti, i);
 	if (s->level > 0)
 		s->level--;
-	split(b, ti);
+	gb_split(b, ti);
 }
 
 static void
-on_user(struct bctx *b, uint32_t ti, uint32_t i)
+on_user(struct build_pass *b, uint32_t ti, uint32_t i)
 {
 	const struct graph_event *ev = &b->g->th[ti].ev[i];
 	uint32_t v;
@@ -168,7 +155,7 @@ on_user(struct bctx *b, uint32_t ti, uint32_t i)
 		end(b, ti, i);
 		return;
 	}
-	v = add(b, ti, i);
+	v = gb_add(b, ti, i);
 	switch (ev->sub) {
 	case TU_TASK_SUBMIT:
 		gb_keyed_set(&b->tasks, ev->key, v, i);
@@ -206,11 +193,11 @@ by_proxy(const struct graph_event *ev)
 }
 
 static void
-step(struct bctx *b, uint32_t ti, uint32_t i)
+step(struct build_pass *b, uint32_t ti, uint32_t i)
 {
 	struct graph *g = b->g;
 	struct gthread *t = &g->th[ti];
-	struct tst *s = &b->st[ti];
+	struct thread_replay *s = &b->st[ti];
 	const struct graph_event *ev = &t->ev[i];
 	uint32_t v, pid, qi;
 	uint32_t lwake_v = GRAPH_NONE, lwake_e = 0;
@@ -235,7 +222,7 @@ step(struct bctx *b, uint32_t ti, uint32_t i)
 	}
 	switch (ev->type) {
 	case TT_SWITCH:
-		v = sw_v = add(b, ti, i);
+		v = sw_v = gb_add(b, ti, i);
 		if (!(ev->flags & GRAPH_EVF_WAIT))
 			break;
 		if (v != GRAPH_NONE)
@@ -250,7 +237,7 @@ step(struct bctx *b, uint32_t ti, uint32_t i)
 		}
 		break;
 	case GRAPH_EV_RUN:
-		v = add(b, ti, i);
+		v = gb_add(b, ti, i);
 		if (s->wake_v != GRAPH_NONE &&
 		    (s->waiting || s->wake_kind == GE_SPAWN)) {
 			gb_edge(b, s->wake_v, s->wake_e, v, i, s->wake_kind);
@@ -262,12 +249,12 @@ step(struct bctx *b, uint32_t ti, uint32_t i)
 		s->waiting = 0;
 		break;
 	case TT_WAKING: case TT_WAKEUP_NEW: case TT_FORK: {
-		v = add(b, ti, i);
+		v = gb_add(b, ti, i);
 		uint32_t tj = (uint32_t)ev->key;
 		if (v == GRAPH_NONE || tj >= g->nth || tj == ti ||
 		    (g->vx[v].flags & GRAPH_VF_CULLWAKE))
 			break;
-		struct tst *w = &b->st[tj];
+		struct thread_replay *w = &b->st[tj];
 		if (ev->type == TT_WAKING) {
 			if (w->wake_v == GRAPH_NONE) {
 				w->wake_v = v;
@@ -282,7 +269,7 @@ step(struct bctx *b, uint32_t ti, uint32_t i)
 		break;
 	}
 	case TT_SIGNAL_GEN: {
-		v = add(b, ti, i);
+		v = gb_add(b, ti, i);
 		uint32_t tj = (uint32_t)ev->key;
 		if (v != GRAPH_NONE && tj < g->nth && tj != ti) {
 			b->st[tj].sig_v = v;
@@ -291,7 +278,7 @@ step(struct bctx *b, uint32_t ti, uint32_t i)
 		break;
 	}
 	case TT_SIGNAL_DELIVER:
-		v = add(b, ti, i);
+		v = gb_add(b, ti, i);
 		if (s->sig_v != GRAPH_NONE)
 			gb_edge(b, s->sig_v, s->sig_e, v, i, GE_SIGNAL);
 		s->sig_v = GRAPH_NONE;
@@ -307,7 +294,7 @@ step(struct bctx *b, uint32_t ti, uint32_t i)
 			    s->cur, i, GE_RAISE);
 		break;
 	case TT_SOFTIRQ_RAISE:
-		v = add(b, ti, i);
+		v = gb_add(b, ti, i);
 		gb_keyed_set(&b->raises, (uint64_t)ev->aux << 32 |
 		    (uint32_t)ev->key, v, i);
 		break;
@@ -324,22 +311,22 @@ step(struct bctx *b, uint32_t ti, uint32_t i)
 		end(b, ti, i);
 		break;
 	case TT_TIMER_START:
-		v = add(b, ti, i);
+		v = gb_add(b, ti, i);
 		gb_keyed_set(&b->timers, ev->key, v, i);
 		break;
 	case TT_TIMER_CANCEL:
-		add(b, ti, i);
+		gb_add(b, ti, i);
 		hmap_del(&b->timers, ev->key, NULL);
 		break;
 	case TT_WQ_QUEUE:
-		v = add(b, ti, i);
+		v = gb_add(b, ti, i);
 		gb_keyed_set(&b->works, ev->key, v, i);
 		break;
 	case TT_SK_DATA_READY: {
 		uint64_t *op = hmap_get(&b->skowner, ev->key);
 		pid = op ? (uint32_t)*op : 0;
 		gb_peer_pre(b, ti, pid);
-		v = add(b, ti, i);
+		v = gb_add(b, ti, i);
 		if (v == GRAPH_NONE)
 			break;
 		qi = gb_queue_of(b, &b->sockq, ev->key, 1);
@@ -352,16 +339,16 @@ step(struct bctx *b, uint32_t ti, uint32_t i)
 	}
 	case TT_SOCK_RECV: {
 		if (ev->aux == 0) {
-			add(b, ti, i);
+			gb_add(b, ti, i);
 			break;
 		}
 		qi = gb_queue_of(b, &b->sockq, ev->key, 0);
 		uint32_t src = qi != GRAPH_NONE ? b->q[qi].head : GRAPH_NONE;
 		pid = src != GRAPH_NONE ? b->qn[src].pid : 0;
 		if ((t->flags & GRAPH_THREAD_BATCH) && s->had_rx)
-			split(b, ti);
+			gb_split(b, ti);
 		gb_peer_pre(b, ti, pid);
-		v = add(b, ti, i);
+		v = gb_add(b, ti, i);
 		if (src != GRAPH_NONE) {
 			b->nmsg++;
 			gb_edge(b, b->qn[src].v, b->qn[src].e, v, i, GE_MSG);
@@ -373,7 +360,7 @@ step(struct bctx *b, uint32_t ti, uint32_t i)
 		break;
 	}
 	case TT_SYS_ENTER:
-		add(b, ti, i);
+		gb_add(b, ti, i);
 		s->sys = i;
 		break;
 	case TT_SYS_EXIT:
@@ -381,14 +368,14 @@ step(struct bctx *b, uint32_t ti, uint32_t i)
 		    s->sys != GRAPH_NONE && sys_is_read(t->ev[s->sys].aux) &&
 		    (t->ev[s->sys].flags & GRAPH_EVF_FDRES) &&
 		    t->ev[s->sys].sub == TFD_PIPE)
-			split(b, ti);
+			gb_split(b, ti);
 		gb_on_sys_exit(b, ti, i);
 		break;
 	case TT_USER:
 		on_user(b, ti, i);
 		break;
 	default:
-		add(b, ti, i);
+		gb_add(b, ti, i);
 		break;
 	}
 	if (lwake_v == GRAPH_NONE)
@@ -463,7 +450,7 @@ graph_clear_built(struct graph *g)
  * two counting sorts into arrays of edge indices.
  */
 static void
-make_csr(struct graph *g, struct bctx *b)
+make_csr(struct graph *g, struct build_pass *b)
 {
 	uint32_t nv = g->nvx;
 	size_t ne = b->ned;
@@ -492,7 +479,7 @@ make_csr(struct graph *g, struct bctx *b)
 }
 
 static void
-grow_state(struct bctx *b)
+grow_state(struct build_pass *b)
 {
 	struct graph *g = b->g;
 	uint32_t n = g->nth;
@@ -506,7 +493,7 @@ grow_state(struct bctx *b)
 		    sizeof(*g->leader));
 	}
 	for (uint32_t i = b->nst; i < n; i++) {
-		b->st[i] = (struct tst){ .cur = GRAPH_NONE,
+		b->st[i] = (struct thread_replay){ .cur = GRAPH_NONE,
 		    .split_from = GRAPH_NONE, .wait_v = GRAPH_NONE,
 		    .wake_v = GRAPH_NONE, .sig_v = GRAPH_NONE,
 		    .sys = GRAPH_NONE };
@@ -516,11 +503,11 @@ grow_state(struct bctx *b)
 	b->nst = n;
 }
 
-struct bctx *
+struct build_pass *
 gb_new(struct graph *g, const struct rules *rules)
 {
 	static const struct rules none;
-	struct bctx *b = xcalloc(1, sizeof(*b));
+	struct build_pass *b = xcalloc(1, sizeof(*b));
 
 	b->g = g;
 	b->rs = rules ? rules : &none;
@@ -579,10 +566,10 @@ gb_new(struct graph *g, const struct rules *rules)
 }
 
 void
-gb_step(struct bctx *b, uint32_t ti, uint32_t i)
+gb_step(struct build_pass *b, uint32_t ti, uint32_t i)
 {
 	struct graph *g = b->g;
-	struct tst *s;
+	struct thread_replay *s;
 
 	if (ti >= b->nst)
 		grow_state(b);
@@ -618,7 +605,7 @@ gb_step(struct bctx *b, uint32_t ti, uint32_t i)
 }
 
 int
-gb_stale(struct bctx *b)
+gb_stale(struct build_pass *b)
 {
 	struct graph *g = b->g;
 
@@ -638,7 +625,7 @@ gb_stale(struct bctx *b)
 
 /* Free the working state of a build (not its edges); may be repeated. */
 static void
-gb_free_work(struct bctx *b)
+gb_free_work(struct build_pass *b)
 {
 	struct hmap *maps[] = { &b->sockq, &b->skowner, &b->pipeq,
 	    &b->pipereader, &b->efd, &b->timers, &b->works, &b->tasks,
@@ -660,7 +647,7 @@ gb_free_work(struct bctx *b)
 }
 
 static void
-gb_free(struct bctx *b)
+gb_free(struct build_pass *b)
 {
 	gb_free_work(b);
 	free(b->ed);
@@ -668,7 +655,7 @@ gb_free(struct bctx *b)
 }
 
 void
-gb_abort(struct bctx *b)
+gb_abort(struct build_pass *b)
 {
 	/* keep the edge buffer for the next build */
 	b->g->ed = b->ed;
@@ -678,7 +665,7 @@ gb_abort(struct bctx *b)
 }
 
 int
-gb_finish(struct bctx *b, char **cause)
+gb_finish(struct build_pass *b, char **cause)
 {
 	struct graph *g = b->g;
 
@@ -716,7 +703,7 @@ gb_finish(struct bctx *b, char **cause)
 int
 graph_do_build(struct graph *g, const struct rules *rules, char **cause)
 {
-	struct bctx *b = gb_new(g, rules);
+	struct build_pass *b = gb_new(g, rules);
 
 	for (uint32_t i = 0; i < g->nth; i++) {
 		b->st[i].ready = 1;

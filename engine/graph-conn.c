@@ -15,9 +15,9 @@
 
 /* Before a message event with peer process pid: the IPC peer set rule. */
 void
-gb_peer_pre(struct bctx *b, uint32_t ti, uint32_t pid)
+gb_peer_pre(struct build_pass *b, uint32_t ti, uint32_t pid)
 {
-	struct tst *s = &b->st[ti];
+	struct thread_replay *s = &b->st[ti];
 
 	if (pid == 0 || pid == b->g->th[ti].pid)
 		return;
@@ -26,9 +26,9 @@ gb_peer_pre(struct bctx *b, uint32_t ti, uint32_t pid)
 }
 
 void
-gb_peer_post(struct bctx *b, uint32_t ti, uint32_t pid)
+gb_peer_post(struct build_pass *b, uint32_t ti, uint32_t pid)
 {
-	struct tst *s = &b->st[ti];
+	struct thread_replay *s = &b->st[ti];
 
 	if (pid != 0 && pid != b->g->th[ti].pid && s->peer == 0)
 		s->peer = pid;
@@ -36,9 +36,10 @@ gb_peer_post(struct bctx *b, uint32_t ti, uint32_t pid)
 
 /* A message was sent to process pid from (v, e): request/reply rule. */
 void
-gb_reply_check(struct bctx *b, uint32_t ti, uint32_t pid, uint32_t v, uint32_t e)
+gb_reply_check(struct build_pass *b, uint32_t ti, uint32_t pid, uint32_t v,
+    uint32_t e)
 {
-	struct tst *s = &b->st[ti];
+	struct thread_replay *s = &b->st[ti];
 
 	if (pid != 0 && s->rx_pid == pid) {
 		if (s->rx_v != v)
@@ -48,9 +49,10 @@ gb_reply_check(struct bctx *b, uint32_t ti, uint32_t pid, uint32_t v, uint32_t e
 }
 
 void
-gb_received(struct bctx *b, uint32_t ti, uint32_t pid, uint32_t v, uint32_t e)
+gb_received(struct build_pass *b, uint32_t ti, uint32_t pid, uint32_t v,
+    uint32_t e)
 {
-	struct tst *s = &b->st[ti];
+	struct thread_replay *s = &b->st[ti];
 
 	s->had_rx = 1;
 	if (pid != 0 && pid != b->g->th[ti].pid) {
@@ -63,7 +65,7 @@ gb_received(struct bctx *b, uint32_t ti, uint32_t pid, uint32_t v, uint32_t e)
 /* --- message queues ---------------------------------------------------- */
 
 uint32_t
-gb_queue_of(struct bctx *b, struct hmap *m, uint64_t key, int create)
+gb_queue_of(struct build_pass *b, struct hmap *m, uint64_t key, int create)
 {
 	uint64_t *p = create ? hmap_put(m, key, GRAPH_NONE, NULL) :
 	    hmap_get(m, key);
@@ -80,8 +82,8 @@ gb_queue_of(struct bctx *b, struct hmap *m, uint64_t key, int create)
 }
 
 void
-gb_q_push(struct bctx *b, uint32_t qi, uint32_t v, uint32_t e, uint32_t pid,
-    uint64_t end)
+gb_q_push(struct build_pass *b, uint32_t qi, uint32_t v, uint32_t e,
+    uint32_t pid, uint64_t end)
 {
 	uint32_t n;
 
@@ -104,7 +106,7 @@ gb_q_push(struct bctx *b, uint32_t qi, uint32_t v, uint32_t e, uint32_t pid,
 }
 
 void
-gb_q_pop(struct bctx *b, uint32_t qi)
+gb_q_pop(struct build_pass *b, uint32_t qi)
 {
 	struct queue *q = &b->q[qi];
 	uint32_t n = q->head;
@@ -135,7 +137,7 @@ gb_keyed_set(struct hmap *m, uint64_t key, uint32_t v, uint32_t e)
 }
 
 void
-gb_keyed_take(struct bctx *b, struct hmap *m, uint64_t key, uint32_t v,
+gb_keyed_take(struct build_pass *b, struct hmap *m, uint64_t key, uint32_t v,
     uint32_t e, unsigned kind)
 {
 	uint64_t val;
@@ -145,11 +147,11 @@ gb_keyed_take(struct bctx *b, struct hmap *m, uint64_t key, uint32_t v,
 }
 
 void
-gb_rules_event(struct bctx *b, uint32_t ti, uint32_t i, int post,
+gb_rules_event(struct build_pass *b, uint32_t ti, uint32_t i, int post,
     const struct graph_event *en)
 {
 	struct graph *g = b->g;
-	struct tst *s = &b->st[ti];
+	struct thread_replay *s = &b->st[ti];
 	const struct graph_event *ev = &g->th[ti].ev[i];
 
 	for (size_t k = 0; k < b->nrlist[ev->type]; k++) {
@@ -183,11 +185,11 @@ gb_rules_event(struct bctx *b, uint32_t ti, uint32_t i, int post,
 }
 
 void
-gb_on_sys_exit(struct bctx *b, uint32_t ti, uint32_t i)
+gb_on_sys_exit(struct build_pass *b, uint32_t ti, uint32_t i)
 {
 	struct graph *g = b->g;
 	struct gthread *t = &g->th[ti];
-	struct tst *s = &b->st[ti];
+	struct thread_replay *s = &b->st[ti];
 	const struct graph_event *ev = &t->ev[i];
 	int64_t ret = (int64_t)ev->key;
 	uint32_t v, pid = 0, qi;

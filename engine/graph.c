@@ -33,7 +33,7 @@ static int
 finish(struct graph *g, const struct rules *rules, struct graph **out,
     char **cause)
 {
-	struct bctx *b = g->stream;
+	struct build_pass *b = g->stream;
 
 	g->stream = NULL;
 	graph_load_finish(g);

@@ -239,7 +239,7 @@ cursor_peek(struct trace_reader *r, struct cursor *c)
 }
 
 static inline int
-hent_less(const struct hent *a, const struct hent *b)
+heap_entry_less(const struct heap_entry *a, const struct heap_entry *b)
 {
 	return a->ts < b->ts || (a->ts == b->ts && a->order < b->order);
 }
@@ -247,7 +247,7 @@ hent_less(const struct hent *a, const struct hent *b)
 static void
 sift_down(struct trace_reader *r, size_t i)
 {
-	struct hent *h = r->heap, x = h[i];
+	struct heap_entry *h = r->heap, x = h[i];
 	size_t n = r->nheap;
 
 	for (;;) {
@@ -255,8 +255,8 @@ sift_down(struct trace_reader *r, size_t i)
 
 		if (l >= n)
 			break;
-		m = (l + 1 < n && hent_less(&h[l + 1], &h[l])) ? l + 1 : l;
-		if (!hent_less(&h[m], &x))
+		m = (l + 1 < n && heap_entry_less(&h[l + 1], &h[l])) ? l + 1 : l;
+		if (!heap_entry_less(&h[m], &x))
 			break;
 		h[i] = h[m];
 		i = m;
@@ -264,12 +264,13 @@ sift_down(struct trace_reader *r, size_t i)
 	h[i] = x;
 }
 
-static struct hent
-hent_of(const struct trace_reader *r, size_t idx)
+static struct heap_entry
+heap_entry_of(const struct trace_reader *r, size_t idx)
 {
 	const struct cursor *c = &r->cursors[idx];
 
-	return (struct hent){ c->ts, (uint16_t)(c->cpu + 1), (uint32_t)idx };
+	return (struct heap_entry){ c->ts, (uint16_t)(c->cpu + 1),
+	    (uint32_t)idx };
 }
 
 /* Position each cursor at its first chunk ending at or after ts. */
@@ -301,7 +302,7 @@ trace_reader_seek(struct trace_reader *r, uint64_t ts)
 			if (cursor_body(r, c, &c->scratch) != 0)
 				cursor_damaged(r, c);
 		if (c->has_ev)
-			r->heap[r->nheap++] = hent_of(r, i);
+			r->heap[r->nheap++] = heap_entry_of(r, i);
 	}
 	for (size_t i = r->nheap; i-- > 0;)
 		sift_down(r, i);
@@ -365,16 +366,16 @@ trace_reader_read(struct trace_reader *r, struct trace_event *evs, size_t n)
 	size_t i = 0;
 
 	while (i < n && r->nheap > 0) {
-		struct hent *h = r->heap;
+		struct heap_entry *h = r->heap;
 		struct cursor *c = &r->cursors[h[0].idx];
 		/* the heap's second: the lesser child of the top */
-		struct hent lim = { UINT64_MAX, UINT32_MAX, 0 };
+		struct heap_entry lim = { UINT64_MAX, UINT32_MAX, 0 };
 
 		if (r->nheap > 1)
 			lim = h[1];
-		if (r->nheap > 2 && hent_less(&h[2], &lim))
+		if (r->nheap > 2 && heap_entry_less(&h[2], &lim))
 			lim = h[2];
-		struct hent at = h[0];
+		struct heap_entry at = h[0];
 		int live;
 
 		do {
@@ -384,7 +385,7 @@ trace_reader_read(struct trace_reader *r, struct trace_event *evs, size_t n)
 				took(r, &evs[i++]);
 			live = cursor_peek(r, c);
 			at.ts = c->ts;
-		} while (live && i < n && hent_less(&at, &lim));
+		} while (live && i < n && heap_entry_less(&at, &lim));
 		if (live)
 			h[0].ts = c->ts;
 		else

@@ -65,7 +65,7 @@ struct cursor {
 };
 
 /* A heap entry keeps its keys inline: the merge compares only these. */
-struct hent {
+struct heap_entry {
 	uint64_t ts;
 	uint32_t order;			/* metadata first, then by CPU */
 	uint32_t idx;			/* cursor */
@@ -90,7 +90,7 @@ struct trace_reader {
 	size_t nsegs;
 	struct cursor *cursors;
 	size_t ncursors;
-	struct hent *heap;		/* cursors by next event time */
+	struct heap_entry *heap;		/* cursors by next event time */
 	size_t nheap;
 	ZSTD_DCtx *dctx;
 	struct trace_info info;
