@@ -2,10 +2,10 @@
  * cmd-probe.c: `argus probe add|list|del`, user-defined tracing points
  * through uprobes.
  *
- * The probes live in the kernel, not in a file of ours: each is a line
- * "p:argus_probes/NAME BINARY:0xOFFSET FETCH..." of tracefs's
- * uprobe_events, so they outlive the command and are listed back from
- * there. `add` also enables the new event in the running recorder's
+ * The probes live in the kernel (trace/uprobe.c): each is a uprobe event
+ * of the system argus_probes, so they outlive the command and are listed
+ * back from there. This file resolves BINARY and SYMBOL[+OFFSET] to a
+ * file offset (common/elfsym.h) and prints. `add` also enables the new event in the running recorder's
  * tracefs instance (the directory of the marker path the recorder
  * publishes in /run/argus/marker, or of $ARGUS_MARKER, or --instance);
  * the recorder decodes events of the system argus_probes as TT_USER
@@ -15,16 +15,12 @@
  */
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <glob.h>
 #include <inttypes.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -32,8 +28,8 @@
 #include "common/elfsym.h"
 #include "trace/trace.h"
 
-#define TRACEFS "/sys/kernel/tracing"
-#define SYSTEM "argus_probes"
+#define SYSTEM UPROBE_SYSTEM
+#define NO_TRACEFS "tracefs with uprobe_events not available"
 
 static void
 usage(FILE *f)
@@ -47,43 +43,6 @@ usage(FILE *f)
 	    "Defines uprobe tracing points (event system " SYSTEM ") and\n"
 	    "enables them in the running recorder. FETCH arguments use the\n"
 	    "uprobe syntax (e.g. x=%%di:s64). See argus-probe(1).\n");
-}
-
-static int
-tracefs_ready(void)
-{
-	if (access(TRACEFS "/uprobe_events", F_OK) == 0)
-		return 0;
-	mount("nodev", TRACEFS, "tracefs", 0, NULL);
-	return access(TRACEFS "/uprobe_events", F_OK) == 0 ? 0 : -1;
-}
-
-/* Write one line to uprobe_events; returns 0 or errno. */
-static int
-write_events(const char *line)
-{
-	int fd = open(TRACEFS "/uprobe_events", O_WRONLY | O_APPEND | O_CLOEXEC);
-	int err = 0;
-
-	if (fd < 0)
-		return errno;
-	if (write(fd, line, strlen(line)) < 0)
-		err = errno;
-	close(fd);
-	return err;
-}
-
-static int
-write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC), err = 0;
-
-	if (fd < 0)
-		return errno;
-	if (write(fd, s, strlen(s)) < 0)
-		err = errno;
-	close(fd);
-	return err;
 }
 
 /* The recorder's instance directory into buf; -1 when none runs. */
@@ -134,11 +93,11 @@ probe_add(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *inst_opt = NULL, *bin, *spec;
-	char name[64], sym[512], line[8192], inst[4096], path[4600];
+	char name[64], sym[512], inst[4096];
 	char binabs[4096];
 	uint64_t off = 0, add = 0;
 	struct elfsym es;
-	int c, err, n;
+	int c, err;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+i:h", opts, NULL)) != -1) {
@@ -211,18 +170,12 @@ probe_add(int argc, char **argv)
 	} else {
 		make_name(spec, name, sizeof(name));
 	}
-	if (tracefs_ready() != 0)
-		return cmd_error("probe", "tracefs with uprobe_events not "
-		    "available at " TRACEFS);
-	n = snprintf(line, sizeof(line), "p:" SYSTEM "/%s %s:0x%" PRIx64,
-	    name, binabs, off);
-	for (int i = optind + 2; i < argc; i++)
-		n += snprintf(line + n, sizeof(line) - (size_t)n, " %s",
-		    argv[i]);
-	if ((size_t)n >= sizeof(line) - 1)
+	if (uprobe_available() != 0)
+		return cmd_error("probe", NO_TRACEFS);
+	err = uprobe_define(name, binabs, off, argv + optind + 2,
+	    argc > optind + 2 ? (size_t)(argc - optind - 2) : 0);
+	if (err == E2BIG)
 		return cmd_usage_error("probe", "arguments too long");
-	strcat(line, "\n");
-	err = write_events(line);
 	if (err == EEXIST || err == EBUSY)
 		return cmd_error("probe", "a probe named %s already exists "
 		    "(see 'argus probe list')", name);
@@ -238,9 +191,7 @@ probe_add(int argc, char **argv)
 		    "defined and the next 'argus record' enables it\n", name);
 		return 0;
 	}
-	snprintf(path, sizeof(path), "%s/events/" SYSTEM "/%s/enable", inst,
-	    name);
-	err = write_file(path, "1");
+	err = uprobe_enable(inst, name);
 	if (err)
 		return cmd_error("probe", "%s is defined but cannot be enabled "
 		    "in %s: %s", name, inst, strerror(err));
@@ -250,57 +201,25 @@ probe_add(int argc, char **argv)
 static int
 probe_list(void)
 {
-	FILE *f;
-	char line[8192];
+	int err = uprobe_list(stdout);
 
-	if (tracefs_ready() != 0)
-		return cmd_error("probe", "tracefs with uprobe_events not "
-		    "available at " TRACEFS);
-	f = fopen(TRACEFS "/uprobe_events", "re");
-	if (!f)
+	if (err == ENODEV)
+		return cmd_error("probe", NO_TRACEFS);
+	if (err)
 		return cmd_error("probe", "cannot read uprobe_events: %s",
-		    strerror(errno));
-	while (fgets(line, sizeof(line), f)) {
-		char *p = strchr(line, ':');
-
-		if (!p || strncmp(p + 1, SYSTEM "/", strlen(SYSTEM) + 1) != 0)
-			continue;
-		fputs(p + 1 + strlen(SYSTEM) + 1, stdout);
-	}
-	fclose(f);
+		    strerror(err));
 	return 0;
-}
-
-/* Disable NAME everywhere it is enabled (the kernel refuses otherwise). */
-static void
-disable_all(const char *name)
-{
-	char pat[512];
-	glob_t g;
-
-	snprintf(pat, sizeof(pat), TRACEFS "/instances/*/events/" SYSTEM
-	    "/%s/enable", name);
-	if (glob(pat, 0, NULL, &g) == 0) {
-		for (size_t i = 0; i < g.gl_pathc; i++)
-			write_file(g.gl_pathv[i], "0");
-		globfree(&g);
-	}
-	snprintf(pat, sizeof(pat), TRACEFS "/events/" SYSTEM "/%s/enable",
-	    name);
-	write_file(pat, "0");
 }
 
 static int
 probe_del(int argc, char **argv)
 {
-	char line[256];
 	int rc = 0;
 
 	if (argc < 2)
 		return cmd_usage_error("probe", "del needs a NAME");
-	if (tracefs_ready() != 0)
-		return cmd_error("probe", "tracefs with uprobe_events not "
-		    "available at " TRACEFS);
+	if (uprobe_available() != 0)
+		return cmd_error("probe", NO_TRACEFS);
 	for (int i = 1; i < argc; i++) {
 		int err;
 
@@ -309,9 +228,7 @@ probe_del(int argc, char **argv)
 			    argv[i]);
 			continue;
 		}
-		disable_all(argv[i]);
-		snprintf(line, sizeof(line), "-:" SYSTEM "/%s\n", argv[i]);
-		err = write_events(line);
+		err = uprobe_delete(argv[i]);
 		if (err == ENOENT || err == EINVAL)
 			rc = cmd_error("probe", "no probe named %s", argv[i]);
 		else if (err == EBUSY)

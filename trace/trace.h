@@ -24,6 +24,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "trace/user-protocol.h"
@@ -479,5 +480,35 @@ void record_stats(const struct recorder *r, struct record_stats *st);
  * instance and the marker path file. Returns 0 or the first error.
  */
 int record_close(struct recorder *r, char **cause);
+
+/* --- uprobes (trace/uprobe.c; prefix uprobe_) ---------------------------- */
+
+/*
+ * The probes of argus probe are uprobe events of this system in tracefs's
+ * uprobe_events; the recorder decodes them as TT_USER events of kind
+ * TU_PROBE. Functions return 0 or an errno value (ENODEV: no tracefs
+ * with uprobe_events).
+ */
+#define UPROBE_SYSTEM "argus_probes"
+
+/* Whether tracefs (mounted now if needed) has uprobe_events. */
+int uprobe_available(void);
+/*
+ * Define probe name at offset of the file binary (an absolute path),
+ * with the fetch arguments in the uprobe syntax. The kernel's errors
+ * come back: EEXIST or EBUSY (the name is taken), EINVAL (refused);
+ * E2BIG when the line is too long.
+ */
+int uprobe_define(const char *name, const char *binary, uint64_t offset,
+    char *const *fetch, size_t nfetch);
+/* Enable probe name in the tracefs instance at instance_dir. */
+int uprobe_enable(const char *instance_dir, const char *name);
+/* Write the probes, one "NAME BINARY:0xOFFSET FETCH..." line each. */
+int uprobe_list(FILE *out);
+/*
+ * Disable probe name in every instance, then delete it: ENOENT or
+ * EINVAL (no such probe), EBUSY (enabled by another tracer).
+ */
+int uprobe_delete(const char *name);
 
 #endif
