@@ -1,72 +1,24 @@
 /*
  * cmd-watch.c: `argus watch PID SYMBOL|ADDRESS`, a hardware watchpoint on
- * a shared variable of a running process.
- *
- * One perf event (PERF_TYPE_BREAKPOINT, sample period 1) per thread of
- * the process, each with its own ring buffer (the kernel refuses ring
- * buffers on inherited per-task events, so new threads are found by
- * rescanning /proc/PID/task every 100 ms); the command polls them and turns each sample into a
- * TU_FLAG_WRITE or TU_FLAG_READ marker record written on behalf of the
- * accessing thread (ARGUS_MK_PROXY, trace/user-protocol.h): key = address, arg = the
- * value read from /proc/PID/mem just after the access, arg2 = the
- * instruction address (the one after the access: data breakpoints trap
- * after the instruction). x86 has no read-only breakpoints, so watching
- * reads takes two debug registers per thread: a write breakpoint and a
- * read/write one; a read/write hit that has a write hit of the same
- * thread, instruction and time is the same access, any other is a read.
- * Samples of one poll round are gathered, sorted by time and matched.
+ * a shared variable of a running process: the options, the target (a
+ * symbol of the process or an address), the recorder's marker file, and
+ * the loop; the breakpoints are instrument/tools/watch.c's.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <dirent.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <linux/hw_breakpoint.h>
-#include <linux/perf_event.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cmd.h"
 #include "common/common.h"
 #include "common/elfsym.h"
-#include "trace/user-protocol.h"
+#include "instrument/tools/watch.h"
 #include "trace/trace.h"
-
-#define W_PAGES 8		/* data pages per ring buffer */
-#define W_MAXFD 1024
-
-struct wsample {
-	uint64_t time, ip;
-	uint32_t tid;
-	int is_w;		/* from the write breakpoint */
-};
-
-#define W_MAXSAMPLES 8192
-
-struct wstate {
-	pid_t pid;
-	uint64_t addr;
-	unsigned len;
-	int mode;		/* 'r', 'w' or 0 (both) */
-	int memfd, markfd, print;
-	unsigned long hits, reads, writes;
-	size_t pagesz;
-	int fds[W_MAXFD];
-	pid_t tids[W_MAXFD];
-	int is_w[W_MAXFD];
-	struct wsample samples[W_MAXSAMPLES];
-	unsigned nsamples;
-	void *rings[W_MAXFD];
-	unsigned nfd;
-};
 
 static volatile sig_atomic_t stop;
 
@@ -91,227 +43,6 @@ usage(FILE *f)
 }
 
 static int
-open_bp(struct wstate *w, pid_t tid, int bp_type, const char **why)
-{
-	struct perf_event_attr a;
-	int fd;
-	void *ring;
-
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_BREAKPOINT;
-	a.bp_type = (uint32_t)bp_type;
-	a.bp_addr = w->addr;
-	a.bp_len = w->len;
-	a.sample_period = 1;
-	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-	    PERF_SAMPLE_ADDR;
-	a.wakeup_events = 1;
-	a.exclude_kernel = 1;
-	a.exclude_hv = 1;
-	a.precise_ip = 0;
-	fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1,
-	    PERF_FLAG_FD_CLOEXEC);
-	if (fd < 0) {
-		*why = errno == ENOSPC ? "no free debug register" :
-		    errno == ESRCH ? "thread gone" :
-		    errno == EINVAL ? "invalid address or length for a watchpoint" :
-		    strerror(errno);
-		return -errno;
-	}
-	ring = mmap(NULL, (W_PAGES + 1) * w->pagesz, PROT_READ | PROT_WRITE,
-	    MAP_SHARED, fd, 0);
-	if (ring == MAP_FAILED) {
-		*why = strerror(errno);
-		close(fd);
-		return -errno;
-	}
-	w->tids[w->nfd] = tid;
-	w->is_w[w->nfd] = bp_type == HW_BREAKPOINT_W;
-	w->fds[w->nfd] = fd;
-	w->rings[w->nfd] = ring;
-	w->nfd++;
-	return 0;
-}
-
-static void
-emit(struct wstate *w, unsigned kind, uint32_t tid, uint64_t value,
-    uint64_t ip)
-{
-	struct {
-		struct argus_marker_hdr h;
-		uint64_t tid;
-	} __attribute__((packed)) r;
-
-	if (w->print)
-		printf("%s tid=%u addr=0x%" PRIx64 " value=%" PRIu64
-		    " ip=0x%" PRIx64 "\n",
-		    kind == TU_FLAG_WRITE ? "write" : "read", tid, w->addr,
-		    value, ip);
-	if (w->markfd < 0)
-		return;
-	r.h.id = ARGUS_MARKER_ID;
-	r.h.kind = (uint16_t)(kind | ARGUS_MK_PROXY);
-	r.h.len = 8;
-	r.h.key = w->addr;
-	r.h.arg = value;
-	r.h.arg2 = ip;
-	r.tid = tid;
-	if (write(w->markfd, &r, sizeof(r)) < 0 && errno == EBADF)
-		w->markfd = -1;
-}
-
-static void
-on_sample(struct wstate *w, uint64_t ip, uint32_t tid, unsigned kind)
-{
-	uint64_t value = 0;
-
-	if (w->memfd >= 0 && pread(w->memfd, &value, w->len,
-	    (off_t)w->addr) != (ssize_t)w->len)
-		value = 0;
-	w->hits++;
-	if (kind == TU_FLAG_WRITE)
-		w->writes++;
-	else
-		w->reads++;
-	emit(w, kind, tid, value, ip);
-}
-
-static int
-by_time(const void *a, const void *b)
-{
-	const struct wsample *x = a, *y = b;
-
-	return x->time < y->time ? -1 : x->time > y->time;
-}
-
-/* Classify and emit the gathered samples (see the top comment). */
-static void
-flush_samples(struct wstate *w)
-{
-	struct wsample *s = w->samples;
-	unsigned n = w->nsamples;
-
-	qsort(s, n, sizeof(*s), by_time);
-	for (unsigned i = 0; i < n; i++) {
-		int dup = 0;
-
-		if (s[i].is_w) {
-			on_sample(w, s[i].ip, s[i].tid, TU_FLAG_WRITE);
-			continue;
-		}
-		if (w->mode == 0)
-			for (unsigned j = i >= 4 ? i - 4 : 0; j < n && j <= i + 4;
-			    j++)
-				if (s[j].is_w && s[j].tid == s[i].tid &&
-				    s[j].ip == s[i].ip &&
-				    (s[j].time > s[i].time ? s[j].time - s[i].time :
-				    s[i].time - s[j].time) < 100000)
-					dup = 1;
-		if (!dup)
-			on_sample(w, s[i].ip, s[i].tid, TU_FLAG_READ);
-	}
-	w->nsamples = 0;
-}
-
-/* Consume the samples of one ring buffer. */
-static void
-drain(struct wstate *w, unsigned i)
-{
-	struct perf_event_mmap_page *mp = w->rings[i];
-	unsigned char *data = (unsigned char *)mp + w->pagesz;
-	uint64_t size = (uint64_t)W_PAGES * w->pagesz;
-	uint64_t head = __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE);
-	uint64_t tail = mp->data_tail;
-
-	while (tail < head) {
-		struct perf_event_header eh;
-		unsigned char rec[64];
-
-		for (size_t k = 0; k < sizeof(eh); k++)
-			((unsigned char *)&eh)[k] = data[(tail + k) % size];
-		if (eh.size < sizeof(eh))
-			break;
-		if (eh.type == PERF_RECORD_SAMPLE && eh.size >= sizeof(eh) + 32) {
-			for (size_t k = 0; k < 32 && k < sizeof(rec); k++)
-				rec[k] = data[(tail + sizeof(eh) + k) % size];
-			struct wsample *ws;
-
-			if (w->nsamples == W_MAXSAMPLES)
-				flush_samples(w);
-			ws = &w->samples[w->nsamples++];
-			memcpy(&ws->ip, rec, 8);
-			memcpy(&ws->tid, rec + 12, 4);
-			memcpy(&ws->time, rec + 16, 8);
-			ws->is_w = w->is_w[i];
-		}
-		tail += eh.size;
-	}
-	__atomic_store_n(&mp->data_tail, tail, __ATOMIC_RELEASE);
-}
-
-/*
- * Open breakpoints on the threads of the process not watched yet.
- * Returns 0, or -1 with *why (NULL: process gone) and *bad_tid.
- */
-static int
-scan_threads(struct wstate *w, const char **why, int *bad_tid)
-{
-	char path[64], *endp;
-	struct dirent *de;
-	DIR *d;
-
-	*why = NULL;
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)w->pid);
-	d = opendir(path);
-	if (!d)
-		return -1;
-	while ((de = readdir(d)) && w->nfd < W_MAXFD) {
-		long tid = strtol(de->d_name, &endp, 10);
-		unsigned i;
-		int r;
-
-		if (*endp || tid <= 0)
-			continue;
-		for (i = 0; i < w->nfd && w->tids[i] != (pid_t)tid; i++)
-			;
-		if (i < w->nfd)
-			continue;
-		r = open_bp(w, (pid_t)tid, w->mode == 'r' ? HW_BREAKPOINT_RW :
-		    HW_BREAKPOINT_W, why);
-		if (r == 0 && w->mode == 0)
-			r = open_bp(w, (pid_t)tid, HW_BREAKPOINT_RW, why);
-		if (r == -ESRCH)
-			continue;	/* the thread exited meanwhile */
-		if (r < 0) {
-			closedir(d);
-			*bad_tid = (int)tid;
-			return -1;
-		}
-	}
-	closedir(d);
-	return 0;
-}
-
-/* Whether pid is gone (absent, or a zombie its parent did not reap). */
-static int
-proc_gone(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	FILE *f;
-	int gone = 1;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 1;
-	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) && p[1])
-		gone = p[2] == 'Z' || p[2] == 'X';
-	fclose(f);
-	return gone;
-}
-
-static int
 find_marker(const char *opt, char *buf, size_t len)
 {
 	if (opt) {
@@ -319,6 +50,16 @@ find_marker(const char *opt, char *buf, size_t len)
 		return 0;
 	}
 	return record_marker_find(buf, len);
+}
+
+/* --print: one line per access on stdout. */
+static void
+print_access(void *arg, const struct watch_access *a)
+{
+	(void)arg;
+	printf("%s tid=%u addr=0x%" PRIx64 " value=%" PRIu64 " ip=0x%" PRIx64
+	    "\n", a->write ? "write" : "read", a->tid, a->addr, a->value,
+	    a->ip);
 }
 
 int
@@ -334,152 +75,104 @@ cmd_watch(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct wstate *w = xcalloc(1, sizeof(*w));
-	const char *marker_opt = NULL, *why = NULL;
+	struct watch_opts o = { .markfd = -1 };
+	struct watch *w = NULL;
+	const char *marker_opt = NULL;
 	uint64_t duration = 0, v, size = 0, end = 0;
-	char path[4096], file[4096] = "";
-	int c, rc = 1;
+	unsigned long hits, reads, writes;
+	char path[4096], file[4096] = "", *cause = NULL;
+	int c, print = 0;
 	char *endp;
 
-	w->markfd = w->memfd = -1;
-	w->pagesz = (size_t)sysconf(_SC_PAGESIZE);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "l:rwm:d:ph", opts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
 			if (parse_u64(optarg, &v) != 0 ||
-			    (v != 1 && v != 2 && v != 4 && v != 8)) {
-				free(w);
+			    (v != 1 && v != 2 && v != 4 && v != 8))
 				return cmd_usage_error("watch",
 				    "--len must be 1, 2, 4 or 8");
-			}
-			w->len = (unsigned)v;
+			o.len = (unsigned)v;
 			break;
-		case 'r': w->mode = 'r'; break;
-		case 'w': w->mode = 'w'; break;
+		case 'r': o.mode = 'r'; break;
+		case 'w': o.mode = 'w'; break;
 		case 'm': marker_opt = optarg; break;
-		case 'p': w->print = 1; break;
+		case 'p': print = 1; break;
 		case 'd':
-			if (parse_duration(optarg, &duration) != 0) {
-				free(w);
+			if (parse_duration(optarg, &duration) != 0)
 				return cmd_usage_error("watch",
 				    "bad duration '%s'", optarg);
-			}
 			break;
 		case 'h':
 			usage(stdout);
-			free(w);
 			return 0;
 		default:
-			free(w);
 			return cmd_usage_error("watch", "unknown option");
 		}
 	}
-	if (argc - optind != 2) {
-		free(w);
+	if (argc - optind != 2)
 		return cmd_usage_error("watch", "expected PID and SYMBOL|ADDRESS");
-	}
-	if (parse_u64(argv[optind], &v) != 0 || v == 0 || v > INT32_MAX) {
-		free(w);
+	if (parse_u64(argv[optind], &v) != 0 || v == 0 || v > INT32_MAX)
 		return cmd_usage_error("watch", "bad process id '%s'",
 		    argv[optind]);
-	}
-	w->pid = (pid_t)v;
-	if (proc_gone(w->pid)) {
-		rc = cmd_error("watch", "process %d not found", (int)w->pid);
-		goto out;
-	}
+	o.pid = (pid_t)v;
+	if (watch_process_gone(o.pid))
+		return cmd_error("watch", "process %d not found", (int)o.pid);
 	const char *target = argv[optind + 1];
-	w->addr = strtoull(target, &endp, 0);
+	o.addr = strtoull(target, &endp, 0);
 	if (*endp != 0 || endp == target) {
-		int err = elfsym_in_process(w->pid, target, &w->addr, &size,
+		int err = elfsym_in_process(o.pid, target, &o.addr, &size,
 		    file, sizeof(file));
-		if (err == ESRCH) {
-			rc = cmd_error("watch", "process %d is gone",
-			    (int)w->pid);
-			goto out;
-		}
-		if (err) {
-			rc = cmd_error("watch",
+		if (err == ESRCH)
+			return cmd_error("watch", "process %d is gone",
+			    (int)o.pid);
+		if (err)
+			return cmd_error("watch",
 			    "symbol '%s' not found in process %d or its libraries",
-			    target, (int)w->pid);
-			goto out;
-		}
+			    target, (int)o.pid);
 	}
-	if (!w->len)
-		w->len = size == 1 || size == 2 || size == 4 || size == 8 ?
+	if (!o.len)
+		o.len = size == 1 || size == 2 || size == 4 || size == 8 ?
 		    (unsigned)size : 4;
-	if (w->addr % w->len) {
-		rc = cmd_error("watch", "address 0x%" PRIx64
-		    " is not aligned to --len %u", w->addr, w->len);
-		goto out;
-	}
+	if (o.addr % o.len)
+		return cmd_error("watch", "address 0x%" PRIx64
+		    " is not aligned to --len %u", o.addr, o.len);
 	if (find_marker(marker_opt, path, sizeof(path)) == 0) {
-		w->markfd = open(path, O_WRONLY | O_CLOEXEC);
-		if (w->markfd < 0) {
-			rc = cmd_error("watch", "cannot open marker %s: %s",
+		o.markfd = open(path, O_WRONLY | O_CLOEXEC);
+		if (o.markfd < 0)
+			return cmd_error("watch", "cannot open marker %s: %s",
 			    path, strerror(errno));
-			goto out;
-		}
-	} else if (!w->print) {
-		rc = cmd_error("watch", "no recorder is running (no %s); "
+	} else if (!print) {
+		return cmd_error("watch", "no recorder is running (no %s); "
 		    "start 'argus record', or give --marker PATH or --print",
 		    ARGUS_MARKER_PATH_FILE);
-		goto out;
 	}
-	snprintf(path, sizeof(path), "/proc/%d/mem", (int)w->pid);
-	w->memfd = open(path, O_RDONLY | O_CLOEXEC);
-	if (scan_threads(w, &why, &c) != 0) {
-		rc = why ? cmd_error("watch", "cannot watch 0x%" PRIx64
-		    " in thread %d: %s", w->addr, c, why) :
-		    cmd_error("watch", "process %d is gone", (int)w->pid);
-		goto out;
-	}
-	if (w->nfd == 0) {
-		rc = cmd_error("watch", "process %d is gone", (int)w->pid);
-		goto out;
+	o.fn = print ? print_access : NULL;
+	if (watch_open(&w, &o, &cause) != 0) {
+		c = cmd_error("watch", "%s", cause);
+		free(cause);
+		return c;
 	}
 	fprintf(stderr, "argus watch: watching 0x%" PRIx64 " (%u bytes%s%s) "
-	    "(%u breakpoints) in process %d\n", w->addr, w->len,
-	    file[0] ? " in " : "", file, w->nfd, (int)w->pid);
+	    "(%u breakpoints) in process %d\n", o.addr, o.len,
+	    file[0] ? " in " : "", file, watch_nbreakpoints(w), (int)o.pid);
 	signal(SIGINT, on_stop);
 	signal(SIGTERM, on_stop);
 	if (duration)
 		end = now_ns() + duration;
 	while (!stop) {
-		struct pollfd pf[W_MAXFD];
-
-		for (unsigned i = 0; i < w->nfd; i++) {
-			pf[i].fd = w->fds[i];
-			pf[i].events = POLLIN;
-		}
-		poll(pf, w->nfd, 100);
-		for (unsigned i = 0; i < w->nfd; i++)
-			drain(w, i);
-		flush_samples(w);
-		if (w->print)
+		watch_poll(w, 100);
+		if (print)
 			fflush(stdout);
-		if (proc_gone(w->pid))
+		if (watch_follow(w))	/* the process is gone */
 			break;
-		scan_threads(w, &why, &c);	/* follow new threads */
 		if (end && now_ns() >= end)
 			break;
 	}
-	for (unsigned i = 0; i < w->nfd; i++)
-		drain(w, i);
-	flush_samples(w);
+	watch_poll(w, 0);		/* what is left */
+	watch_counts(w, &hits, &reads, &writes);
 	fprintf(stderr, "argus watch: %lu accesses (%lu reads, %lu writes)\n",
-	    w->hits, w->reads, w->writes);
-	rc = 0;
-out:
-	for (unsigned i = 0; i < w->nfd; i++) {
-		munmap(w->rings[i], (W_PAGES + 1) * w->pagesz);
-		close(w->fds[i]);
-	}
-	if (w->memfd >= 0)
-		close(w->memfd);
-	if (w->markfd >= 0)
-		close(w->markfd);
-	free(w);
-	return rc;
+	    hits, reads, writes);
+	watch_close(w);
+	return 0;
 }
