@@ -1,4 +1,5 @@
 #!/bin/sh
+# needs: kernel tracing
 # debug.sh: argus debug driven in a detached tmux at fixed sizes
 # (send-keys, capture-pane). Three traces: a deterministic one written by
 # tests/tools/mkhang (app <- app-worker <- server, the last wait 2.5 s),

@@ -1,4 +1,5 @@
 #!/bin/sh
+# needs: kernel tracing
 # The script behind `make demo`, without a terminal: it records the
 # browser/renderer scenario for real and prints the diagnosis, which must
 # name the circular wait and the timeout that breaks it. Needs root.

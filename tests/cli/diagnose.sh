@@ -1,4 +1,5 @@
 #!/bin/sh
+# needs: kernel tracing
 # Command-line tests of argus diagnose: usage and errors; golden text and
 # JSON on the synthetic hang of tests/tools/mkhang (ids and times are
 # fixed there; nothing to normalize but the trace path); then, as root,

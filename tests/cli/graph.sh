@@ -1,4 +1,5 @@
 #!/bin/sh
+# needs: kernel tracing
 # Command-line tests of argus graph: usage, rules errors (one line naming
 # file:line:column, nothing applied), the default rules, and on a real
 # recording (needs root): the graph's invariants (--check), --stats,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# needs: kernel tracing
 # Tests of `argus watch` (hardware watchpoint on a shared flag) and
 # `argus probe` (uprobes), against real programs and a tracefs instance
 # of our own standing in for the recorder's. Prints "ok NAME" lines.

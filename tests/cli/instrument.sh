@@ -1,4 +1,5 @@
 #!/bin/sh
+# needs: kernel tracing
 # Tests of libargus.so on real programs (tests/progs/ins-*), reading the
 # records back from a tracefs instance of our own (no recorder needed).
 # Prints "ok NAME" / "not ok NAME". Needs root and tracefs.

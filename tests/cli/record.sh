@@ -1,4 +1,5 @@
 #!/bin/sh
+# needs: kernel tracing
 # Command-line tests of argus record, start, stop and status against the
 # real kernel (needs root): error cases (one line, non-zero exit, nothing
 # left behind), file modes, the daemon's life, and a trace readable while

@@ -1,4 +1,5 @@
 #!/bin/sh
+# needs: kernel tracing
 # Runs every hang scenario of tests/scenarios alone (no recorder), quiet,
 # and checks: exit status 0; total time within bounds; a real hang (the
 # summary line's max_ms at least the hang's min_ms from NAME.expect) while
