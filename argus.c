@@ -17,6 +17,7 @@ static const struct cmd cmds[] = {
 	{ "start", cmd_start, "start the flight recorder as a daemon" },
 	{ "stop", cmd_stop, "flush and stop the flight recorder daemon" },
 	{ "status", cmd_status, "show what the flight recorder records" },
+	{ "snapshot", cmd_snapshot, "copy the last minute of a trace out of the ring, while it records" },
 	{ "diagnose", cmd_diagnose, "find the hangs in a trace and explain them: culprits, cycles" },
 	{ "debug", cmd_debug, "investigate a hang in a full-screen debugger" },
 	{ "info", cmd_info, "summarize a trace: span, segments, events, threads" },

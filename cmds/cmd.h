@@ -28,6 +28,7 @@ int cmd_stop(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_debug(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);
+int cmd_snapshot(int argc, char **argv);
 
 /* Print "argus NAME: message" on stderr; returns 1 (or 2 for usage). */
 int cmd_error(const char *name, const char *fmt, ...)

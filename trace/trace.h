@@ -390,6 +390,38 @@ size_t trace_format_fields(const struct trace_event *ev, char *buf,
 /* Duplicate of a string interned for the reader's life (for comm names). */
 const char *trace_reader_intern(struct trace_reader *r, const char *s);
 
+/* --- snapshots (trace/snapshot.c) ----------------------------------- */
+
+struct trace_snapshot_stats {
+	uint32_t segments;		/* segments in the snapshot */
+	uint32_t linked, cloned, copied;	/* how each got there */
+	uint32_t vanished;		/* deleted by the ring while copying */
+	uint64_t bytes;			/* bytes of the snapshot's files */
+	uint64_t bytes_copied;		/* of which copied byte by byte */
+	uint64_t first_ts, last_ts;	/* span of the segments taken */
+};
+
+/*
+ * Copy the segments of trace directory src holding events of the last
+ * last_ns nanoseconds before its newest event (0: all) into dest, which
+ * is created or must be empty, while a writer may still append to src.
+ * Closed segments are hard linked, else cloned (FICLONE), else copied;
+ * the open one is copied up to its last complete chunk and closed with a
+ * seek index, so dest is a complete trace on its own. Returns 0, or an
+ * error with *cause set (and nothing left in dest).
+ */
+int trace_snapshot(const char *src, const char *dest, uint64_t last_ns,
+    struct trace_snapshot_stats *st, char **cause);
+
+/*
+ * Bound a folder of snapshots (subdirectories holding only segments):
+ * delete the first ones by name (names start with their time) until at
+ * most keep remain and their files add up to max_bytes at most (0: no
+ * size bound); the last one always stays. *removed gets the count.
+ */
+int trace_snapshot_prune(const char *dir, size_t keep, uint64_t max_bytes,
+    size_t *removed);
+
 /* --- recorder (trace/record*.c) --------------------------------------- */
 
 /*
@@ -461,6 +493,15 @@ int record_poll(struct recorder *r, int flush);
    hands them to a decoding thread). */
 void record_sync(struct recorder *r);
 
+/* The hang marks of instrumented programs the recorder decoded. */
+struct record_hang {
+	uint64_t begun, ended;		/* TU_HANG_BEGIN, TU_HANG_END seen */
+	uint64_t start_ts;		/* the last hang: when its thread
+					   stopped answering (trace clock) */
+	uint32_t tid, pid;		/* its hung thread and process */
+	char comm[TRACE_COMM_LEN];	/* its process's name */
+};
+
 struct record_stats {
 	uint64_t events;	/* kernel records decoded */
 	uint64_t stored;	/* trace events written (incl. metadata) */
@@ -471,6 +512,7 @@ struct record_stats {
 	uint64_t first_ts, last_ts;	/* of the events read */
 	uint64_t fds;		/* fd identities written */
 	uint32_t ncpus;
+	struct record_hang hang;
 };
 void record_stats(const struct recorder *r, struct record_stats *st);
 
