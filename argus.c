@@ -20,6 +20,7 @@ static const struct cmd cmds[] = {
 	{ "snapshot", cmd_snapshot, "copy the last minute of a trace out of the ring, while it records" },
 	{ "diagnose", cmd_diagnose, "find the hangs in a trace and explain them: culprits, cycles" },
 	{ "debug", cmd_debug, "investigate a hang in a full-screen debugger" },
+	{ "export", cmd_export, "write a trace as JSON for Perfetto UI and chrome://tracing" },
 	{ "info", cmd_info, "summarize a trace: span, segments, events, threads" },
 	{ "dump", cmd_dump, "print the events of a trace, one per line" },
 	{ "graph", cmd_graph, "build the event graph of a trace: figures, neighbourhoods, suspects" },

@@ -29,6 +29,7 @@ int cmd_status(int argc, char **argv);
 int cmd_debug(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 /* Print "argus NAME: message" on stderr; returns 1 (or 2 for usage). */
 int cmd_error(const char *name, const char *fmt, ...)
