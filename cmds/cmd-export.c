@@ -152,7 +152,11 @@ cmd_export(int argc, char **argv)
 	if (!a.nodiag) {
 		if ((rs = cmd_load_rules("export", 1, a.rules, a.nrules)) == NULL)
 			goto done;
-		if ((err = graph_build(r, rs, &g, &cause)) != 0 ||
+		struct cmd_progress *pg = cmd_progress("export", "loading", r);
+
+		err = graph_build(r, rs, &g, &cause);
+		cmd_progress_end(pg);
+		if (err != 0 ||
 		    (err = diag_new(g, NULL, &d, &cause)) != 0) {
 			cmd_error("export", "%s: %s", a.path, cause ? cause :
 			    graph_strerror(err));
@@ -177,7 +181,10 @@ cmd_export(int argc, char **argv)
 		    strerror(errno));
 		goto done;
 	}
+	struct cmd_progress *pg = cmd_progress("export", "writing", r);
+
 	err = export_chrome(r, &eo, d, out, &cause);
+	cmd_progress_end(pg);
 	if (out == stdout) {
 		if (fflush(stdout) != 0 && err == 0) {
 			err = EIO;

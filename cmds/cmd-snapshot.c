@@ -27,6 +27,7 @@
 #include "cmd.h"
 #include "cmd-record-local.h"
 #include "common/common.h"
+#include "common/progress.h"
 #include "trace/trace.h"
 
 #define DEFAULT_LAST_NS (60ULL * 1000000000ULL)
@@ -46,6 +47,12 @@ static const char snapshot_usage[] =
     "  --last SECONDS      how far back (default 60; 0: everything)\n"
     "  -h, --help          show this help\n";
 
+static void
+on_progress(void *arg, uint64_t done, uint64_t total)
+{
+	progress_update(arg, done, total);
+}
+
 int
 cmd_snapshot(int argc, char **argv)
 {
@@ -58,6 +65,7 @@ cmd_snapshot(int argc, char **argv)
 	const char *src = ARGUS_DEFAULT_TRACE;
 	uint64_t last = DEFAULT_LAST_NS;
 	struct trace_snapshot_stats st;
+	struct progress *pg;
 	char *cause = NULL;
 	char b1[32], b2[32];
 	int c, err;
@@ -85,7 +93,10 @@ cmd_snapshot(int argc, char **argv)
 	if (argc - optind != 1)
 		return cmd_usage_error("snapshot", argc - optind ?
 		    "one destination" : "no destination");
-	err = trace_snapshot(src, argv[optind], last, &st, &cause);
+	pg = progress_new("argus snapshot: copying", 0);
+	err = trace_snapshot(src, argv[optind], last, on_progress, pg, &st,
+	    &cause);
+	progress_free(pg);
 	if (err) {
 		cmd_error("snapshot", "%s", cause);
 		free(cause);
@@ -144,7 +155,7 @@ snap_thread(void *arg)
 	size_t removed;
 
 	h->job_err = trace_snapshot(h->trace_dir, h->job_dest, h->job_last,
-	    &st, &h->job_cause);
+	    NULL, NULL, &st, &h->job_cause);
 	trace_snapshot_prune(h->snap_dir, h->keep, h->max_bytes, &removed);
 	__atomic_store_n(&h->job_done, 1, __ATOMIC_RELEASE);
 	return NULL;

@@ -59,6 +59,16 @@ struct rules;
 struct rules *cmd_load_rules(const char *name, int defaults,
     const char *const *files, size_t nfiles);
 
+/*
+ * A progress bar (common/progress.h) fed by the chunks r reads from now
+ * on, labelled "argus NAME: WHAT"; NULL when standard error is not a
+ * terminal. cmd_progress_end() detaches and erases it (NULL is fine).
+ */
+struct cmd_progress;
+struct cmd_progress *cmd_progress(const char *name, const char *what,
+    struct trace_reader *r);
+void cmd_progress_end(struct cmd_progress *cp);
+
 /* Where argus record writes when no -o is given. */
 #define ARGUS_DEFAULT_TRACE "/var/tmp/argus"
 

@@ -165,11 +165,26 @@ probe_open(int fd, struct snap_seg *s)
 	s->size = off;
 }
 
+/* Progress of a snapshot in bytes: done of total, told to fn. */
+struct snap_prog {
+	trace_progress_fn fn;
+	void *arg;
+	uint64_t done, total;
+};
+
+static void
+prog_add(struct snap_prog *pr, uint64_t n)
+{
+	pr->done += n;
+	if (pr->fn)
+		pr->fn(pr->arg, pr->done, pr->total);
+}
+
 /* Copy n bytes from offset off of in to out (at its current end). */
 static int
-copy_range(int in, int out, uint64_t off, uint64_t n)
+copy_range(int in, int out, uint64_t off, uint64_t n, struct snap_prog *pr)
 {
-	static uint8_t buf[1 << 16];
+	uint8_t buf[1 << 16];
 
 	while (n > 0) {
 		size_t k = n < sizeof(buf) ? (size_t)n : sizeof(buf);
@@ -181,6 +196,7 @@ copy_range(int in, int out, uint64_t off, uint64_t n)
 			return err;
 		off += k;
 		n -= k;
+		prog_add(pr, k);
 	}
 	return 0;
 }
@@ -222,7 +238,7 @@ write_index(int out, const struct snap_seg *s)
  */
 static int
 take_segment(int srcfd, int dstfd, struct snap_seg *s, int *how,
-    uint64_t *copied)
+    uint64_t *copied, struct snap_prog *pr)
 {
 	char tmp[80];
 	struct stat sb;
@@ -230,6 +246,7 @@ take_segment(int srcfd, int dstfd, struct snap_seg *s, int *how,
 
 	if (s->complete && linkat(srcfd, s->name, dstfd, s->name, 0) == 0) {
 		*how = 0;
+		prog_add(pr, s->size);
 		return 0;
 	}
 	in = openat(srcfd, s->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -252,13 +269,14 @@ take_segment(int srcfd, int dstfd, struct snap_seg *s, int *how,
 	(void)fchmod(out, sb.st_mode & 0777);
 	if (s->complete && ioctl(out, FICLONE, in) == 0) {
 		*how = 1;
+		prog_add(pr, s->size);
 	} else if (s->complete) {
 		*how = 2;
-		err = copy_range(in, out, 0, s->size);
+		err = copy_range(in, out, 0, s->size, pr);
 		*copied += s->size;
 	} else {
 		*how = 2;
-		err = copy_range(in, out, 0, s->size);
+		err = copy_range(in, out, 0, s->size, pr);
 		if (err == 0)
 			err = write_index(out, s);
 		*copied += s->size;
@@ -355,8 +373,10 @@ list_segments(int dirfd, struct snap_seg **out, size_t *nout)
 
 int
 trace_snapshot(const char *src, const char *dest, uint64_t last_ns,
-    struct trace_snapshot_stats *st, char **cause)
+    trace_progress_fn fn, void *arg, struct trace_snapshot_stats *st,
+    char **cause)
 {
+	struct snap_prog pr = { fn, arg, 0, 0 };
 	struct snap_seg *segs = NULL;
 	size_t n = 0, first = 0;
 	uint64_t newest = 0, cutoff;
@@ -425,13 +445,16 @@ trace_snapshot(const char *src, const char *dest, uint64_t last_ns,
 		    sb.st_gid) == 0)
 			(void)fchmod(dstfd, sb.st_mode & 0750);
 	}
+	for (size_t i = first; i < n; i++)
+		pr.total += segs[i].size;
 	for (size_t i = first; i < n; i++) {
 		struct snap_seg *s = &segs[i];
 		int how = 2;
 
 		if (s->last_ts == 0)
 			continue;	/* an open segment without a chunk yet */
-		err = take_segment(srcfd, dstfd, s, &how, &st->bytes_copied);
+		err = take_segment(srcfd, dstfd, s, &how, &st->bytes_copied,
+		    &pr);
 		if (err == ENOENT && s->complete) {
 			/* the ring deleted it meanwhile: newer ones remain */
 			err = 0;

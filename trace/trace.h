@@ -298,6 +298,15 @@ void trace_reader_close(struct trace_reader *r);
 void trace_reader_on_damage(struct trace_reader *r, trace_damage_fn fn,
     void *arg);
 
+/*
+ * Call fn(arg, done, total) after each chunk trace_reader_next() or
+ * trace_reader_read() decompresses: done chunks read of the total (for
+ * progress bars). NULL stops.
+ */
+typedef void (*trace_progress_fn)(void *arg, uint64_t done, uint64_t total);
+void trace_reader_on_progress(struct trace_reader *r, trace_progress_fn fn,
+    void *arg);
+
 const struct trace_info *trace_reader_info(const struct trace_reader *r);
 size_t trace_reader_nsegments(const struct trace_reader *r);
 const struct trace_segment_info *trace_reader_segment(
@@ -403,7 +412,8 @@ struct trace_snapshot_stats {
 
 /*
  * Copy the segments of trace directory src holding events of the last
- * last_ns nanoseconds before its newest event (0: all) into dest, which
+ * last_ns nanoseconds before its newest event (0: all) into dest, telling
+ * fn (when not NULL) the bytes taken so far and in all, into dest, which
  * is created or must be empty, while a writer may still append to src.
  * Closed segments are hard linked, else cloned (FICLONE), else copied;
  * the open one is copied up to its last complete chunk and closed with a
@@ -411,7 +421,8 @@ struct trace_snapshot_stats {
  * error with *cause set (and nothing left in dest).
  */
 int trace_snapshot(const char *src, const char *dest, uint64_t last_ns,
-    struct trace_snapshot_stats *st, char **cause);
+    trace_progress_fn fn, void *arg, struct trace_snapshot_stats *st,
+    char **cause);
 
 /*
  * Bound a folder of snapshots (subdirectories holding only segments):
