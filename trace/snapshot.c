@@ -380,7 +380,7 @@ trace_snapshot(const char *src, const char *dest, uint64_t last_ns,
 	struct snap_seg *segs = NULL;
 	size_t n = 0, first = 0;
 	uint64_t newest = 0, cutoff;
-	int srcfd, dstfd = -1, err, created = 0;
+	int srcfd, dstfd = -1, err, created = 0, ours = 0;
 
 	memset(st, 0, sizeof(*st));
 	*cause = NULL;
@@ -445,6 +445,7 @@ trace_snapshot(const char *src, const char *dest, uint64_t last_ns,
 		    sb.st_gid) == 0)
 			(void)fchmod(dstfd, sb.st_mode & 0750);
 	}
+	ours = 1;		/* dest is empty: what is in it now is ours */
 	for (size_t i = first; i < n; i++)
 		pr.total += segs[i].size;
 	for (size_t i = first; i < n; i++) {
@@ -485,7 +486,7 @@ trace_snapshot(const char *src, const char *dest, uint64_t last_ns,
 		*cause = xasprintf("%s: every segment went while copying", src);
 	}
 out:
-	if (err && dstfd >= 0)
+	if (err && ours)
 		for (size_t i = first; i < n; i++)
 			unlinkat(dstfd, segs[i].name, 0);
 	if (err && created)
