@@ -9,6 +9,7 @@
 
 #include "cmds/cmd.h"
 #include "common/common.h"
+#include "common/progress.h"
 #include "trace/trace.h"
 
 static const struct cmd cmds[] = {
@@ -16,8 +17,10 @@ static const struct cmd cmds[] = {
 	{ "start", cmd_start, "start the flight recorder as a daemon" },
 	{ "stop", cmd_stop, "flush and stop the flight recorder daemon" },
 	{ "status", cmd_status, "show what the flight recorder records" },
+	{ "snapshot", cmd_snapshot, "copy the last minute of a trace out of the ring, while it records" },
 	{ "diagnose", cmd_diagnose, "find the hangs in a trace and explain them: culprits, cycles" },
 	{ "debug", cmd_debug, "investigate a hang in a full-screen debugger" },
+	{ "export", cmd_export, "write a trace as JSON for Perfetto UI and chrome://tracing" },
 	{ "info", cmd_info, "summarize a trace: span, segments, events, threads" },
 	{ "dump", cmd_dump, "print the events of a trace, one per line" },
 	{ "graph", cmd_graph, "build the event graph of a trace: figures, neighbourhoods, suspects" },
@@ -89,6 +92,53 @@ cmd_open_trace(const char *name, const char *path)
 	}
 	trace_reader_on_damage(r, warn_damage, (void *)name);
 	return r;
+}
+
+struct cmd_progress {
+	struct progress *p;
+	struct trace_reader *r;
+	uint64_t base;		/* chunks read before */
+};
+
+static void
+on_progress(void *arg, uint64_t done, uint64_t total)
+{
+	struct cmd_progress *cp = arg;
+
+	progress_update(cp->p, done - cp->base, total);
+}
+
+struct cmd_progress *
+cmd_progress(const char *name, const char *what, struct trace_reader *r)
+{
+	char *label = xasprintf("argus %s: %s", name, what);
+	struct progress *p = progress_new(label,
+	    trace_reader_info(r)->nchunks);
+	struct cmd_progress *cp;
+	struct trace_reader_stats st;
+
+	free(label);
+	if (p == NULL)
+		return NULL;
+	cp = xcalloc(1, sizeof(*cp));
+	cp->p = p;
+	cp->r = r;
+	trace_reader_stats(r, &st);
+	cp->base = st.chunks_read;
+	trace_reader_on_progress(r, on_progress, cp);
+	return cp;
+}
+
+void
+cmd_progress_end(struct cmd_progress *cp)
+{
+	if (cp == NULL)
+		return;
+	trace_reader_on_progress(cp->r, NULL, NULL);
+	/* done: chunks read before the bar (a seek's) count as read too */
+	progress_update(cp->p, UINT64_MAX, 0);
+	progress_free(cp->p);
+	free(cp);
 }
 
 int

@@ -156,7 +156,10 @@ cmd_diagnose(int argc, char **argv)
 	}
 	struct graph *g = NULL;
 	struct diag *d = NULL;
+	struct cmd_progress *pg = cmd_progress("diagnose", "loading", r);
 	int err = graph_build(r, rs, &g, &cause);
+
+	cmd_progress_end(pg);
 	if (err) {
 		cmd_error("diagnose", "%s: %s", path, cause ? cause :
 		    graph_strerror(err));

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "common/common.h"
@@ -114,6 +115,9 @@ cmd_dump(int argc, char **argv)
 
 	struct trace_event ev;
 	uint64_t base = abs_ts ? UINT64_MAX : info->first_ts;
+	/* a bar only when the lines go elsewhere than the terminal */
+	struct cmd_progress *pg = isatty(STDOUT_FILENO) ? NULL :
+	    cmd_progress("dump", "reading", r);
 
 	while (trace_reader_next(r, &ev)) {
 		if (ev.ts > t1)
@@ -134,6 +138,7 @@ cmd_dump(int argc, char **argv)
 		if (putchar('\n') == EOF)
 			break;
 	}
+	cmd_progress_end(pg);
 	trace_reader_close(r);
 	if (fflush(stdout) != 0 || ferror(stdout))
 		return cmd_error("dump", "cannot write the output");

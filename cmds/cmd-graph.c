@@ -202,7 +202,10 @@ cmd_graph(int argc, char **argv)
 		return 1;
 	}
 	struct graph *g = NULL;
+	struct cmd_progress *pg = cmd_progress("graph", "loading", r);
 	int err = graph_build(r, rs, &g, &cause);
+
+	cmd_progress_end(pg);
 	if (err) {
 		cmd_error("graph", "%s: %s", path, cause ? cause :
 		    graph_strerror(err));

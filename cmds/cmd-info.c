@@ -90,10 +90,9 @@ cmd_info(int argc, char **argv)
 	if (r == NULL)
 		return 1;
 	const struct trace_info *in = trace_reader_info(r);
-	uint64_t per_type[TT_NTYPES] = { 0 }, n = 0, lost_cpu = 0;
+	uint64_t per_type[TT_NTYPES] = { 0 }, lost_cpu = 0;
 	struct trace_event ev;
-	int tty = isatty(2);
-	uint64_t span = in->last_ts > in->first_ts ? in->last_ts - in->first_ts : 1;
+	struct cmd_progress *pg = cmd_progress("info", "reading", r);
 
 	ev_per_tid_tab = xcalloc(MAX_TID, sizeof(*ev_per_tid_tab));
 	while (trace_reader_next(r, &ev)) {
@@ -102,12 +101,8 @@ cmd_info(int argc, char **argv)
 			ev_per_tid_tab[ev.tid]++;
 		if (ev.type == TT_LOST && ev.arg[0])
 			lost_cpu++;
-		if (tty && (++n & 0xfffff) == 0)
-			fprintf(stderr, "\rargus info: reading %3.0f%%",
-			    100.0 * (double)(ev.ts - in->first_ts) / (double)span);
 	}
-	if (tty && n >= 0x100000)
-		fprintf(stderr, "\r%40s\r", "");
+	cmd_progress_end(pg);
 
 	struct trace_reader_stats st;
 

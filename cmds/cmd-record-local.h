@@ -7,6 +7,7 @@
 #define ARGUS_CMD_RECORD_LOCAL_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "trace/trace.h"
 
@@ -16,6 +17,10 @@ struct ropts {
 	char **command;
 	int quiet;
 	int no_instrument;	/* kernel events only: no libargus */
+	const char *snap_dir;	/* --snapshot-on-hang DIR, or NULL */
+	char *snap_dir_buf;	/* snap_dir made absolute (allocated) */
+	unsigned snap_keep;	/* snapshots kept at most */
+	uint64_t snap_bytes;	/* their bytes at most */
 };
 
 /*
@@ -31,5 +36,29 @@ int parse_ropts(const char *name, int argc, char **argv, struct ropts *o);
  */
 int run_recorder(const char *name, struct ropts *o, int ready_fd,
     int progress);
+
+/*
+ * Snapshots at hangs (cmd-snapshot.c): hangsnap_poll, called at each of
+ * the loop's flushes with the recorder's statistics, starts a snapshot
+ * of trace_dir into a new directory of snap_dir once a hang marked by an
+ * instrumented program has ended and reached the disk (or has gone on
+ * for 10 s), then prunes snap_dir to keep snapshots and max_bytes.
+ * hangsnap_finish, after the recorder is closed, takes one still due;
+ * hangsnap_free waits for a snapshot under way. name is the command.
+ */
+struct hangsnap;
+struct hangsnap *hangsnap_new(const char *trace_dir, const char *snap_dir,
+    unsigned keep, uint64_t max_bytes);
+void hangsnap_poll(struct hangsnap *h, const char *name,
+    const struct record_stats *st, uint64_t now, int stopping);
+void hangsnap_finish(struct hangsnap *h, const char *name,
+    const struct record_stats *st);
+void hangsnap_free(struct hangsnap *h, const char *name);
+
+/* Print the snapshots of folder dir, oldest first (for argus status). */
+void hangsnap_list(const char *dir, FILE *f);
+
+#define SNAP_DEFAULT_KEEP 10
+#define SNAP_DEFAULT_BYTES (1ULL << 30)
 
 #endif

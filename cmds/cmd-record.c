@@ -51,7 +51,9 @@ usage_record(FILE *f, const char *name)
 	fprintf(f,
 	    "usage: argus %s [-o DIR] [--size SIZE] [--segment SIZE]\n"
 	    "       [--duration SECONDS] [--events SET] [--buffer-kb N]\n"
-	    "       [--group GROUP] [--no-instrument] [-q]%s\n"
+	    "       [--group GROUP] [--no-instrument] [-q]\n"
+	    "       [--snapshot-on-hang DIR [--snapshot-max N]"
+	    " [--snapshot-size SIZE]]%s\n"
 	    "\n"
 	    "Record what every thread of the system waits for and who wakes\n"
 	    "it, into a trace directory bounded in size (oldest segments go).\n"
@@ -64,9 +66,14 @@ usage_record(FILE *f, const char *name)
 	    "  --buffer-kb N       kernel buffer per CPU (default %u)\n"
 	    "  --group GROUP       make trace files 0640 and owned by GROUP\n"
 	    "  --no-instrument     kernel events only: no libargus records\n"
+	    "  --snapshot-on-hang DIR  when an instrumented program marks a hang,\n"
+	    "                      snapshot the last minute into a new directory\n"
+	    "                      of DIR (see argus-snapshot(1))\n"
+	    "  --snapshot-max N    snapshots kept, oldest go first (default %u)\n"
+	    "  --snapshot-size SIZE  bytes of snapshots kept (default 1G)\n"
 	    "  -q, --quiet         no progress line\n",
 	    name, strcmp(name, "record") == 0 ? " [-- COMMAND [ARGS...]]" : "",
-	    ARGUS_DEFAULT_TRACE, RECORD_DEFAULT_BUFFER_KB);
+	    ARGUS_DEFAULT_TRACE, RECORD_DEFAULT_BUFFER_KB, SNAP_DEFAULT_KEEP);
 	if (strcmp(name, "record") == 0)
 		fprintf(f, "\nWith COMMAND, run it (as the invoking user under "
 		    "sudo) while recording,\nstop when it ends and exit with "
@@ -89,17 +96,23 @@ parse_ropts(const char *name, int argc, char **argv, struct ropts *o)
 		{ "group", required_argument, NULL, 'g' },
 		{ "no-instrument", no_argument, NULL, 'N' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "snapshot-on-hang", required_argument, NULL, 'H' },
+		{ "snapshot-max", required_argument, NULL, 'K' },
+		{ "snapshot-size", required_argument, NULL, 'Z' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 	uint64_t v;
+	char cwd[PATH_MAX];
 
 	memset(o, 0, sizeof(*o));
 	o->ro.dir = ARGUS_DEFAULT_TRACE;
 	o->ro.set = RECORD_SET_DEFAULT;
 	o->ro.wopts.group = (gid_t)-1;
 	o->ro.marker_file = 1;
+	o->snap_keep = SNAP_DEFAULT_KEEP;
+	o->snap_bytes = SNAP_DEFAULT_BYTES;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+o:qh", lo, NULL)) != -1) {
 		switch (c) {
@@ -153,6 +166,28 @@ parse_ropts(const char *name, int argc, char **argv, struct ropts *o)
 			break;
 		case 'q':
 			o->quiet = 1;
+			break;
+		case 'H':
+			/* the daemon changes to /: keep the folder absolute */
+			if (optarg[0] != '/' && getcwd(cwd, sizeof(cwd))) {
+				free(o->snap_dir_buf);
+				o->snap_dir_buf = xasprintf("%s/%s", cwd, optarg);
+				o->snap_dir = o->snap_dir_buf;
+			} else {
+				o->snap_dir = optarg;
+			}
+			break;
+		case 'K':
+			if (parse_u64(optarg, &v) != 0 || v == 0 || v > 100000)
+				return cmd_usage_error(name,
+				    "bad snapshot count '%s'", optarg);
+			o->snap_keep = (unsigned)v;
+			break;
+		case 'Z':
+			if (parse_size(optarg, &v) != 0 || v == 0)
+				return cmd_usage_error(name,
+				    "bad snapshot size '%s'", optarg);
+			o->snap_bytes = v;
 			break;
 		case 'h':
 			usage_record(stdout, name);
@@ -257,7 +292,8 @@ exec_command(char **cmd, const char *marker)
 
 static void
 write_status(const char *dir, const struct recorder *r, const char *set,
-    uint64_t t0, uint64_t now, uint64_t ev0, uint64_t tprev, int running)
+    uint64_t t0, uint64_t now, uint64_t ev0, uint64_t tprev, int running,
+    const char *snap_dir)
 {
 	struct record_stats st;
 	char *tmp = xasprintf("%s/status.tmp", dir);
@@ -283,6 +319,9 @@ write_status(const char *dir, const struct recorder *r, const char *set,
 	    (unsigned long long)st.stored, (unsigned long long)st.lost,
 	    (unsigned long long)st.disk_bytes, (unsigned long long)st.bound,
 	    (unsigned long long)st.fds, (long long)time(NULL));
+	fprintf(f, "hangs %llu\n", (unsigned long long)st.hang.begun);
+	if (snap_dir)
+		fprintf(f, "snapshot_dir %s\n", snap_dir);
 	if (fclose(f) == 0)
 		rename(tmp, path);
 out:
@@ -295,6 +334,7 @@ run_recorder(const char *name, struct ropts *o, int ready_fd, int progress)
 {
 	struct recorder *r;
 	struct record_stats st;
+	struct hangsnap *hs = NULL;
 	struct sigaction sa;
 	char *cause = NULL;
 	pid_t child = -1;
@@ -375,13 +415,17 @@ run_recorder(const char *name, struct ropts *o, int ready_fd, int progress)
 		dprintf(ready_fd, "ok\n");
 		close(ready_fd);
 	}
+	if (o->snap_dir)
+		hs = hangsnap_new(o->ro.dir, o->snap_dir, o->snap_keep,
+		    o->snap_bytes);
 	record_stats(r, &st);
 	busy = (uint64_t)st.ncpus * (o->ro.buffer_kb ? o->ro.buffer_kb :
 	    RECORD_DEFAULT_BUFFER_KB) * 1024 / 16;
 	t0 = now_ns();
 	tnext = t0 + 1000000000ull;
 	t_prev = t0;
-	write_status(o->ro.dir, r, record_set_name(o->ro.set), t0, t0, 0, t0, 1);
+	write_status(o->ro.dir, r, record_set_name(o->ro.set), t0, t0, 0, t0, 1,
+	    o->snap_dir);
 	while (!stop_sig) {
 		struct timespec ts = { 0, POLL_MS * 1000000L };
 		uint64_t now;
@@ -414,7 +458,9 @@ run_recorder(const char *name, struct ropts *o, int ready_fd, int progress)
 		tnext = now + 1000000000ull;
 		record_stats(r, &st);
 		write_status(o->ro.dir, r, record_set_name(o->ro.set), t0, now,
-		    ev_prev, t_prev, 1);
+		    ev_prev, t_prev, 1, o->snap_dir);
+		if (hs)
+			hangsnap_poll(hs, name, &st, now, 0);
 		if (progress) {
 			char b1[16], b2[16];
 
@@ -447,9 +493,15 @@ run_recorder(const char *name, struct ropts *o, int ready_fd, int progress)
 		uint64_t now = now_ns();
 
 		write_status(o->ro.dir, r, record_set_name(o->ro.set), t0, now,
-		    ev_prev, t_prev, 0);
+		    ev_prev, t_prev, 0, o->snap_dir);
 	}
 	err = record_close(r, &cause);
+	if (hs) {
+		/* closed: a hang still due is snapshotted from closed files */
+		if (!err)
+			hangsnap_finish(hs, name, &st);
+		hangsnap_free(hs, name);
+	}
 	if (err) {
 		cmd_error(name, "%s", cause);
 		free(cause);

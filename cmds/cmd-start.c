@@ -168,8 +168,8 @@ static void
 usage_status(FILE *f)
 {
 	fprintf(f, "usage: argus status [-o DIR]\n\nShow what the recorder on "
-	    "DIR records: event set, rate, disk use,\nspan on disk and lost "
-	    "events (default DIR %s).\n", ARGUS_DEFAULT_TRACE);
+	    "DIR records: event set, rate, disk use,\nspan on disk, lost "
+	    "events and the snapshots taken at hangs\n(default DIR %s).\n", ARGUS_DEFAULT_TRACE);
 }
 
 int
@@ -203,6 +203,7 @@ cmd_status(int argc, char **argv)
 	int rc = parse_dir_opt("status", argc, argv, &dir, usage_status);
 	char *path, line[256];
 	char set[32] = "?";
+	char *snap_dir = NULL;
 	unsigned long long v, events = 0, lost = 0, disk = 0, bound = 0;
 	unsigned long long elapsed = 0, fds = 0;
 	double rate = 0;
@@ -224,6 +225,12 @@ cmd_status(int argc, char **argv)
 	while (fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "events_set %31s", set) == 1)
 			continue;
+		if (strncmp(line, "snapshot_dir ", 13) == 0) {
+			line[strcspn(line, "\n")] = '\0';
+			free(snap_dir);
+			snap_dir = xstrdup(line + 13);
+			continue;
+		}
 		if (sscanf(line, "events %llu", &v) == 1)
 			events = v;
 		else if (sscanf(line, "lost %llu", &v) == 1)
@@ -261,5 +268,8 @@ cmd_status(int argc, char **argv)
 	} else {
 		free(cause);
 	}
+	if (snap_dir)
+		hangsnap_list(snap_dir, stdout);
+	free(snap_dir);
 	return 0;
 }

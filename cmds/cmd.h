@@ -28,6 +28,8 @@ int cmd_stop(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_debug(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);
+int cmd_snapshot(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 /* Print "argus NAME: message" on stderr; returns 1 (or 2 for usage). */
 int cmd_error(const char *name, const char *fmt, ...)
@@ -78,6 +80,16 @@ void cmd_rules_opts_free(struct cmd_rules_opts *o);
  */
 struct rules;
 struct rules *cmd_rules_load(const char *name, struct cmd_rules_opts *o);
+
+/*
+ * A progress bar (common/progress.h) fed by the chunks r reads from now
+ * on, labelled "argus NAME: WHAT"; NULL when standard error is not a
+ * terminal. cmd_progress_end() detaches and erases it (NULL is fine).
+ */
+struct cmd_progress;
+struct cmd_progress *cmd_progress(const char *name, const char *what,
+    struct trace_reader *r);
+void cmd_progress_end(struct cmd_progress *cp);
 
 /* Where argus record writes when no -o is given. */
 #define ARGUS_DEFAULT_TRACE "/var/tmp/argus"

@@ -571,6 +571,39 @@ uint64_t graph_first_ts(const struct graph *g);
 int graph_user_args(const struct graph *g, uint32_t thread, uint32_t idx,
     uint64_t *arg, uint64_t *arg2);
 
+/* --- export (engine/export.c; prefix export_) ------------------------ */
+/*
+ * A trace as Trace Event Format JSON, which Perfetto UI and
+ * chrome://tracing open (argus-export(1)): one track per thread, named
+ * "comm (tid)" under its process; slices for running, for each wait
+ * (named with its resource) and for runnable time; flow arrows for
+ * wake-ups. With a diagnosis: flows for messages (socket, pipe, request
+ * and reply edges of its graph), the hangs and culprits as async slices
+ * with their details as arguments, and a flow from each culprit to the
+ * thread it held up. Written while the events are read: memory grows with
+ * the threads and descriptors of the trace, not with its events (the
+ * diagnosis' graph aside).
+ */
+struct export_opts {
+	uint64_t from, to;		/* absolute ns; 0: trace start, end */
+	uint64_t base_ns;		/* time 0 of the output; 0: the
+					   trace start */
+	const uint32_t *pids;		/* only these processes; */
+	size_t npids;			/* 0: every process */
+	const char *report;		/* text added as the "report" of a
+					   global instant event, or NULL */
+};
+
+/*
+ * Write the events of r in [o->from, o->to] (r is sought there) to f,
+ * with the hangs, culprits and message flows of d when d is not NULL (d's
+ * graph must come from the same trace). Returns 0, or an error with
+ * *cause set: GRAPH_ERANGE for an empty window, a trace error, or EIO
+ * when f failed.
+ */
+int export_chrome(struct trace_reader *r, const struct export_opts *o,
+    const struct diag *d, FILE *f, char **cause);
+
 /* --- view (engine/view*.c; prefix view_) ------------------------------ */
 /*
  * Queries for interactive viewers (argus debug): the scheduling state of

@@ -27,3 +27,13 @@ golden() {
 		nok "golden $_name" "$(head -n 20 "$T/$_name.diff")"
 	fi
 }
+
+# skip_if_wedged WHAT: true (after printing a "skip" line, which
+# tests/run-checks counts) when tests/run-checks found the kernel's
+# tracing wedged, so a script that also checks other things can leave
+# out the part that records the kernel.
+skip_if_wedged() {
+	[ -n "${ARGUS_TRACING_WEDGED:-}" ] || return 1
+	echo "skip ${SUITE:+$SUITE: }$1 (the kernel's tracing is wedged)"
+	return 0
+}

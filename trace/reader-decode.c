@@ -79,9 +79,14 @@ load_ref(struct trace_reader *r, struct cursor *c, const struct chunkref *ref,
 static int
 load_chunk(struct trace_reader *r, struct cursor *c)
 {
-	while (c->next_chunk < c->nchunks)
-		if (load_ref(r, c, &c->chunks[c->next_chunk++], r->dctx) == 0)
-			return 0;
+	while (c->next_chunk < c->nchunks) {
+		if (load_ref(r, c, &c->chunks[c->next_chunk++], r->dctx) != 0)
+			continue;
+		if (r->progress_fn)
+			r->progress_fn(r->progress_arg, r->st.chunks_read,
+			    r->info.nchunks);
+		return 0;
+	}
 	return -1;
 }
 

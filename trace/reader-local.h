@@ -106,6 +106,8 @@ struct trace_reader {
 	size_t ndamage;
 	trace_damage_fn damage_fn;
 	void *damage_arg;
+	trace_progress_fn progress_fn;
+	void *progress_arg;
 	pthread_mutex_t lock;		/* interning, damage, for bulk decoding */
 	struct trace_chunk_info *cinfo;	/* bulk view of the chunks */
 	struct { uint32_t cur, k; } *cmap;

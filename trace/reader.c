@@ -110,6 +110,14 @@ rd_report(struct trace_reader *r, const char *path, uint64_t off,
 }
 
 void
+trace_reader_on_progress(struct trace_reader *r, trace_progress_fn fn,
+    void *arg)
+{
+	r->progress_fn = fn;
+	r->progress_arg = arg;
+}
+
+void
 trace_reader_on_damage(struct trace_reader *r, trace_damage_fn fn, void *arg)
 {
 	r->damage_fn = fn;

@@ -310,6 +310,28 @@ tgid_of(struct recorder *r, uint32_t tid)
 	return t ? t->pid : tid;
 }
 
+/* A hang mark: counted, and the last hang's thread kept (record_stats). */
+static void
+note_hang(struct recorder *r, unsigned kind, const struct trace_event *ev)
+{
+	struct rthread *t;
+
+	if (kind == TU_HANG_END) {
+		r->hang.ended++;
+		return;
+	}
+	r->hang.begun++;
+	r->hang.tid = ev->tid;
+	/* arg2: when the thread left its loop wait, if earlier */
+	r->hang.start_ts = ev->arg[3] && ev->arg[3] < ev->ts ? ev->arg[3] :
+	    ev->ts;
+	t = rec_thread_find(r, ev->tid);
+	r->hang.pid = t ? t->pid : ev->tid;
+	if (t && t->pid != t->tid)
+		t = rec_thread_find(r, t->pid);
+	snprintf(r->hang.comm, sizeof(r->hang.comm), "%s", t ? t->comm : "");
+}
+
 /*
  * A record libargus wrote into trace_marker_raw (trace/user-protocol.h): a user event,
  * the stack of one, or a mapping of the writer's process. With
@@ -397,6 +419,8 @@ dec_marker(struct recorder *r, struct trace_event *ev, const uint8_t *p,
 	ev->blob = name;
 	ev->blob_len = (uint32_t)strnlen(name, n);
 	rec_add(r, ev);
+	if (kind == TU_HANG_BEGIN || kind == TU_HANG_END)
+		note_hang(r, kind, ev);
 }
 
 static void

@@ -94,6 +94,7 @@ struct rcpu {
 /* What the decoding thread has done, as of its last entry. */
 struct rec_snap {
 	uint64_t events, stored, lost, fds, last_ts, disk_bytes;
+	struct record_hang hang;
 	int err;
 };
 
@@ -134,6 +135,7 @@ struct recorder {
 	uint64_t meta_ts;	/* last timestamp of the metadata stream */
 	uint64_t events, stored, lost, pages, bytes, fd_written;
 	uint64_t start_ts;
+	struct record_hang hang;	/* hang marks decoded */
 	int err;		/* first writer error, sticky */
 	char **warn;
 	size_t nwarn;

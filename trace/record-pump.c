@@ -64,6 +64,7 @@ snap(struct recorder *r)
 	s->lost = r->lost;
 	s->fds = r->fd_written;
 	s->err = r->err;
+	s->hang = r->hang;
 	s->last_ts = 0;
 	for (unsigned c = 0; c < r->ncpus; c++)
 		if (r->cpus[c].last_ts > s->last_ts)

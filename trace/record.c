@@ -635,6 +635,7 @@ record_stats(const struct recorder *r, struct record_stats *st)
 	st->last_ts = s.last_ts;
 	st->fds = s.fds;
 	st->ncpus = r->ncpus;
+	st->hang = s.hang;
 }
 
 int

@@ -299,6 +299,15 @@ void trace_reader_close(struct trace_reader *r);
 void trace_reader_on_damage(struct trace_reader *r, trace_damage_fn fn,
     void *arg);
 
+/*
+ * Call fn(arg, done, total) after each chunk trace_reader_next() or
+ * trace_reader_read() decompresses: done chunks read of the total (for
+ * progress bars). NULL stops.
+ */
+typedef void (*trace_progress_fn)(void *arg, uint64_t done, uint64_t total);
+void trace_reader_on_progress(struct trace_reader *r, trace_progress_fn fn,
+    void *arg);
+
 const struct trace_info *trace_reader_info(const struct trace_reader *r);
 size_t trace_reader_nsegments(const struct trace_reader *r);
 const struct trace_segment_info *trace_reader_segment(
@@ -391,6 +400,40 @@ size_t trace_format_fields(const struct trace_event *ev, char *buf,
 /* Duplicate of a string interned for the reader's life (for comm names). */
 const char *trace_reader_intern(struct trace_reader *r, const char *s);
 
+/* --- snapshots (trace/snapshot.c) ----------------------------------- */
+
+struct trace_snapshot_stats {
+	uint32_t segments;		/* segments in the snapshot */
+	uint32_t linked, cloned, copied;	/* how each got there */
+	uint32_t vanished;		/* deleted by the ring while copying */
+	uint64_t bytes;			/* bytes of the snapshot's files */
+	uint64_t bytes_copied;		/* of which copied byte by byte */
+	uint64_t first_ts, last_ts;	/* span of the segments taken */
+};
+
+/*
+ * Copy the segments of trace directory src holding events of the last
+ * last_ns nanoseconds before its newest event (0: all) into dest, telling
+ * fn (when not NULL) the bytes taken so far and in all, into dest, which
+ * is created or must be empty, while a writer may still append to src.
+ * Closed segments are hard linked, else cloned (FICLONE), else copied;
+ * the open one is copied up to its last complete chunk and closed with a
+ * seek index, so dest is a complete trace on its own. Returns 0, or an
+ * error with *cause set (and nothing left in dest).
+ */
+int trace_snapshot(const char *src, const char *dest, uint64_t last_ns,
+    trace_progress_fn fn, void *arg, struct trace_snapshot_stats *st,
+    char **cause);
+
+/*
+ * Bound a folder of snapshots (subdirectories holding only segments):
+ * delete the first ones by name (names start with their time) until at
+ * most keep remain and their files add up to max_bytes at most (0: no
+ * size bound); the last one always stays. *removed gets the count.
+ */
+int trace_snapshot_prune(const char *dir, size_t keep, uint64_t max_bytes,
+    size_t *removed);
+
 /* --- recorder (trace/record*.c) --------------------------------------- */
 
 /*
@@ -462,6 +505,15 @@ int record_poll(struct recorder *r, int flush);
    hands them to a decoding thread). */
 void record_sync(struct recorder *r);
 
+/* The hang marks of instrumented programs the recorder decoded. */
+struct record_hang {
+	uint64_t begun, ended;		/* TU_HANG_BEGIN, TU_HANG_END seen */
+	uint64_t start_ts;		/* the last hang: when its thread
+					   stopped answering (trace clock) */
+	uint32_t tid, pid;		/* its hung thread and process */
+	char comm[TRACE_COMM_LEN];	/* its process's name */
+};
+
 struct record_stats {
 	uint64_t events;	/* kernel records decoded */
 	uint64_t stored;	/* trace events written (incl. metadata) */
@@ -472,6 +524,7 @@ struct record_stats {
 	uint64_t first_ts, last_ts;	/* of the events read */
 	uint64_t fds;		/* fd identities written */
 	uint32_t ncpus;
+	struct record_hang hang;
 };
 void record_stats(const struct recorder *r, struct record_stats *st);
 

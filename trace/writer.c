@@ -708,6 +708,10 @@ trace_writer_open(struct trace_writer **wp, const char *dir,
 		err = errno == ELOOP ? ENOTDIR : errno;
 		goto fail;
 	}
+	/* A group that reads the files must be able to enter the directory. */
+	if (w->o.group != (gid_t)-1 && fchown(w->dirfd, (uid_t)-1,
+	    w->o.group) == 0)
+		(void)fchmod(w->dirfd, 0750);
 	w->lockfd = openat(w->dirfd, ".lock", O_RDWR | O_CREAT | O_NOFOLLOW |
 	    O_CLOEXEC, 0600);
 	if (w->lockfd < 0) {

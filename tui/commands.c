@@ -214,15 +214,58 @@ c_report(struct tui *t, char *arg)
 	return show_stream(t, "report (q closes)", 1);
 }
 
+/*
+ * The visible window as Trace Event Format JSON (engine/export.c), read
+ * again from the trace with a reader of its own.
+ */
+static int
+write_json(struct tui *t, const char *path)
+{
+	struct export_opts eo = { 0 };
+	struct trace_reader *r;
+	char *cause = NULL;
+	FILE *f;
+	int err;
+
+	if (trace_reader_open(&r, t->trace, &cause) != 0) {
+		tui_message(t, 1, "%s", cause);
+		free(cause);
+		return R_STATUS;
+	}
+	if ((f = fopen(path, "w")) == NULL) {
+		tui_message(t, 1, "%s: %s", path, strerror(errno));
+		trace_reader_close(r);
+		return R_STATUS;
+	}
+	eo.from = t->pos.t0;
+	eo.to = t->pos.t1;
+	eo.base_ns = t->first_ts;
+	err = export_chrome(r, &eo, t->d, f, &cause);
+	if (fclose(f) != 0 && err == 0)
+		err = errno;
+	trace_reader_close(r);
+	if (err)
+		tui_message(t, 1, "%s: %s", path, cause ? cause :
+		    strerror(err));
+	else
+		tui_message(t, 0, "window written to %s (Trace Event Format)",
+		    path);
+	free(cause);
+	return R_STATUS;
+}
+
 static int
 c_write(struct tui *t, char *arg)
 {
 	FILE *f;
+	size_t n = strlen(arg);
 
 	if (arg[0] == '\0') {
 		tui_message(t, 1, "usage: write FILE");
 		return R_STATUS;
 	}
+	if (n > 5 && strcmp(arg + n - 5, ".json") == 0)
+		return write_json(t, arg);
 	if (t->d == NULL) {
 		tui_message(t, 1, "no diagnosis to write");
 		return R_STATUS;

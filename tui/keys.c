@@ -74,7 +74,8 @@ const struct tui_command tui_commands[] = {
 	  "diagnosis in place" },
 	{ "rules", "", "show the rules in force" },
 	{ "report", "", "show the text report of every hang" },
-	{ "write", "FILE", "save the report to FILE" },
+	{ "write", "FILE", "save the report to FILE; FILE.json: the window as "
+	  "JSON for Perfetto" },
 	{ "help", "", "show the help screen" },
 	{ "quit", "", "quit" },
 };
