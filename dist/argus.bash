@@ -22,7 +22,7 @@ _argus_opts() {
 		    -h --help" ;;
 	snapshot) echo "-o --output --last -h --help" ;;
 	export) echo "--format -o --output --from --to --pid --diagnose
-		    --no-diagnosis --rules -h --help" ;;
+		    --no-diagnosis --rules --no-default-rules -h --help" ;;
 	esac
 }
 
