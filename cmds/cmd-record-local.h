@@ -7,6 +7,7 @@
 #define ARGUS_CMD_RECORD_LOCAL_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "trace/trace.h"
 
@@ -16,7 +17,22 @@ struct ropts {
 	char **command;
 	int quiet;
 	int no_instrument;	/* kernel events only: no libargus */
+	/* record -- COMMAND under sudo: whom the command runs as */
+	int drop;		/* set by sudo_identity */
+	uid_t uid;
+	gid_t gid;
+	char user[64];		/* for the supplementary groups, or "" */
+	pid_t parent;		/* the recorder, for the child's checks */
 };
+
+/*
+ * Under sudo (root with SUDO_UID set), fill o->drop, uid, gid and user
+ * from SUDO_UID, SUDO_GID (else the user's own group) and SUDO_USER,
+ * each checked: a value that is not an id, or a user id alone that names
+ * no user, is an error (printed as command name's; returns 1), never a
+ * silent fall back to root. Returns 0 otherwise.
+ */
+int sudo_identity(const char *name, struct ropts *o);
 
 /*
  * Parse the options shared by record and start (name is the command).

@@ -386,7 +386,7 @@ seg_cmp(const void *a, const void *b)
 
 /* Open one segment file and decode its header; returns an error code. */
 static int
-open_seg(struct seg *s, const char *path)
+open_seg(struct seg *s, int dirfd, const char *name, const char *path)
 {
 	struct stat sb;
 	uint8_t *p = NULL;
@@ -395,13 +395,16 @@ open_seg(struct seg *s, const char *path)
 
 	memset(s, 0, sizeof(*s));
 	s->path = xstrdup(path);
-	s->fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* Never through a link in the directory, never blocking on a FIFO. */
+	s->fd = dirfd >= 0 ? openat(dirfd, name, O_RDONLY | O_NOFOLLOW |
+	    O_NONBLOCK | O_CLOEXEC) : open(path, O_RDONLY | O_NONBLOCK |
+	    O_CLOEXEC);
 	if (s->fd < 0)
-		return errno;
+		return errno == ELOOP ? EINVAL : errno;
 	if (fstat(s->fd, &sb) != 0)
 		return errno;
 	if (!S_ISREG(sb.st_mode))
-		return TRACE_EMAGIC;
+		return EINVAL;
 	s->size = (uint64_t)sb.st_size;
 	for (;;) {
 		if (need > s->size)
@@ -425,11 +428,11 @@ open_seg(struct seg *s, const char *path)
 }
 
 static void
-add_seg(struct trace_reader *r, const char *path)
+add_seg(struct trace_reader *r, int dirfd, const char *name, const char *path)
 {
 	r->segs = xreallocarray(r->segs, r->nsegs + 1, sizeof(*r->segs));
 	struct seg *s = &r->segs[r->nsegs];
-	int err = open_seg(s, path);
+	int err = open_seg(s, dirfd, name, path);
 
 	s->info.path = s->path;
 	s->info.size = s->size;
@@ -443,13 +446,22 @@ add_seg(struct trace_reader *r, const char *path)
 }
 
 static int
-list_dir(struct trace_reader *r, const char *dir)
+list_dir(struct trace_reader *r, const char *dir, char **cause)
 {
-	DIR *d = opendir(dir);
+	int err, fd = trace_dir_open(dir, &err, cause);
+	int dfd = fd >= 0 ? dup(fd) : -1;
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
 	struct dirent *de;
 
-	if (d == NULL)
-		return errno;
+	if (d == NULL) {
+		if (fd >= 0) {
+			err = errno;
+			close(fd);
+			if (dfd >= 0)
+				close(dfd);
+		}
+		return err;
+	}
 	while ((de = readdir(d)) != NULL) {
 		size_t n = strlen(de->d_name);
 
@@ -458,10 +470,11 @@ list_dir(struct trace_reader *r, const char *dir)
 			continue;
 		char *path = xasprintf("%s/%s", dir, de->d_name);
 
-		add_seg(r, path);
+		add_seg(r, fd, de->d_name, path);
 		free(path);
 	}
 	closedir(d);
+	close(fd);
 	return 0;
 }
 
@@ -535,10 +548,22 @@ trace_reader_open(struct trace_reader **rp, const char *path, char **cause)
 		err = errno;
 		goto fail;
 	}
-	if (S_ISDIR(sb.st_mode))
-		err = list_dir(r, path);
-	else
-		add_seg(r, path);
+	if (S_ISDIR(sb.st_mode)) {
+		err = list_dir(r, path, cause);
+		if (err && cause && *cause) {
+			trace_reader_close(r);
+			return err;
+		}
+	} else if (!S_ISREG(sb.st_mode)) {
+		err = EINVAL;
+		if (cause) {
+			*cause = xasprintf("%s: not a regular file or a "
+			    "directory", path);
+			cause = NULL;
+		}
+	} else {
+		add_seg(r, -1, NULL, path);
+	}
 	if (err)
 		goto fail;
 	if (r->nsegs > 1)
@@ -570,7 +595,9 @@ trace_reader_open(struct trace_reader **rp, const char *path, char **cause)
 		struct seg *s = &r->segs[i];
 
 		if (s->info.skipped) {
-			rd_report(r, s->path, 0, trace_strerror(s->info.skipped));
+			rd_report(r, s->path, 0, s->info.skipped == EINVAL ?
+			    "not a regular file (skipped)" :
+			    trace_strerror(s->info.skipped));
 			continue;
 		}
 		if (strcmp(s->h.boot_id, newest->h.boot_id) != 0) {
