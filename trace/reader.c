@@ -223,12 +223,44 @@ cursor_for(struct trace_reader *r, uint16_t cpu)
 	return &r->cursors[r->ncursors++];
 }
 
+/*
+ * Are a chunk's times believable? They lie before the segment file was
+ * last written (its mtime on the trace clock, with an hour of slack for
+ * clock steps) and do not go back from the previous chunk of the same
+ * stream. Anything else is reported as damage: a time far off would
+ * make every view of the trace span centuries.
+ */
+static int
+chunk_times_ok(struct trace_reader *r, uint32_t segi, uint64_t off,
+    const struct chunk_hdr *h)
+{
+	struct seg *s = &r->segs[segi];
+	struct cursor *c = cursor_for(r, h->cpu);
+
+	if (h->last_ts > s->max_ts) {
+		rd_report(r, s->path, off, "damaged chunk: its time lies "
+		    "after the file was written (skipped)");
+		return 0;
+	}
+	if (c->nchunks > 0 && h->first_ts < c->last_ts) {
+		rd_report(r, s->path, off, "damaged chunk: its time goes "
+		    "back (skipped)");
+		return 0;
+	}
+	return 1;
+}
+
 static void
 add_chunk(struct trace_reader *r, uint32_t segi, uint64_t off,
     const struct chunk_hdr *h)
 {
 	struct cursor *c = cursor_for(r, h->cpu);
 	struct seg *s = &r->segs[segi];
+
+	if (!chunk_times_ok(r, segi, off, h))
+		return;
+	c = cursor_for(r, h->cpu);	/* may have moved */
+	c->last_ts = h->last_ts;
 
 	if (c->nchunks == c->cap) {
 		c->cap = c->cap ? 2 * c->cap : 64;
@@ -406,6 +438,7 @@ open_seg(struct seg *s, int dirfd, const char *name, const char *path)
 	if (!S_ISREG(sb.st_mode))
 		return EINVAL;
 	s->size = (uint64_t)sb.st_size;
+	s->max_ts = UINT64_MAX;
 	for (;;) {
 		if (need > s->size)
 			need = (size_t)s->size;
@@ -424,6 +457,14 @@ open_seg(struct seg *s, int dirfd, const char *name, const char *path)
 		}
 	}
 	free(p);
+	if (err == 0) {
+		/* mtime on the trace clock, plus an hour */
+		int64_t mt = (int64_t)sb.st_mtim.tv_sec * 1000000000LL +
+		    sb.st_mtim.tv_nsec - s->h.realtime_offset;
+
+		if (mt > 0 && (uint64_t)mt < UINT64_MAX - 3600000000000ULL)
+			s->max_ts = (uint64_t)mt + 3600000000000ULL;
+	}
 	return err;
 }
 
