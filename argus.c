@@ -154,6 +154,20 @@ cmd_parse_time(const char *s, unsigned long long first_ts,
 }
 
 int
+cmd_check_time(const char *name, const char *s, unsigned long long ts,
+    unsigned long long first_ts, unsigned long long last_ts)
+{
+	char b[32];
+
+	if (ts >= first_ts && ts <= last_ts && last_ts != 0)
+		return 0;
+	cmd_error(name, "time '%s' lies outside the trace (0 to %s after "
+	    "its start, @%llu to @%llu)", s, fmt_duration(b, sizeof(b),
+	    last_ts > first_ts ? last_ts - first_ts : 0), first_ts, last_ts);
+	return -1;
+}
+
+int
 main(int argc, char **argv)
 {
 	if (argc < 2) {

@@ -111,6 +111,13 @@ cmd_debug(int argc, char **argv)
 			rules_free(o.rules);
 			return cmd_usage_error("debug", "bad time '%s'", at);
 		}
+		if (cmd_check_time("debug", at, ts,
+		    trace_reader_info(o.reader)->first_ts,
+		    trace_reader_info(o.reader)->last_ts) != 0) {
+			trace_reader_close(o.reader);
+			rules_free(o.rules);
+			return 1;
+		}
 		o.at = ts;
 	}
 	rc = tui_run(&o);

@@ -173,6 +173,11 @@ cmd_diagnose(int argc, char **argv)
 		    "the trace start, or @NS)", at);
 		goto out;
 	}
+	if (at != NULL && cmd_check_time("diagnose", at, o.at, first,
+	    trace_reader_info(r)->last_ts) != 0) {
+		rc = 1;
+		goto out;
+	}
 	if ((err = diag_new(g, &o, &d, &cause)) != 0) {
 		cmd_error("diagnose", "%s", cause ? cause : graph_strerror(err));
 		goto out;

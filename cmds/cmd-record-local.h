@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "trace/trace.h"
 
@@ -21,7 +22,22 @@ struct ropts {
 	char *snap_dir_buf;	/* snap_dir made absolute (allocated) */
 	unsigned snap_keep;	/* snapshots kept at most */
 	uint64_t snap_bytes;	/* their bytes at most */
+	/* record -- COMMAND under sudo: whom the command runs as */
+	int drop;		/* set by sudo_identity */
+	uid_t uid;
+	gid_t gid;
+	char user[64];		/* for the supplementary groups, or "" */
+	pid_t parent;		/* the recorder, for the child's checks */
 };
+
+/*
+ * Under sudo (root with SUDO_UID set), fill o->drop, uid, gid and user
+ * from SUDO_UID, SUDO_GID (else the user's own group) and SUDO_USER,
+ * each checked: a value that is not an id, or a user id alone that names
+ * no user, is an error (printed as command name's; returns 1), never a
+ * silent fall back to root. Returns 0 otherwise.
+ */
+int sudo_identity(const char *name, struct ropts *o);
 
 /*
  * Parse the options shared by record and start (name is the command).

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -231,15 +232,63 @@ find_libargus(void)
 	return NULL;
 }
 
-/*
- * In the child: drop to the sudo user (if any), set up env and exec.
- * marker is NULL with --no-instrument: no libargus, no marker.
- */
-static void
-exec_command(char **cmd, const char *marker)
+/* A decimal id of sudo's environment: 0 and *out, or -1. */
+static int
+parse_id(const char *s, unsigned *out)
+{
+	uint64_t v;
+
+	if (s == NULL || parse_u64(s, &v) != 0 || v >= UINT32_MAX)
+		return -1;
+	*out = (unsigned)v;
+	return 0;
+}
+
+int
+sudo_identity(const char *name, struct ropts *o)
 {
 	const char *su = getenv("SUDO_UID"), *sg = getenv("SUDO_GID");
 	const char *user = getenv("SUDO_USER");
+	struct passwd *pw;
+	unsigned uid, gid;
+
+	o->drop = 0;
+	if (getuid() != 0 || su == NULL)
+		return 0;
+	if (parse_id(su, &uid) != 0)
+		return cmd_error(name, "SUDO_UID='%s' is not a user id: "
+		    "refusing to run the command as root", su);
+	pw = getpwuid((uid_t)uid);
+	if (sg != NULL) {
+		if (parse_id(sg, &gid) != 0)
+			return cmd_error(name, "SUDO_GID='%s' is not a group "
+			    "id: refusing to run the command as root", sg);
+	} else if (pw != NULL) {
+		gid = (unsigned)pw->pw_gid;	/* the user's own group */
+	} else {
+		return cmd_error(name, "SUDO_UID=%u without SUDO_GID names no "
+		    "user: refusing to run the command as root", uid);
+	}
+	/* SUDO_USER only for its groups, and only when it is that user. */
+	if (user != NULL && (pw == NULL || strcmp(pw->pw_name, user) != 0))
+		user = NULL;
+	o->drop = 1;
+	o->uid = (uid_t)uid;
+	o->gid = (gid_t)gid;
+	snprintf(o->user, sizeof(o->user), "%s", user ? user :
+	    pw ? pw->pw_name : "");
+	return 0;
+}
+
+/*
+ * In the child: drop to the sudo user (if any, checked by
+ * sudo_identity), set up env and exec. marker is NULL with
+ * --no-instrument: no libargus, no marker.
+ */
+static void
+exec_command(const struct ropts *o, const char *marker)
+{
+	char **cmd = o->command;
 	char *lib = marker ? find_libargus() : NULL;
 
 	if (marker)
@@ -255,9 +304,9 @@ exec_command(char **cmd, const char *marker)
 		free(v);
 		free(lib);
 	}
-	if (getuid() == 0 && su && sg) {
-		uid_t uid = (uid_t)strtoul(su, NULL, 10);
-		gid_t gid = (gid_t)strtoul(sg, NULL, 10);
+	if (o->drop) {
+		uid_t uid = o->uid;
+		gid_t gid = o->gid;
 		int mfd;
 
 		/*
@@ -276,7 +325,8 @@ exec_command(char **cmd, const char *marker)
 			free(v);
 		}
 
-		if ((user ? initgroups(user, gid) : setgroups(0, NULL)) != 0 ||
+		if ((o->user[0] ? initgroups(o->user, gid) :
+		    setgroups(0, NULL)) != 0 ||
 		    setgid(gid) != 0 || setuid(uid) != 0 || (uid != 0 &&
 		    setuid(0) == 0)) {
 			fprintf(stderr, "argus record: cannot drop privileges "
@@ -284,6 +334,10 @@ exec_command(char **cmd, const char *marker)
 			_exit(126);
 		}
 	}
+	/* The command ends with the recorder, even when it is killed (set
+	   after the uid change, which clears it). */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != o->parent)
+		_exit(126);
 	execvp(cmd[0], cmd);
 	fprintf(stderr, "argus record: cannot run %s: %s\n", cmd[0],
 	    strerror(errno));
@@ -366,6 +420,7 @@ run_recorder(const char *name, struct ropts *o, int ready_fd, int progress)
 	}
 	if (o->command) {
 		fflush(NULL);
+		o->parent = getpid();
 		child = fork();
 		if (child < 0) {
 			err = errno;
@@ -377,7 +432,7 @@ run_recorder(const char *name, struct ropts *o, int ready_fd, int progress)
 			signal(SIGINT, SIG_DFL);
 			signal(SIGTERM, SIG_DFL);
 			signal(SIGHUP, SIG_DFL);
-			exec_command(o->command, o->no_instrument ? NULL :
+			exec_command(o, o->no_instrument ? NULL :
 			    record_marker_path(r));
 		}
 	}
@@ -524,5 +579,7 @@ cmd_record(int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
+	if (o.command && sudo_identity("record", &o) != 0)
+		return 1;
 	return run_recorder("record", &o, -1, !o.quiet && isatty(2));
 }

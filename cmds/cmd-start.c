@@ -3,8 +3,10 @@
  *
  * start runs the recording loop of cmd-record.c in a daemon that writes
  * DIR/argus.pid and logs to DIR/argus.log; a pipe tells the parent whether
- * the start succeeded. stop sends SIGTERM to the pid of DIR/argus.pid and
- * waits for the end; status prints DIR/status and what is on disk.
+ * the start succeeded. stop sends SIGTERM to the pid of DIR/argus.pid, once
+ * it has checked that this pid is the recorder of DIR (it holds DIR/.lock
+ * open and locked), and waits for the end; status prints DIR/status and
+ * what is on disk. The directory must be one we trust (trace_dir_open).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <limits.h>
+#include <poll.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,23 +30,118 @@
 #include "common/common.h"
 #include "trace/trace.h"
 
-/* Pid of a live recorder on dir, or 0. */
+/* The pid written in DIR/argus.pid (read safely), or 0. */
+static pid_t
+pidfile_pid(int dfd)
+{
+	char buf[32], *end;
+	long pid;
+
+	if (trace_dir_read_file(dfd, "argus.pid", buf, sizeof(buf)) <= 0)
+		return 0;
+	pid = strtol(buf, &end, 10);
+	if (end == buf || (*end != '\n' && *end != '\0') || pid <= 0 ||
+	    pid > INT_MAX)
+		return 0;
+	return (pid_t)pid;
+}
+
+/*
+ * Is pid (through its pidfd) the recorder of the directory dfd? The
+ * recorder holds DIR/.lock open and locked (trace_writer_open), which no
+ * other process does: the lock must be taken and one of pid's
+ * descriptors must be that very file.
+ */
+static int
+is_recorder(int dfd, pid_t pid)
+{
+	struct stat lk, sb;
+	char path[64];
+	int fd, found = 0;
+	DIR *d;
+	struct dirent *de;
+
+	fd = openat(dfd, ".lock", O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+	    O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &lk) != 0 || !S_ISREG(lk.st_mode) ||
+	    flock(fd, LOCK_SH | LOCK_NB) == 0) {
+		close(fd);		/* no writer holds the lock */
+		return 0;
+	}
+	close(fd);
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	if ((d = opendir(path)) == NULL)
+		return 0;
+	while (!found && (de = readdir(d)) != NULL) {
+		if (fstatat(dirfd(d), de->d_name, &sb, 0) == 0 &&
+		    sb.st_dev == lk.st_dev && sb.st_ino == lk.st_ino)
+			found = 1;
+	}
+	closedir(d);
+	return found;
+}
+
+/*
+ * A pidfd of the live recorder of dfd, or -1. The pidfd is taken before
+ * the check, so the pid cannot be reused between the check and a signal.
+ */
+static int
+recorder_pidfd(int dfd, pid_t *pidp)
+{
+	pid_t pid = pidfile_pid(dfd);
+	int pfd;
+
+	*pidp = pid;
+	if (pid == 0)
+		return -1;
+	pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pfd < 0)
+		return -1;
+	if (!is_recorder(dfd, pid)) {
+		close(pfd);
+		return -1;
+	}
+	return pfd;
+}
+
+/* Pid of a live recorder on dir (a trusted directory), or 0. */
 static pid_t
 live_pid(const char *dir)
 {
-	char *path = xasprintf("%s/argus.pid", dir);
-	FILE *f = fopen(path, "re");
-	long pid = 0;
+	int err, dfd = trace_dir_open(dir, &err, NULL);
+	pid_t pid = 0;
+	int pfd;
 
-	free(path);
-	if (f == NULL)
+	if (dfd < 0)
 		return 0;
-	if (fscanf(f, "%ld", &pid) != 1)
-		pid = 0;
-	fclose(f);
-	if (pid <= 0 || (kill((pid_t)pid, 0) != 0 && errno == ESRCH))
+	pfd = recorder_pidfd(dfd, &pid);
+	close(dfd);
+	if (pfd < 0)
 		return 0;
-	return (pid_t)pid;
+	close(pfd);
+	return pid;
+}
+
+/*
+ * Open dir for stop or status: a missing directory is 0 with *dfd -1; an
+ * untrusted one is an error (printed; returns 1).
+ */
+static int
+open_trusted(const char *name, const char *dir, int *dfd)
+{
+	char *cause = NULL;
+	int err;
+
+	*dfd = trace_dir_open(dir, &err, &cause);
+	if (*dfd >= 0 || err == ENOENT) {
+		free(cause);
+		return 0;
+	}
+	cmd_error(name, "%s", cause);
+	free(cause);
+	return 1;
 }
 
 int
@@ -48,13 +151,24 @@ cmd_start(int argc, char **argv)
 	int rc = parse_ropts("start", argc, argv, &o);
 	int pfd[2];
 	pid_t pid;
-	char buf[1024];
+	char buf[1024], *absdir = NULL;
 	ssize_t n;
 
 	if (rc >= 0)
 		return rc;
 	if (o.command)
 		return cmd_usage_error("start", "start takes no command");
+	/* The daemon works from "/": name the directory absolutely. */
+	if (o.ro.dir[0] != '/') {
+		char cwd[PATH_MAX];
+
+		if (getcwd(cwd, sizeof(cwd)) == NULL)
+			return cmd_error("start", "cannot resolve %s: %s",
+			    o.ro.dir, strerror(errno));
+		absdir = xasprintf("%s/%s", strcmp(cwd, "/") ? cwd : "",
+		    o.ro.dir);
+		o.ro.dir = absdir;
+	}
 	if ((pid = live_pid(o.ro.dir)) != 0)
 		return cmd_error("start", "a recorder already runs on %s "
 		    "(pid %d)", o.ro.dir, (int)pid);
@@ -65,8 +179,7 @@ cmd_start(int argc, char **argv)
 	if (pid < 0)
 		return cmd_error("start", "cannot fork: %s", strerror(errno));
 	if (pid == 0) {
-		int fd, st;
-		char *p;
+		int fd, st, err;
 
 		close(pfd[0]);
 		setsid();
@@ -88,10 +201,11 @@ cmd_start(int argc, char **argv)
 				close(fd);
 		}
 		st = run_recorder("start", &o, pfd[1], 0);
-		p = xasprintf("%s/argus.pid", o.ro.dir);
-		if (st == 0 || live_pid(o.ro.dir) == getpid())
-			unlink(p);
-		free(p);
+		fd = trace_dir_open(o.ro.dir, &err, NULL);
+		if (fd >= 0 && pidfile_pid(fd) == getpid())
+			unlinkat(fd, "argus.pid", 0);
+		if (fd >= 0)
+			close(fd);
 		_exit(st);
 	}
 	close(pfd[1]);
@@ -125,6 +239,7 @@ cmd_start(int argc, char **argv)
 	}
 	printf("argus: recording into %s (pid file %s/argus.pid)\n",
 	    o.ro.dir, o.ro.dir);
+	free(absdir);
 	return 0;
 }
 
@@ -177,21 +292,36 @@ cmd_stop(int argc, char **argv)
 {
 	const char *dir;
 	int rc = parse_dir_opt("stop", argc, argv, &dir, usage_stop);
-	pid_t pid;
+	pid_t pid = 0;
+	int dfd, pfd;
 
 	if (rc >= 0)
 		return rc;
-	if ((pid = live_pid(dir)) == 0)
-		return cmd_error("stop", "no recorder runs on %s", dir);
-	if (kill(pid, SIGTERM) != 0)
-		return cmd_error("stop", "cannot signal pid %d: %s", (int)pid,
-		    strerror(errno));
-	for (int i = 0; i < 600; i++) {
-		struct timespec ts = { 0, 50000000L };
+	if (open_trusted("stop", dir, &dfd) != 0)
+		return 1;
+	pfd = dfd >= 0 ? recorder_pidfd(dfd, &pid) : -1;
+	if (dfd >= 0)
+		close(dfd);
+	if (pfd < 0)
+		return cmd_error("stop", "no recorder runs on %s%s", dir,
+		    pid ? " (its pid file names a process that is not its "
+		    "recorder)" : "");
+	if (syscall(SYS_pidfd_send_signal, pfd, SIGTERM, NULL, 0) != 0) {
+		int e = errno;
 
-		if (kill(pid, 0) != 0 && errno == ESRCH)
+		close(pfd);
+		return cmd_error("stop", "cannot signal pid %d: %s", (int)pid,
+		    strerror(e));
+	}
+	{
+		struct pollfd p = { .fd = pfd, .events = POLLIN };
+		int r;
+
+		while ((r = poll(&p, 1, 30000)) < 0 && errno == EINTR)
+			;
+		close(pfd);
+		if (r > 0)
 			return 0;
-		nanosleep(&ts, NULL);
 	}
 	return cmd_error("stop", "pid %d did not stop within 30 s", (int)pid);
 }
@@ -201,28 +331,43 @@ cmd_status(int argc, char **argv)
 {
 	const char *dir;
 	int rc = parse_dir_opt("status", argc, argv, &dir, usage_status);
-	char *path, line[256];
+	char line[256], text[4096], *nl;
+	ssize_t n = -1;
+	int dfd, pfd;
 	char set[32] = "?";
 	char *snap_dir = NULL;
 	unsigned long long v, events = 0, lost = 0, disk = 0, bound = 0;
 	unsigned long long elapsed = 0, fds = 0;
 	double rate = 0;
-	FILE *f;
-	pid_t pid;
+	pid_t pid = 0;
 	struct trace_reader *tr;
 	char *cause = NULL;
 	char b1[16], b2[16];
 
 	if (rc >= 0)
 		return rc;
-	pid = live_pid(dir);
-	path = xasprintf("%s/status", dir);
-	f = fopen(path, "re");
-	free(path);
-	if (f == NULL)
+	/* Tracing left on by a recorder that was killed: turn it off. */
+	if (geteuid() == 0)
+		record_remove_stale();
+	if (open_trusted("status", dir, &dfd) != 0)
+		return 1;
+	if (dfd >= 0) {
+		pfd = recorder_pidfd(dfd, &pid);
+		if (pfd >= 0)
+			close(pfd);
+		else
+			pid = 0;
+		n = trace_dir_read_file(dfd, "status", text, sizeof(text));
+		close(dfd);
+	}
+	if (n < 0)
 		return cmd_error("status", "no recorder status in %s%s", dir,
 		    pid ? "" : " (no recorder runs there)");
-	while (fgets(line, sizeof(line), f)) {
+	for (char *lp = text; (nl = strchr(lp, '\n')) != NULL || *lp;
+	    lp = nl ? nl + 1 : lp + strlen(lp)) {
+		size_t len = nl ? (size_t)(nl - lp) : strlen(lp);
+
+		snprintf(line, sizeof(line), "%.*s", (int)len, lp);
 		if (sscanf(line, "events_set %31s", set) == 1)
 			continue;
 		if (strncmp(line, "snapshot_dir ", 13) == 0) {
@@ -245,8 +390,9 @@ cmd_status(int argc, char **argv)
 			fds = v;
 		else
 			sscanf(line, "rate %lf", &rate);
+		if (nl == NULL)
+			break;
 	}
-	fclose(f);
 	printf("recorder:   %s\n", pid ? "running" : "not running");
 	if (pid)
 		printf("pid:        %d\n", (int)pid);

@@ -97,4 +97,12 @@ void cmd_progress_end(struct cmd_progress *cp);
 int cmd_parse_time(const char *s, unsigned long long first_ts,
     unsigned long long *out);
 
+/*
+ * A time given as text s (parsed as ts) must lie within the trace,
+ * [first_ts, last_ts]: otherwise print command name's one-line error
+ * naming the trace's span and return -1.
+ */
+int cmd_check_time(const char *name, const char *s, unsigned long long ts,
+    unsigned long long first_ts, unsigned long long last_ts);
+
 #endif

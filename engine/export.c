@@ -152,10 +152,7 @@ thr(struct xout *x, uint32_t tid)
 	if (added) {
 		const struct trace_thread *tt = trace_reader_thread(x->r, tid);
 
-		if (x->nth == x->cap) {
-			x->cap = x->cap ? 2 * x->cap : 256;
-			x->th = xreallocarray(x->th, x->cap, sizeof(*x->th));
-		}
+		DGROW(x->th, x->cap, x->nth + 1, 256);
 		memset(&x->th[x->nth], 0, sizeof(x->th[0]));
 		x->th[x->nth].tid = tid;
 		x->th[x->nth].pid = tt && tt->pid ? tt->pid : tid;
@@ -272,11 +269,7 @@ note_fd(struct xout *x, const struct trace_event *ev)
 	v = hmap_put(&x->fds, pack2((uint32_t)ev->arg[0], (uint32_t)ev->arg[1]),
 	    x->nfd, &added);
 	if (added) {
-		if (x->nfd == x->fdcap) {
-			x->fdcap = x->fdcap ? 2 * x->fdcap : 1024;
-			x->fdname = xreallocarray(x->fdname, x->fdcap,
-			    sizeof(*x->fdname));
-		}
+		DGROW(x->fdname, x->fdcap, x->nfd + 1, 1024);
 		x->nfd++;
 	}
 	if (ev->arg[3])

@@ -9,11 +9,14 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "engine-local.h"
 
@@ -442,37 +445,77 @@ rules_parse(struct rules *rs, const char *text, const char *fname,
 	return 0;
 }
 
+/* A rules file is text a person writes: a few KiB. */
+#define RULES_FILE_MAX (1u << 20)
+
 int
 rules_load_file(struct rules *rs, const char *path, char **cause)
 {
-	FILE *f = fopen(path, "r");
-	char *buf = NULL;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat sb;
+	char *buf = NULL, *nul;
 	size_t len = 0;
+	ssize_t k;
+	int err = 0;
 
-	if (f == NULL) {
-		int err = errno;
-		if (cause)
-			*cause = xasprintf("%s: %s", path, strerror(err));
-		return err;
+	if (cause)
+		*cause = NULL;
+	if (fd < 0 || fstat(fd, &sb) != 0) {
+		err = errno;
+		goto out;
 	}
-	FILE *m = open_memstream(&buf, &len);
-	char tmp[4096];
-	size_t k;
-	while ((k = fread(tmp, 1, sizeof(tmp), f)) > 0)
-		fwrite(tmp, 1, k, m);
-	int err = ferror(f) ? errno : 0;
-	fclose(f);
-	fclose(m);
-	if (err == 0 && memchr(buf, '\0', len) != NULL)
-		err = EINVAL;
-	if (err) {
+	if (S_ISDIR(sb.st_mode)) {
+		err = EISDIR;
+		goto out;
+	}
+	/* a pipe may be read (blocking), a FIFO nobody writes may not */
+	if (S_ISFIFO(sb.st_mode))
+		(void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	buf = xmalloc(RULES_FILE_MAX + 1);
+	while (len <= RULES_FILE_MAX) {
+		k = read(fd, buf + len, RULES_FILE_MAX + 1 - len);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			err = errno;
+			goto out;
+		}
+		if (k == 0)
+			break;
+		len += (size_t)k;
+	}
+	if (len > RULES_FILE_MAX) {
 		if (cause)
-			*cause = xasprintf("%s: %s", path, strerror(err));
-		free(buf);
-		return err;
+			*cause = xasprintf("%s: larger than %u KiB: not a "
+			    "rules file", path, RULES_FILE_MAX >> 10);
+		err = EFBIG;
+		goto out;
+	}
+	buf[len] = '\0';
+	if ((nul = memchr(buf, '\0', len)) != NULL) {
+		size_t line = 1, col = 1;
+
+		for (const char *q = buf; q < nul; q++, col++)
+			if (*q == '\n') {
+				line++;
+				col = 0;
+			}
+		if (cause)
+			*cause = xasprintf("%s:%zu:%zu: a NUL byte (not a text "
+			    "file)", path, line, col);
+		err = GRAPH_ESYNTAX;
+		goto out;
 	}
 	err = rules_parse(rs, buf, path, cause);
 	free(buf);
+	close(fd);
+	return err;
+out:
+	if (err && cause && *cause == NULL)
+		*cause = xasprintf("%s: %s", path, strerror(err));
+	free(buf);
+	if (fd >= 0)
+		close(fd);
 	return err;
 }
 

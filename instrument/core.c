@@ -300,10 +300,15 @@ ins_record_maps(void)
 int
 ins_switch_on(const char *path)
 {
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
 
 	if (fd < 0)
 		return -1;
+	/* Records go to a recorder's marker, never into any other file. */
+	if (!ins_marker_ok(fd)) {
+		close(fd);
+		return -1;
+	}
 	if (ins.fd < 0) {
 		ins.fd = fd;
 	} else {
@@ -337,7 +342,8 @@ ins_switch_off(void)
 static int
 read_path_file(char *buf, size_t size)
 {
-	int fd = open(ARGUS_MARKER_PATH_FILE, O_RDONLY | O_CLOEXEC);
+	int fd = open(ARGUS_MARKER_PATH_FILE, O_RDONLY | O_NONBLOCK |
+	    O_CLOEXEC);
 	ssize_t r;
 
 	if (fd < 0)
@@ -368,7 +374,7 @@ instance_on(const char *marker)
 		return -1;
 	memcpy(path, marker, (size_t)(slash - marker));
 	strcpy(path + (slash - marker), "/tracing_on");
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	if (read(fd, &c, 1) != 1)
@@ -439,13 +445,12 @@ ins_init(void)
 	ins.pid = getpid();
 	ins.main_tid = ins.pid;
 	scan_maps();
-	e = getenv("ARGUS_HANG_MS");
-	if (e && *e) {
-		char *endp;
-		unsigned long ms = strtoul(e, &endp, 10);
+	{
+		uint64_t ms;
 
-		if (*endp == 0 && ms > 0)
-			ins.hang_ns = (uint64_t)ms * 1000000ull;
+		/* 1 ms to a day; anything else keeps the default */
+		if (ins_env_u64("ARGUS_HANG_MS", 1, 86400000, &ms) == 0)
+			ins.hang_ns = ms * 1000000ull;
 	}
 	pthread_atfork(NULL, NULL, atfork_child);
 	e = getenv("ARGUS_MARKER");

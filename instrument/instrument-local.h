@@ -91,6 +91,21 @@ int ins_is_text(uintptr_t pc);
 void ins_recheck(void);
 /* Switch on (open the marker at path) or off. */
 int ins_switch_on(const char *path);
+
+/* --- the environment (env.c) --------------------------------------------- */
+
+/*
+ * Parse the variable name as a decimal number in [min, max] (digits only).
+ * Returns 0 and *out, or -1 when unset or not such a number.
+ */
+int ins_env_u64(const char *name, uint64_t min, uint64_t max, uint64_t *out);
+/*
+ * The watchdog's signal: ARGUS_SIGNAL when it is a real-time signal, the
+ * default SIGRTMAX-2 when unset, 0 (no signal) for any other value.
+ */
+int ins_env_signal(void);
+/* Is fd the trace_marker_raw file of a tracefs instance? */
+int ins_marker_ok(int fd);
 void ins_switch_off(void);
 /* Record the process's executable mappings (ARGUS_MK_MMAP records). */
 /* Write the executable mappings before the process's first stack record

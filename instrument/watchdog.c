@@ -237,12 +237,9 @@ static void
 install_signal(void)
 {
 	struct sigaction sa, old;
-	const char *e = getenv("ARGUS_SIGNAL");
-	int sig = SIGRTMAX - 2;
+	int sig = ins_env_signal();
 
-	if (e && *e)
-		sig = atoi(e);
-	if (sig <= 0 || sig > SIGRTMAX)
+	if (sig <= 0)
 		return;
 	if (sigaction(sig, NULL, &old) != 0 || old.sa_handler != SIG_DFL)
 		return;		/* the program uses it: no signal stacks */

@@ -21,6 +21,7 @@ struct seg {
 	char *path;
 	int fd;
 	uint64_t size;
+	uint64_t max_ts;		/* no event after this (mtime) */
 	struct seg_header h;
 	struct trace_segment_info info;
 };
@@ -38,6 +39,7 @@ struct blobref {
 
 struct cursor {
 	uint16_t cpu;
+	uint64_t last_ts;		/* of the last chunk added */
 	struct chunkref *chunks;	/* in write order */
 	size_t nchunks, cap;
 	size_t next_chunk;		/* index of the chunk to load next */

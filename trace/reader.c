@@ -211,12 +211,44 @@ cursor_for(struct trace_reader *r, uint16_t cpu)
 	return &r->cursors[r->ncursors++];
 }
 
+/*
+ * Are a chunk's times believable? They lie before the segment file was
+ * last written (its mtime on the trace clock, with an hour of slack for
+ * clock steps) and do not go back from the previous chunk of the same
+ * stream. Anything else is reported as damage: a time far off would
+ * make every view of the trace span centuries.
+ */
+static int
+chunk_times_ok(struct trace_reader *r, uint32_t segi, uint64_t off,
+    const struct chunk_hdr *h)
+{
+	struct seg *s = &r->segs[segi];
+	struct cursor *c = cursor_for(r, h->cpu);
+
+	if (h->last_ts > s->max_ts) {
+		rd_report(r, s->path, off, "damaged chunk: its time lies "
+		    "after the file was written (skipped)");
+		return 0;
+	}
+	if (c->nchunks > 0 && h->first_ts < c->last_ts) {
+		rd_report(r, s->path, off, "damaged chunk: its time goes "
+		    "back (skipped)");
+		return 0;
+	}
+	return 1;
+}
+
 static void
 add_chunk(struct trace_reader *r, uint32_t segi, uint64_t off,
     const struct chunk_hdr *h)
 {
 	struct cursor *c = cursor_for(r, h->cpu);
 	struct seg *s = &r->segs[segi];
+
+	if (!chunk_times_ok(r, segi, off, h))
+		return;
+	c = cursor_for(r, h->cpu);	/* may have moved */
+	c->last_ts = h->last_ts;
 
 	DGROW(c->chunks, c->cap, c->nchunks + 1, 64);
 	c->chunks[c->nchunks++] = (struct chunkref){ segi, off, *h };
@@ -371,7 +403,7 @@ seg_cmp(const void *a, const void *b)
 
 /* Open one segment file and decode its header; returns an error code. */
 static int
-open_seg(struct seg *s, const char *path)
+open_seg(struct seg *s, int dirfd, const char *name, const char *path)
 {
 	struct stat sb;
 	uint8_t *p = NULL;
@@ -380,14 +412,18 @@ open_seg(struct seg *s, const char *path)
 
 	memset(s, 0, sizeof(*s));
 	s->path = xstrdup(path);
-	s->fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* Never through a link in the directory, never blocking on a FIFO. */
+	s->fd = dirfd >= 0 ? openat(dirfd, name, O_RDONLY | O_NOFOLLOW |
+	    O_NONBLOCK | O_CLOEXEC) : open(path, O_RDONLY | O_NONBLOCK |
+	    O_CLOEXEC);
 	if (s->fd < 0)
-		return errno;
+		return errno == ELOOP ? EINVAL : errno;
 	if (fstat(s->fd, &sb) != 0)
 		return errno;
 	if (!S_ISREG(sb.st_mode))
-		return TRACE_EMAGIC;
+		return EINVAL;
 	s->size = (uint64_t)sb.st_size;
+	s->max_ts = UINT64_MAX;
 	for (;;) {
 		if (need > s->size)
 			need = (size_t)s->size;
@@ -406,15 +442,23 @@ open_seg(struct seg *s, const char *path)
 		}
 	}
 	free(p);
+	if (err == 0) {
+		/* mtime on the trace clock, plus an hour */
+		int64_t mt = (int64_t)sb.st_mtim.tv_sec * 1000000000LL +
+		    sb.st_mtim.tv_nsec - s->h.realtime_offset;
+
+		if (mt > 0 && (uint64_t)mt < UINT64_MAX - 3600000000000ULL)
+			s->max_ts = (uint64_t)mt + 3600000000000ULL;
+	}
 	return err;
 }
 
 static void
-add_seg(struct trace_reader *r, const char *path)
+add_seg(struct trace_reader *r, int dirfd, const char *name, const char *path)
 {
 	r->segs = xreallocarray(r->segs, r->nsegs + 1, sizeof(*r->segs));
 	struct seg *s = &r->segs[r->nsegs];
-	int err = open_seg(s, path);
+	int err = open_seg(s, dirfd, name, path);
 
 	s->info.path = s->path;
 	s->info.size = s->size;
@@ -428,13 +472,22 @@ add_seg(struct trace_reader *r, const char *path)
 }
 
 static int
-list_dir(struct trace_reader *r, const char *dir)
+list_dir(struct trace_reader *r, const char *dir, char **cause)
 {
-	DIR *d = opendir(dir);
+	int err, fd = trace_dir_open(dir, &err, cause);
+	int dfd = fd >= 0 ? dup(fd) : -1;
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
 	struct dirent *de;
 
-	if (d == NULL)
-		return errno;
+	if (d == NULL) {
+		if (fd >= 0) {
+			err = errno;
+			close(fd);
+			if (dfd >= 0)
+				close(dfd);
+		}
+		return err;
+	}
 	while ((de = readdir(d)) != NULL) {
 		size_t n = strlen(de->d_name);
 
@@ -443,10 +496,11 @@ list_dir(struct trace_reader *r, const char *dir)
 			continue;
 		char *path = xasprintf("%s/%s", dir, de->d_name);
 
-		add_seg(r, path);
+		add_seg(r, fd, de->d_name, path);
 		free(path);
 	}
 	closedir(d);
+	close(fd);
 	return 0;
 }
 
@@ -520,10 +574,22 @@ trace_reader_open(struct trace_reader **rp, const char *path, char **cause)
 		err = errno;
 		goto fail;
 	}
-	if (S_ISDIR(sb.st_mode))
-		err = list_dir(r, path);
-	else
-		add_seg(r, path);
+	if (S_ISDIR(sb.st_mode)) {
+		err = list_dir(r, path, cause);
+		if (err && cause && *cause) {
+			trace_reader_close(r);
+			return err;
+		}
+	} else if (!S_ISREG(sb.st_mode)) {
+		err = EINVAL;
+		if (cause) {
+			*cause = xasprintf("%s: not a regular file or a "
+			    "directory", path);
+			cause = NULL;
+		}
+	} else {
+		add_seg(r, -1, NULL, path);
+	}
 	if (err)
 		goto fail;
 	if (r->nsegs > 1)
@@ -555,7 +621,9 @@ trace_reader_open(struct trace_reader **rp, const char *path, char **cause)
 		struct seg *s = &r->segs[i];
 
 		if (s->info.skipped) {
-			rd_report(r, s->path, 0, trace_strerror(s->info.skipped));
+			rd_report(r, s->path, 0, s->info.skipped == EINVAL ?
+			    "not a regular file (skipped)" :
+			    trace_strerror(s->info.skipped));
 			continue;
 		}
 		if (strcmp(s->h.boot_id, newest->h.boot_id) != 0) {

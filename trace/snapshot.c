@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/array.h"
 #include "common/common.h"
 #include "trace-local.h"
 
@@ -148,11 +149,13 @@ probe_open(int fd, struct snap_seg *s)
 	    chunk_hdr_decode(&h, hb) == 0 &&
 	    off + CHUNK_HDR_LEN + h.csize <= s->size) {
 		if (s->nchunks == cap) {
-			cap = cap ? 2 * cap : 64;
-			s->chunks = xreallocarray(s->chunks, cap,
+			size_t ncap = darr_cap(cap, cap + 1, 64);
+
+			s->chunks = xreallocarray(s->chunks, ncap,
 			    sizeof(*s->chunks));
-			s->offsets = xreallocarray(s->offsets, cap,
+			s->offsets = xreallocarray(s->offsets, ncap,
 			    sizeof(*s->offsets));
+			cap = ncap;
 		}
 		s->chunks[s->nchunks] = h;
 		s->offsets[s->nchunks++] = off;

@@ -40,6 +40,7 @@ enum trace_error {
 	TRACE_EORDER,		/* event older than the previous one of its CPU */
 	TRACE_ELOCKED,		/* another writer holds the directory */
 	TRACE_EARG,		/* invalid argument */
+	TRACE_EUNSAFE,		/* trace directory owned or writable by others */
 };
 
 /* Text for an error code (errno or enum trace_error). */
@@ -179,6 +180,34 @@ const char *trace_syscall_name(unsigned long nr);
 /* Number of a system call name, or -1. */
 long trace_syscall_lookup(const char *name);
 
+/* --- the trace directory as a trust boundary (trustdir.c) -------------- */
+
+/*
+ * Open a trace directory that this process may trust: a real directory
+ * (a symbolic link is refused, with or without a trailing slash), owned
+ * by the effective user or by root, and writable by nobody else (no write
+ * bit for others; for the group only when it is the caller's own group
+ * and the caller owns it). Returns a descriptor (O_DIRECTORY, close on
+ * exec) or -1 with *err set (errno or TRACE_EUNSAFE) and *cause, when
+ * not NULL, an allocated sentence naming dir.
+ */
+int trace_dir_open(const char *dir, int *err, char **cause);
+
+/*
+ * Open a small file of a trusted directory (argus.pid, status) for
+ * reading: never through a symbolic link, never blocking on a FIFO, only
+ * a regular file. Returns a descriptor or -1 with errno set (EINVAL for
+ * a file that is not regular).
+ */
+int trace_dir_open_file(int dirfd, const char *name);
+
+/*
+ * Read at most size - 1 bytes of a regular file of dirfd into buf (NUL
+ * terminated). Returns the length, or -1 with errno set.
+ */
+ssize_t trace_dir_read_file(int dirfd, const char *name, char *buf,
+    size_t size);
+
 /* --- writer ------------------------------------------------------------ */
 
 struct trace_writer;
@@ -202,9 +231,11 @@ struct trace_writer_opts {
 #define TRACE_DEFAULT_SEGMENT (64ULL << 20)
 
 /*
- * Open a trace directory for appending (created if missing, never through
- * a symbolic link). Existing segments are kept, counted against the bound
- * and continued after. Only one writer may hold a directory (flock on
+ * Open a trace directory for appending (created if missing, 0700, or 0750
+ * with opts->group as its group). The directory must pass
+ * trace_dir_open() (no symbolic link, no other owner, not writable by
+ * others). Existing segments are kept, counted against the bound and
+ * continued after. Only one writer may hold a directory (flock on
  * DIR/.lock). Returns 0 and *wp, or an error with *cause set.
  */
 int trace_writer_open(struct trace_writer **wp, const char *dir,
@@ -288,7 +319,9 @@ typedef void (*trace_damage_fn)(const struct trace_damage *d, void *arg);
 
 /*
  * Open a trace directory (or a single segment file) for reading. Reads
- * segment headers and chunk headers only. Fails when no segment is
+ * segment headers and chunk headers only. A directory must pass
+ * trace_dir_open(); only regular files are read (a FIFO, a device or a
+ * symbolic link in the directory is skipped, never waited on). Fails when no segment is
  * readable; damaged segments and chunks are skipped and reported.
  */
 int trace_reader_open(struct trace_reader **rp, const char *path,

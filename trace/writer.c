@@ -703,14 +703,14 @@ trace_writer_open(struct trace_writer **wp, const char *dir,
 		err = errno;
 		goto fail;
 	}
-	w->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	w->dirfd = trace_dir_open(dir, &err, cause);
 	if (w->dirfd < 0) {
-		err = errno == ELOOP ? ENOTDIR : errno;
-		goto fail;
+		trace_writer_close(w);
+		return err;
 	}
-	/* A group that reads the files must be able to enter the directory. */
-	if (w->o.group != (gid_t)-1 && fchown(w->dirfd, (uid_t)-1,
-	    w->o.group) == 0)
+	/* A group that may read: the directory must let it in (0750). */
+	if (w->o.group != (gid_t)-1 &&
+	    fchown(w->dirfd, (uid_t)-1, w->o.group) == 0)
 		(void)fchmod(w->dirfd, 0750);
 	w->lockfd = openat(w->dirfd, ".lock", O_RDWR | O_CREAT | O_NOFOLLOW |
 	    O_CLOEXEC, 0600);
@@ -817,6 +817,8 @@ trace_strerror(int err)
 	case TRACE_EORDER: return "event older than the previous one on its CPU";
 	case TRACE_ELOCKED: return "another recorder is writing this trace";
 	case TRACE_EARG: return "invalid argument";
+	case TRACE_EUNSAFE: return "trace directory not safe (owned or "
+	    "writable by another user)";
 	default: return strerror(err);
 	}
 }

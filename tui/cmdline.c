@@ -216,6 +216,17 @@ init(void)
 		history(hist, &ev, H_LOAD, histpath);
 	el_set(el, EL_SIGNAL, 0);
 	el_set(el, EL_EDITOR, "emacs");
+	/*
+	 * M-x runs libedit's own command line (ed-command: bind, settc,
+	 * edit...), meant for a shell's editrc, not for ours: its parser
+	 * reads an unset argument count on an unmatched quote. Unbound.
+	 */
+	static const char *const edcmd[] = { "^[x", "^[X", "\\370", "\\330" };
+	for (size_t i = 0; i < ARRAY_SIZE(edcmd); i++)
+		el_set(el, EL_BIND, edcmd[i], "ed-unassigned", NULL);
+	/* C-c reaches getc_fn as a key (cancel the line), not as SIGINT;
+	   C-s and C-q are keys, not flow control */
+	el_set(el, EL_SETTY, "-d", "-isig", "-ixon", NULL);
 	el_set(el, EL_PROMPT, prompt_fn);
 	el_set(el, EL_HIST, history, hist);
 	el_set(el, EL_GETCFN, getc_fn);

@@ -97,11 +97,12 @@ ruler(struct tui *t, struct pane *p, int y)
 		dec = 0;
 	if (dec > 9)
 		dec = 9;
-	uint64_t st = (uint64_t)step;
+	/* a step past 2^63 ns (a span of centuries) draws no ticks */
+	uint64_t st = step < 9.2e18 ? (uint64_t)step : 0;
 	uint64_t rel0 = t->pos.t0 - t->first_ts;
-	uint64_t k = (rel0 + st - 1) / st;
+	uint64_t k = st ? (rel0 + st - 1) / st : 0;
 	mvwhline(p->win, y, x0, '-', (int)nc);
-	for (;; k++) {
+	for (unsigned n = 0; st != 0 && n <= nc; k++, n++) {
 		uint64_t ts = t->first_ts + k * st;
 		if (ts >= t->pos.t1)
 			break;

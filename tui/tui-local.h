@@ -224,4 +224,17 @@ char *tui_readline(struct tui *t, const char *prompt);
 int tui_command(struct tui *t, const char *line);
 void tui_readline_end(void);
 
+/* --- the terminal back on a crash (crash.c) ------------------------------ */
+
+/* Save the terminal's modes (before curses starts). */
+void tui_crash_save_tty(void);
+/*
+ * With curses up: on SEGV, BUS, FPE, ILL or ABRT, restore the saved modes,
+ * leave the alternate screen, show the cursor, then let the signal do
+ * what it did before (a sanitizer's report, a core). Removed before
+ * endwin by tui_crash_remove().
+ */
+void tui_crash_install(void);
+void tui_crash_remove(void);
+
 #endif

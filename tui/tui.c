@@ -18,6 +18,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "trace/trace.h"
@@ -674,6 +675,7 @@ tui_run(struct tui_opts *o)
 	tui_sig = 0;
 	set_signals(on_signal);
 	stderr_capture();
+	tui_crash_save_tty();
 	/* newterm, unlike initscr, returns on an unknown terminal */
 	SCREEN *scr = newterm(NULL, stdout, stdin);
 	if (scr == NULL) {
@@ -688,6 +690,24 @@ tui_run(struct tui_opts *o)
 	cbreak();
 	noecho();
 	nonl();
+	/*
+	 * C-s must not freeze the screen: no flow control while curses runs.
+	 * C-c and C-z are keys, not signals: the terminal turns them into
+	 * signals as they are typed, before argus reads what came first, so
+	 * a C-c typed just after ':' would end the session instead of the
+	 * line. The main loop quits on C-c and suspends on C-z itself.
+	 */
+	{
+		struct termios tio;
+
+		if (tcgetattr(STDIN_FILENO, &tio) == 0) {
+			tio.c_iflag &= ~(tcflag_t)(IXON | IXOFF);
+			tio.c_lflag &= ~(tcflag_t)ISIG;
+			tcsetattr(STDIN_FILENO, TCSANOW, &tio);
+			def_prog_mode();
+		}
+	}
+	tui_crash_install();
 	keypad(stdscr, TRUE);
 	curs_set(0);
 	set_escdelay(50);
@@ -711,6 +731,15 @@ tui_run(struct tui_opts *o)
 			if (ch == ERR)
 				continue;
 			if (ch == KEY_RESIZE) {
+				redraw = R_ALL | R_LAYOUT;
+				continue;
+			}
+			if (ch == 3) {		/* C-c: as SIGINT did */
+				tui_sig = SIGINT;
+				break;
+			}
+			if (ch == 26) {		/* C-z: curses handles the stop */
+				raise(SIGTSTP);
 				redraw = R_ALL | R_LAYOUT;
 				continue;
 			}
@@ -739,6 +768,7 @@ tui_run(struct tui_opts *o)
 	if (t->status)
 		delwin(t->status);
 	tui_readline_end();	/* el_end() sets the tty: before endwin */
+	tui_crash_remove();
 	endwin();
 	delscreen(scr);
 	stderr_release();

@@ -15,10 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/elfsym.h"
+#include "tests/unit/need-tracing.h"
 #include "trace/user-protocol.h"
 #include "trace/trace.h"
 
@@ -113,19 +115,73 @@ maps_then_stack(const unsigned char *buf, size_t n, size_t from)
 	cr_assert_lt(at_map, at_stack, "the stack came before the mappings");
 }
 
+/*
+ * The records written to the instance inst, back as the bytes libargus
+ * wrote (the kernel's text shows each record's id apart, then the rest
+ * in hex). Returns how many bytes.
+ */
+static ssize_t
+read_records(const char *inst, unsigned char *buf, size_t size)
+{
+	char path[PATH_MAX], line[8192];
+	size_t n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/trace", inst);
+	f = fopen(path, "r");
+	cr_assert_not_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		const char *p = strstr(line, ": # 41524755 buf:");
+		unsigned char b[2048];
+		size_t k = 4, want;
+		char *e;
+
+		if (p == NULL)
+			continue;
+		memcpy(b, &(uint32_t){ ARGUS_MARKER_ID }, 4);
+		for (p += 17; k < sizeof(b); p = e) {
+			unsigned long v = strtoul(p, &e, 16);
+
+			if (e == p)
+				break;
+			b[k++] = (unsigned char)v;
+		}
+		if (k < sizeof(struct argus_marker_hdr))
+			continue;
+		want = sizeof(struct argus_marker_hdr) +
+		    ((const struct argus_marker_hdr *)(void *)b)->len;
+		if (want > k || n + want > size)
+			break;
+		memcpy(buf + n, b, want);
+		n += want;
+	}
+	fclose(f);
+	return (ssize_t)n;
+}
+
 Test(instr_records, api_records_bytes)
 {
-	char exe[PATH_MAX], lib[PATH_MAX + 32], tmpl[] = "/tmp/argus-mk-XXXXXX";
-	int fd = mkstemp(tmpl);
+	char exe[PATH_MAX], lib[PATH_MAX + 32], inst[128], mk[160];
 	unsigned char buf[65536];
 	const struct argus_marker_hdr *h;
 	size_t pos = 0;
 	ssize_t n;
+	FILE *on;
 
-	cr_assert(fd >= 0);
+	need_tracing();
+	/* libargus writes only into a tracefs marker: an instance of ours */
+	snprintf(inst, sizeof(inst), "/sys/kernel/tracing/instances/"
+	    "argus-unit-%d", (int)getpid());
+	if (mkdir(inst, 0700) != 0)
+		cr_skip_test("no tracefs instance (%s)", strerror(errno));
+	on = fopen(strcat(strcpy(mk, inst), "/tracing_on"), "w");
+	cr_assert_not_null(on);
+	fputs("1", on);
+	fclose(on);
+	snprintf(mk, sizeof(mk), "%s/trace_marker_raw", inst);
 	self_path(exe, sizeof(exe));
 	snprintf(lib, sizeof(lib), "%s/../../libargus.so", dirname(exe));
-	setenv("ARGUS_MARKER", tmpl, 1);
+	setenv("ARGUS_MARKER", mk, 1);
 	void *dl = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
 	cr_assert_not_null(dl, "%s", dlerror());
 	int (*enabled)(void) = (int (*)(void))dlsym(dl, "argus_enabled");
@@ -143,7 +199,7 @@ Test(instr_records, api_records_bytes)
 	mark("hello", 7);
 	submit(11, 22);
 	fw(&instr_test_variable, 5);
-	n = pread(fd, buf, sizeof(buf), 0);
+	n = read_records(inst, buf, sizeof(buf));
 	cr_assert_gt(n, 0);
 
 	/* no stack yet, hence no mapping written */
@@ -179,7 +235,7 @@ Test(instr_records, api_records_bytes)
 	cr_assert_eq(tw(&c, &m, &past), ETIMEDOUT);
 	pthread_mutex_unlock(&m);
 	size_t end = (size_t)n;
-	n = pread(fd, buf, sizeof(buf), 0);
+	n = read_records(inst, buf, sizeof(buf));
 	cr_assert_gt((size_t)n, end);
 	maps_then_stack(buf, (size_t)n, end);
 
@@ -194,11 +250,18 @@ Test(instr_records, api_records_bytes)
 	cr_assert_eq(waitpid(child, &st, 0), child);
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	end = (size_t)n;
-	n = pread(fd, buf, sizeof(buf), 0);
+	n = read_records(inst, buf, sizeof(buf));
 	cr_assert_gt((size_t)n, end);
 	maps_then_stack(buf, (size_t)n, end);
-	close(fd);
-	unlink(tmpl);
+	/* the instance goes once libargus lets go of its marker */
+	on = fopen(strcat(strcpy(mk, inst), "/tracing_on"), "w");
+	if (on) {
+		fputs("0", on);
+		fclose(on);
+	}
+	dlclose(dl);
+	for (int i = 0; i < 40 && rmdir(inst) != 0; i++)
+		usleep(50000);
 }
 
 Test(instr_records, off_writes_nothing)

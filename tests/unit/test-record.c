@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/unit/need-tracing.h"
 #include "trace/trace.h"
 
 #define N 20
@@ -145,20 +146,6 @@ instance_exists(pid_t pid)
 	snprintf(p, sizeof(p), "/sys/kernel/tracing/instances/argus-%d",
 	    (int)pid);
 	return stat(p, &st) == 0;
-}
-
-/*
- * Skip a test that records when tests/run-checks found the kernel's
- * tracing wedged (ARGUS_TRACING_WEDGED holds the reason): it would sleep
- * uninterruptibly in the kernel, past any timeout.
- */
-static void
-need_tracing(void)
-{
-	const char *why = getenv("ARGUS_TRACING_WEDGED");
-
-	if (why != NULL && *why != '\0')
-		cr_skip_test("not run: %s", why);
 }
 
 struct known {
