@@ -1,4 +1,5 @@
 #!/bin/sh
+# needs: kernel tracing
 # security.sh: argus as root facing an unprivileged local user (nobody)
 # who prepared files in a world-writable directory, and libargus facing
 # its environment (issue 16, items 1, 3, 6, 8 and 9). Each check says
