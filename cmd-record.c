@@ -59,7 +59,8 @@ usage_record(FILE *f, const char *name)
 	fprintf(f,
 	    "usage: argus %s [-o DIR] [--size SIZE] [--segment SIZE]\n"
 	    "       [--duration SECONDS] [--events SET] [--buffer-kb N]\n"
-	    "       [--group GROUP] [--no-instrument] [-q]%s\n"
+	    "       [--group GROUP] [--backend auto|bpf|tracefs]\n"
+	    "       [--no-instrument] [-q]%s\n"
 	    "\n"
 	    "Record what every thread of the system waits for and who wakes\n"
 	    "it, into a trace directory bounded in size (oldest segments go).\n"
@@ -71,6 +72,8 @@ usage_record(FILE *f, const char *name)
 	    "  --events SET        sched, default or full (default: default)\n"
 	    "  --buffer-kb N       kernel buffer per CPU (default %u)\n"
 	    "  --group GROUP       make trace files 0640 and owned by GROUP\n"
+	    "  --backend NAME      bpf, tracefs or auto (default: auto, BPF\n"
+	    "                      where it loads, else tracefs)\n"
 	    "  --no-instrument     kernel events only: no libargus records\n"
 	    "  -q, --quiet         no progress line\n",
 	    name, strcmp(name, "record") == 0 ? " [-- COMMAND [ARGS...]]" : "",
@@ -97,6 +100,7 @@ parse_ropts(const char *name, int argc, char **argv, struct ropts *o)
 		{ "buffer-kb", required_argument, NULL, 'b' },
 		{ "group", required_argument, NULL, 'g' },
 		{ "no-instrument", no_argument, NULL, 'N' },
+		{ "backend", required_argument, NULL, 'B' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -109,6 +113,14 @@ parse_ropts(const char *name, int argc, char **argv, struct ropts *o)
 	o->ro.set = RECORD_SET_DEFAULT;
 	o->ro.wopts.group = (gid_t)-1;
 	o->ro.marker_file = 1;
+	/* ARGUS_BACKEND picks the default (test suites run on either) */
+	if (getenv("ARGUS_BACKEND") && *getenv("ARGUS_BACKEND")) {
+		o->ro.backend = record_backend_lookup(getenv("ARGUS_BACKEND"));
+		if (o->ro.backend < 0)
+			return cmd_usage_error(name, "unknown backend '%s' in "
+			    "ARGUS_BACKEND (auto, bpf, tracefs)",
+			    getenv("ARGUS_BACKEND"));
+	}
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+o:qh", lo, NULL)) != -1) {
 		switch (c) {
@@ -156,6 +168,16 @@ parse_ropts(const char *name, int argc, char **argv, struct ropts *o)
 			o->ro.wopts.file_mode = 0640;
 			break;
 		}
+		case 'B':
+			o->ro.backend = record_backend_lookup(optarg);
+			if (o->ro.backend < 0)
+				return cmd_usage_error(name, "unknown backend "
+				    "'%s' (auto, bpf, tracefs)", optarg);
+			if (o->ro.backend == RECORD_BACKEND_BPF &&
+			    !record_have_bpf())
+				return cmd_usage_error(name, "this argus was "
+				    "built without the BPF backend");
+			break;
 		case 'N':
 			o->no_instrument = 1;
 			o->ro.marker_file = 0;
@@ -283,10 +305,13 @@ write_status(const char *dir, const struct recorder *r, const char *set,
 			close(fd);
 		goto out;
 	}
-	fprintf(f, "pid %d\nrunning %d\nevents_set %s\nelapsed_ns %llu\n"
+	fprintf(f, "pid %d\nrunning %d\nevents_set %s\nbackend %s\n"
+	    "elapsed_ns %llu\n"
 	    "events %llu\nrate %.0f\nstored %llu\nlost %llu\n"
 	    "disk_bytes %llu\nbound %llu\nfds %llu\nupdated %lld\n",
-	    (int)getpid(), running, set, (unsigned long long)(now - t0),
+	    (int)getpid(), running, set,
+	    record_backend_name(record_backend(r)),
+	    (unsigned long long)(now - t0),
 	    (unsigned long long)st.events,
 	    dt > 0 ? (double)(st.events - ev0) / dt : 0.0,
 	    (unsigned long long)st.stored, (unsigned long long)st.lost,
@@ -668,7 +693,7 @@ cmd_status(int argc, char **argv)
 	const char *dir;
 	int rc = parse_dir_opt("status", argc, argv, &dir, usage_status);
 	char *path, line[256];
-	char set[32] = "?";
+	char set[32] = "?", backend[32] = "?";
 	unsigned long long v, events = 0, lost = 0, disk = 0, bound = 0;
 	unsigned long long elapsed = 0, fds = 0;
 	double rate = 0;
@@ -689,6 +714,8 @@ cmd_status(int argc, char **argv)
 		    pid ? "" : " (no recorder runs there)");
 	while (fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "events_set %31s", set) == 1)
+			continue;
+		if (sscanf(line, "backend %31s", backend) == 1)
 			continue;
 		if (sscanf(line, "events %llu", &v) == 1)
 			events = v;
@@ -712,6 +739,7 @@ cmd_status(int argc, char **argv)
 	printf("directory:  %s\n", dir);
 	printf("events:     %s set, %llu recorded in %.0f s, %.0f events/s\n",
 	    set, events, (double)elapsed / 1e9, pid ? rate : 0.0);
+	printf("backend:    %s\n", backend);
 	printf("disk:       %s of %s\n", fmt_bytes(b1, sizeof(b1), disk),
 	    fmt_bytes(b2, sizeof(b2), bound));
 	printf("lost:       %llu events lost by the kernel\n", lost);
