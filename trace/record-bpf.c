@@ -60,6 +60,10 @@ rec_bpf_decode_page(struct recorder *r, const uint8_t *page, size_t len)
 #else
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <linux/perf_event.h>
 #include <linux/types.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -340,6 +344,12 @@ rec_bpf_open(struct recorder *r, const struct record_opts *o, char **cause)
 	b->skel->rodata->blocking = o->set == RECORD_SET_DEFAULT;
 	b->skel->rodata->eventfd_write_fn = ksym("eventfd_write");
 	b->skel->rodata->marker_write_fn = ksym("tracing_mark_raw_write");
+	{
+		struct stat st;
+
+		if (stat(r->marker_path, &st) == 0)
+			b->skel->rodata->marker_ino = st.st_ino;
+	}
 	bpf_map__set_max_entries(b->skel->maps.rb, ring_size((uint64_t)
 	    r->ncpus * (o->buffer_kb ? o->buffer_kb :
 	    RECORD_DEFAULT_BUFFER_KB) * 1024));
@@ -409,6 +419,45 @@ rec_bpf_start(struct recorder *r, char **cause)
 	return 0;
 }
 
+/* The probe program on the uprobe event NAME, its id as the cookie. */
+static struct bpf_link *
+attach_probe(struct rbpf *b, const char *name)
+{
+	LIBBPF_OPTS(bpf_perf_event_opts, po);
+	struct perf_event_attr a;
+	struct bpf_link *l;
+	char *path = xasprintf("/sys/kernel/tracing/events/argus_probes/%s/id",
+	    name);
+	FILE *f = fopen(path, "re");
+	long id = -1;
+	int pfd;
+
+	free(path);
+	if (f == NULL)
+		return NULL;
+	if (fscanf(f, "%ld", &id) != 1)
+		id = -1;
+	fclose(f);
+	if (id < 0)
+		return NULL;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_TRACEPOINT;
+	a.config = (uint64_t)id;
+	a.sample_period = 1;
+	a.wakeup_events = 1;
+	pfd = (int)syscall(SYS_perf_event_open, &a, -1, 0, -1,
+	    PERF_FLAG_FD_CLOEXEC);
+	if (pfd < 0)
+		return NULL;
+	po.bpf_cookie = (uint64_t)id;
+	l = bpf_program__attach_perf_event_opts(b->skel->progs.on_probe, pfd,
+	    &po);
+	if (l == NULL)
+		close(pfd);
+	return l;
+}
+
 /*
  * Attach the probe program to the events of argus_probes not attached
  * yet (`argus probe add` defines them while we run).
@@ -434,8 +483,7 @@ rec_bpf_probes(struct recorder *r)
 				break;
 		if (i < b->nprobes)
 			continue;
-		l = bpf_program__attach_tracepoint(b->skel->progs.on_probe,
-		    "argus_probes", e->d_name);
+		l = attach_probe(b, e->d_name);
 		if (l == NULL)
 			continue;
 		add_link(b, l);

@@ -33,6 +33,7 @@ const volatile int full;		/* every syscall's entry and exit */
 const volatile int blocking;		/* syscalls at switch-out (default) */
 const volatile __u64 eventfd_write_fn;	/* f_op->write of an eventfd */
 const volatile __u64 marker_write_fn;	/* f_op->write of trace_marker_raw */
+const volatile __u64 marker_ino;	/* inode of our instance's marker */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -554,7 +555,8 @@ fd_kind(struct task_struct *t, __u64 fd)
 	w = (__u64)BPF_CORE_READ(f, f_op, write);
 	if (w && w == eventfd_write_fn)
 		return 2;
-	if (w && w == marker_write_fn)
+	if (w && w == marker_write_fn &&
+	    BPF_CORE_READ(f, f_inode, i_ino) == marker_ino)
 		return 3;
 	return 0;
 }
@@ -642,17 +644,13 @@ marker:
 	return 0;
 }
 
-/* A uprobe event of `argus probe` (system argus_probes): the record of
-   the trace event holds its type at 0 and the probed address at 8. */
-SEC("tracepoint")
-int on_probe(void *ctx)
+/* A uprobe event of `argus probe` (system argus_probes), attached
+   through a perf event whose cookie is the event's id. */
+SEC("kprobe")
+int on_probe(struct pt_regs *ctx)
 {
-	__u16 id = 0;
-	__u64 ip = 0;
-
-	bpf_probe_read_kernel(&id, sizeof(id), ctx);
-	bpf_probe_read_kernel(&ip, sizeof(ip), (char *)ctx + 8);
-	EMIT(2, RB_PROBE, cur_tid(), (__u64)id, ip);
+	EMIT(2, RB_PROBE, cur_tid(), bpf_get_attach_cookie(ctx),
+	    PT_REGS_IP(ctx));
 	return 0;
 }
 
