@@ -286,6 +286,19 @@ exec_command(char **cmd, const char *marker)
 	_exit(errno == ENOENT ? 127 : 126);
 }
 
+/* CPU time of the recorder itself (every thread), user and system. */
+static uint64_t
+self_cpu_ns(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) != 0)
+		return 0;
+	return ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) *
+	    1000000000ull + ((uint64_t)ru.ru_utime.tv_usec +
+	    (uint64_t)ru.ru_stime.tv_usec) * 1000ull;
+}
+
 static void
 write_status(const char *dir, const struct recorder *r, const char *set,
     uint64_t t0, uint64_t now, uint64_t ev0, uint64_t tprev, int running)
@@ -308,7 +321,8 @@ write_status(const char *dir, const struct recorder *r, const char *set,
 	fprintf(f, "pid %d\nrunning %d\nevents_set %s\nbackend %s\n"
 	    "elapsed_ns %llu\n"
 	    "events %llu\nrate %.0f\nstored %llu\nlost %llu\n"
-	    "disk_bytes %llu\nbound %llu\nfds %llu\nupdated %lld\n",
+	    "disk_bytes %llu\nbound %llu\nfds %llu\ncpu_ns %llu\n"
+	    "updated %lld\n",
 	    (int)getpid(), running, set,
 	    record_backend_name(record_backend(r)),
 	    (unsigned long long)(now - t0),
@@ -316,7 +330,8 @@ write_status(const char *dir, const struct recorder *r, const char *set,
 	    dt > 0 ? (double)(st.events - ev0) / dt : 0.0,
 	    (unsigned long long)st.stored, (unsigned long long)st.lost,
 	    (unsigned long long)st.disk_bytes, (unsigned long long)st.bound,
-	    (unsigned long long)st.fds, (long long)time(NULL));
+	    (unsigned long long)st.fds, (unsigned long long)self_cpu_ns(),
+	    (long long)time(NULL));
 	if (fclose(f) == 0)
 		rename(tmp, path);
 out:

@@ -85,6 +85,7 @@ struct rbpf {
 	int nposs;		/* possible CPUs (per-CPU map values) */
 	uint64_t *lost_seen;	/* per CPU, written as TT_LOST */
 	uint64_t *lost_vals;
+	char *probes_file;	/* /run/argus/INSTANCE.probes: attached */
 	uint8_t *page;		/* being filled by the reading thread */
 	size_t off;
 	FILE *log;		/* libbpf's messages while loading */
@@ -247,6 +248,10 @@ rec_bpf_free(struct recorder *r)
 	for (size_t i = 0; i < b->nprobes; i++)
 		free(b->probes[i]);
 	free(b->probes);
+	if (b->probes_file) {
+		unlink(b->probes_file);
+		free(b->probes_file);
+	}
 	ring_buffer__free(b->ring);
 	record_bpf__destroy(b->skel);
 	free(b->lost_seen);
@@ -419,6 +424,30 @@ rec_bpf_start(struct recorder *r, char **cause)
 	return 0;
 }
 
+/*
+ * The probes attached, one name a line, for `argus probe add`, which
+ * waits until the probe it defines is listed (probes are attached here
+ * at the next poll, not when the event is enabled in the instance).
+ */
+static void
+write_probes(struct rbpf *b)
+{
+	char *tmp = xasprintf("%s.tmp", b->probes_file);
+	FILE *f = fopen(tmp, "we");
+
+	if (f == NULL) {
+		free(tmp);
+		return;
+	}
+	for (size_t i = 0; i < b->nprobes; i++)
+		fprintf(f, "%s\n", b->probes[i]);
+	if (fclose(f) == 0)
+		rename(tmp, b->probes_file);
+	else
+		unlink(tmp);
+	free(tmp);
+}
+
 /* The probe program on the uprobe event NAME, its id as the cookie. */
 static struct bpf_link *
 attach_probe(struct rbpf *b, const char *name)
@@ -468,7 +497,14 @@ rec_bpf_probes(struct recorder *r)
 	struct rbpf *b = r->bpf;
 	DIR *d = opendir("/sys/kernel/tracing/events/argus_probes");
 	struct dirent *e;
+	size_t n0 = b->nprobes;
 
+	if (b->probes_file == NULL) {
+		b->probes_file = xasprintf("/run/argus/%s.probes",
+		    r->inst_name);
+		(void)mkdir("/run/argus", 0755);
+		write_probes(b);
+	}
 	if (d == NULL)
 		return;
 	while ((e = readdir(d)) != NULL) {
@@ -492,6 +528,8 @@ rec_bpf_probes(struct recorder *r)
 		b->probes[b->nprobes++] = xstrdup(e->d_name);
 	}
 	closedir(d);
+	if (b->nprobes != n0)
+		write_probes(b);
 }
 
 /* --- reading (the caller's thread) ---------------------------------------- */

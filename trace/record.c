@@ -663,7 +663,7 @@ rec_sync_lost(struct recorder *r, unsigned cpu, uint64_t ts)
 int
 record_poll(struct recorder *r, int flush)
 {
-	if (r->bpf && flush)
+	if (r->bpf)
 		rec_bpf_probes(r);
 	return rec_pump_read(r, flush);
 }

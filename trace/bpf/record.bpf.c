@@ -13,8 +13,8 @@
  * number and arguments read from its saved registers, and a mark in its
  * task storage ("blocked"); at sys_exit only a marked task writes its
  * RB_SYS_EXIT. Besides, sys_exit keeps the calls that wake others
- * without blocking: reads and writes of pipes (FIFO inodes) and
- * eventfds, close (so fd numbers reused are looked up again) and
+ * without blocking: reads and writes of pipes (FIFO inodes), terminals
+ * and eventfds, close (so fd numbers reused are looked up again) and
  * sched_yield; and the bytes written to the recorder's trace_marker_raw
  * (libargus's records). The full set records every call instead.
  */
@@ -93,6 +93,7 @@ struct {
 #define ENOSYS 38
 #define S_IFMT 00170000
 #define S_IFIFO 0010000
+#define S_IFCHR 0020000
 
 #define NR_read 0
 #define NR_write 1
@@ -535,7 +536,8 @@ int BPF_PROG(on_sk_ready, const struct sock *sk)
 	return 0;
 }
 
-/* 1 pipe or FIFO, 2 eventfd, 3 trace_marker_raw, 0 anything else. */
+/* 1 pipe, FIFO or terminal, 2 eventfd, 3 our trace_marker_raw, 0 any
+   other file. */
 static __always_inline int
 fd_kind(struct task_struct *t, __u64 fd)
 {
@@ -543,6 +545,7 @@ fd_kind(struct task_struct *t, __u64 fd)
 	struct file **fds;
 	struct file *f = NULL;
 	__u64 w;
+	__u32 mode;
 
 	if (!fdt || fd >= BPF_CORE_READ(fdt, max_fds))
 		return 0;
@@ -550,8 +553,17 @@ fd_kind(struct task_struct *t, __u64 fd)
 	bpf_probe_read_kernel(&f, sizeof(f), fds + fd);
 	if (!f)
 		return 0;
-	if ((BPF_CORE_READ(f, f_inode, i_mode) & S_IFMT) == S_IFIFO)
+	mode = BPF_CORE_READ(f, f_inode, i_mode) & S_IFMT;
+	if (mode == S_IFIFO)
 		return 1;
+	if (mode == S_IFCHR) {
+		/* terminals: tty, console and ptmx (4, 5), pty ends (136-143) */
+		__u32 major = BPF_CORE_READ(f, f_inode, i_rdev) >> 20;
+
+		if (major == 4 || major == 5 || (major >= 136 && major <= 143))
+			return 1;
+		return 0;
+	}
 	w = (__u64)BPF_CORE_READ(f, f_op, write);
 	if (w && w == eventfd_write_fn)
 		return 2;
