@@ -20,13 +20,11 @@
 #include <glob.h>
 #include <inttypes.h>
 #include <libgen.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -86,37 +84,6 @@ write_file(const char *path, const char *s)
 		err = errno;
 	close(fd);
 	return err;
-}
-
-/*
- * A recorder on the BPF backend attaches probes itself at its next poll
- * and lists them in /run/argus/INSTANCE.probes: wait (3 s at most) until
- * NAME is there, so hits right after `argus probe add` are recorded.
- */
-static void
-wait_attached(const char *inst, const char *name)
-{
-	const char *base = strrchr(inst, '/');
-	char path[PATH_MAX + 32], line[256];
-
-	snprintf(path, sizeof(path), "/run/argus/%s.probes",
-	    base ? base + 1 : inst);
-	for (int i = 0; i < 300; i++) {
-		struct timespec ts = { 0, 10000000L };
-		FILE *f = fopen(path, "re");
-
-		if (f == NULL)
-			return;		/* tracefs backend: enabled is enough */
-		while (fgets(line, sizeof(line), f)) {
-			line[strcspn(line, "\n")] = '\0';
-			if (strcmp(line, name) == 0) {
-				fclose(f);
-				return;
-			}
-		}
-		fclose(f);
-		nanosleep(&ts, NULL);
-	}
 }
 
 /* The recorder's instance directory into buf; -1 when none runs. */
@@ -277,7 +244,6 @@ probe_add(int argc, char **argv)
 	if (err)
 		return cmd_error("probe", "%s is defined but cannot be enabled "
 		    "in %s: %s", name, inst, strerror(err));
-	wait_attached(inst, name);
 	return 0;
 }
 

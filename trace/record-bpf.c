@@ -62,8 +62,6 @@ rec_bpf_decode_page(struct recorder *r, const uint8_t *page, size_t len)
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <linux/perf_event.h>
 #include <linux/types.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -80,12 +78,9 @@ struct rbpf {
 	struct ring_buffer *ring;
 	struct bpf_link **links;
 	size_t nlinks;
-	char **probes;		/* argus_probes events attached */
-	size_t nprobes;
 	int nposs;		/* possible CPUs (per-CPU map values) */
 	uint64_t *lost_seen;	/* per CPU, written as TT_LOST */
 	uint64_t *lost_vals;
-	char *probes_file;	/* /run/argus/INSTANCE.probes: attached */
 	uint8_t *page;		/* being filled by the reading thread */
 	size_t off;
 	FILE *log;		/* libbpf's messages while loading */
@@ -245,13 +240,6 @@ rec_bpf_free(struct recorder *r)
 	for (size_t i = 0; i < b->nlinks; i++)
 		bpf_link__destroy(b->links[i]);
 	free(b->links);
-	for (size_t i = 0; i < b->nprobes; i++)
-		free(b->probes[i]);
-	free(b->probes);
-	if (b->probes_file) {
-		unlink(b->probes_file);
-		free(b->probes_file);
-	}
 	ring_buffer__free(b->ring);
 	record_bpf__destroy(b->skel);
 	free(b->lost_seen);
@@ -343,7 +331,6 @@ rec_bpf_open(struct recorder *r, const struct record_opts *o, char **cause)
 		free(tn);
 	}
 	btf__free(vmlinux);
-	bpf_program__set_autoload(b->skel->progs.on_probe, true);
 	b->skel->rodata->self_tgid = (uint32_t)getpid();
 	b->skel->rodata->full = o->set == RECORD_SET_FULL;
 	b->skel->rodata->blocking = o->set == RECORD_SET_DEFAULT;
@@ -398,7 +385,7 @@ rec_bpf_start(struct recorder *r, char **cause)
 	bpf_object__for_each_program(p, b->skel->obj) {
 		struct bpf_link *l;
 
-		if (!bpf_program__autoload(p) || p == b->skel->progs.on_probe)
+		if (!bpf_program__autoload(p))
 			continue;
 		l = bpf_program__attach(p);
 		if (l == NULL) {
@@ -420,116 +407,22 @@ rec_bpf_start(struct recorder *r, char **cause)
 		    strerror(err));
 		return err;
 	}
-	rec_bpf_probes(r);
 	return 0;
 }
 
 /*
- * The probes attached, one name a line, for `argus probe add`, which
- * waits until the probe it defines is listed (probes are attached here
- * at the next poll, not when the event is enabled in the instance).
- */
-static void
-write_probes(struct rbpf *b)
-{
-	char *tmp = xasprintf("%s.tmp", b->probes_file);
-	FILE *f = fopen(tmp, "we");
-
-	if (f == NULL) {
-		free(tmp);
-		return;
-	}
-	for (size_t i = 0; i < b->nprobes; i++)
-		fprintf(f, "%s\n", b->probes[i]);
-	if (fclose(f) == 0)
-		rename(tmp, b->probes_file);
-	else
-		unlink(tmp);
-	free(tmp);
-}
-
-/* The probe program on the uprobe event NAME, its id as the cookie. */
-static struct bpf_link *
-attach_probe(struct rbpf *b, const char *name)
-{
-	LIBBPF_OPTS(bpf_perf_event_opts, po);
-	struct perf_event_attr a;
-	struct bpf_link *l;
-	char *path = xasprintf("/sys/kernel/tracing/events/argus_probes/%s/id",
-	    name);
-	FILE *f = fopen(path, "re");
-	long id = -1;
-	int pfd;
-
-	free(path);
-	if (f == NULL)
-		return NULL;
-	if (fscanf(f, "%ld", &id) != 1)
-		id = -1;
-	fclose(f);
-	if (id < 0)
-		return NULL;
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_TRACEPOINT;
-	a.config = (uint64_t)id;
-	a.sample_period = 1;
-	a.wakeup_events = 1;
-	pfd = (int)syscall(SYS_perf_event_open, &a, -1, 0, -1,
-	    PERF_FLAG_FD_CLOEXEC);
-	if (pfd < 0)
-		return NULL;
-	po.bpf_cookie = (uint64_t)id;
-	l = bpf_program__attach_perf_event_opts(b->skel->progs.on_probe, pfd,
-	    &po);
-	if (l == NULL)
-		close(pfd);
-	return l;
-}
-
-/*
- * Attach the probe program to the events of argus_probes not attached
- * yet (`argus probe add` defines them while we run).
+ * Probes of `argus probe` (uprobe trace events) are not attached: on
+ * this kernel (6.18) closing a perf event that carries a BPF program on a
+ * uprobe trace event oopsed in uprobe_apply (NULL pointer) with
+ * event_mutex held, which left every tracefs instance of the machine
+ * unusable until a reboot. Their hits land in the instance's buffer,
+ * which the BPF backend does not read; use --backend tracefs to record
+ * probes.
  */
 void
 rec_bpf_probes(struct recorder *r)
 {
-	struct rbpf *b = r->bpf;
-	DIR *d = opendir("/sys/kernel/tracing/events/argus_probes");
-	struct dirent *e;
-	size_t n0 = b->nprobes;
-
-	if (b->probes_file == NULL) {
-		b->probes_file = xasprintf("/run/argus/%s.probes",
-		    r->inst_name);
-		(void)mkdir("/run/argus", 0755);
-		write_probes(b);
-	}
-	if (d == NULL)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		struct bpf_link *l;
-		size_t i;
-
-		if (e->d_name[0] == '.' || strcmp(e->d_name, "enable") == 0 ||
-		    strcmp(e->d_name, "filter") == 0)
-			continue;
-		for (i = 0; i < b->nprobes; i++)
-			if (strcmp(b->probes[i], e->d_name) == 0)
-				break;
-		if (i < b->nprobes)
-			continue;
-		l = attach_probe(b, e->d_name);
-		if (l == NULL)
-			continue;
-		add_link(b, l);
-		b->probes = xreallocarray(b->probes, b->nprobes + 1,
-		    sizeof(*b->probes));
-		b->probes[b->nprobes++] = xstrdup(e->d_name);
-	}
-	closedir(d);
-	if (b->nprobes != n0)
-		write_probes(b);
+	(void)r;
 }
 
 /* --- reading (the caller's thread) ---------------------------------------- */

@@ -235,7 +235,7 @@ int rec_bpf_open(struct recorder *r, const struct record_opts *o,
     char **cause);
 /* Attach the programs: recording starts. */
 int rec_bpf_start(struct recorder *r, char **cause);
-/* Attach the probe program to argus_probes events new since the last. */
+/* Probes of `argus probe`: not recorded by the BPF backend (a no-op). */
 void rec_bpf_probes(struct recorder *r);
 /* Copy what the ring holds into pool pages (reading thread). */
 void rec_bpf_read(struct recorder *r);

@@ -472,6 +472,25 @@ unpublish_marker(struct recorder *r)
 	r->marker_file = 0;
 }
 
+/* Whether `argus probe` has uprobe events defined (tracefs records
+   them; the BPF backend does not). */
+static int
+probes_defined(void)
+{
+	DIR *d = opendir("/sys/kernel/tracing/events/" PROBE_SYSTEM);
+	struct dirent *e;
+	int n = 0;
+
+	if (d == NULL)
+		return 0;
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.' && strcmp(e->d_name, "enable") != 0 &&
+		    strcmp(e->d_name, "filter") != 0)
+			n++;
+	closedir(d);
+	return n > 0;
+}
+
 int
 record_open(struct recorder **rp, const struct record_opts *o, char **cause)
 {
@@ -531,7 +550,10 @@ record_open(struct recorder **rp, const struct record_opts *o, char **cause)
 	}
 	if ((err = open_cpus(r, cause)) != 0)
 		goto fail;
-	if (o->backend != RECORD_BACKEND_TRACEFS) {
+	if (o->backend == RECORD_BACKEND_AUTO && probes_defined()) {
+		rec_warn(r, "probes of argus probe are defined; recording with "
+		    "tracefs (the BPF backend does not record them)");
+	} else if (o->backend != RECORD_BACKEND_TRACEFS) {
 		char *bcause = NULL;
 
 		err = rec_bpf_open(r, o, &bcause);
@@ -561,7 +583,8 @@ record_open(struct recorder **rp, const struct record_opts *o, char **cause)
 	if (r->bpf == NULL && r->set == RECORD_SET_DEFAULT &&
 	    (err = enable_syscalls(r, cause)) != 0)
 		goto fail;
-	/* Probes defined by `argus probe` before we started. */
+	/* Probes defined by `argus probe` before we started (the BPF
+	   backend does not record them: see record-bpf.c). */
 	if (r->bpf == NULL)
 		(void)inst_write(r, "events/" PROBE_SYSTEM "/enable", "1");
 
@@ -663,8 +686,6 @@ rec_sync_lost(struct recorder *r, unsigned cpu, uint64_t ts)
 int
 record_poll(struct recorder *r, int flush)
 {
-	if (r->bpf)
-		rec_bpf_probes(r);
 	return rec_pump_read(r, flush);
 }
 

@@ -120,9 +120,10 @@ if [ -x "$P" ]; then
 		nok "marks of an unprivileged command" "$n marks, $s stacks, $sp by proxy"
 fi
 
-# A probe added while recording (argus probe) is decoded as a user event.
+# A probe added while recording (argus probe) is decoded as a user event
+# (tracefs backend: the BPF backend does not record probes).
 if [ -x "$P" ] && $ARGUS probe --help > /dev/null 2>&1; then
-	$ARGUS record -q -o "$T/pr" --events sched --duration 3 &
+	$ARGUS record -q -o "$T/pr" --backend tracefs --events sched --duration 3 &
 	rp=$!
 	sleep 0.8
 	$ARGUS probe add "$(readlink -f "$P")" main argus_rec_test > /dev/null 2>&1
@@ -139,7 +140,8 @@ fi
 # argus_probes system is enabled at start).
 if [ -x "$P" ] && $ARGUS probe --help > /dev/null 2>&1 &&
     $ARGUS probe add "$(readlink -f "$P")" main argus_rec_pre > /dev/null 2>&1; then
-	$ARGUS record -q -o "$T/pp" --events sched -- "$P" 1 > /dev/null
+	# auto takes tracefs when probes are defined
+	$ARGUS record -q -o "$T/pp" --events sched -- "$P" 1 > /dev/null 2>&1
 	$ARGUS probe del argus_rec_pre > /dev/null 2>&1
 	n=$($ARGUS dump "$T/pp" --type user 2>/dev/null | grep 'kind=probe' |
 	    grep -c 'name="argus_rec_pre"')

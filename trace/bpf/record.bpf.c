@@ -656,16 +656,6 @@ marker:
 	return 0;
 }
 
-/* A uprobe event of `argus probe` (system argus_probes), attached
-   through a perf event whose cookie is the event's id. */
-SEC("kprobe")
-int on_probe(struct pt_regs *ctx)
-{
-	EMIT(2, RB_PROBE, cur_tid(), bpf_get_attach_cookie(ctx),
-	    PT_REGS_IP(ctx));
-	return 0;
-}
-
 static __always_inline int
 filelock(__u64 op, struct inode *inode, struct file_lock *fl, int ret)
 {
