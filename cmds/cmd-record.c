@@ -52,7 +52,8 @@ usage_record(FILE *f, const char *name)
 	fprintf(f,
 	    "usage: argus %s [-o DIR] [--size SIZE] [--segment SIZE]\n"
 	    "       [--duration SECONDS] [--events SET] [--buffer-kb N]\n"
-	    "       [--group GROUP] [--no-instrument] [-q]\n"
+	    "       [--group GROUP] [--backend auto|bpf|tracefs]\n"
+	    "       [--no-instrument] [-q]\n"
 	    "       [--snapshot-on-hang DIR [--snapshot-max N]"
 	    " [--snapshot-size SIZE]]%s\n"
 	    "\n"
@@ -66,6 +67,8 @@ usage_record(FILE *f, const char *name)
 	    "  --events SET        sched, default or full (default: default)\n"
 	    "  --buffer-kb N       kernel buffer per CPU (default %u)\n"
 	    "  --group GROUP       make trace files 0640 and owned by GROUP\n"
+	    "  --backend NAME      bpf, tracefs or auto (default: auto, BPF\n"
+	    "                      where it loads, else tracefs)\n"
 	    "  --no-instrument     kernel events only: no libargus records\n"
 	    "  --snapshot-on-hang DIR  when an instrumented program marks a hang,\n"
 	    "                      snapshot the last minute into a new directory\n"
@@ -96,6 +99,7 @@ parse_ropts(const char *name, int argc, char **argv, struct ropts *o)
 		{ "buffer-kb", required_argument, NULL, 'b' },
 		{ "group", required_argument, NULL, 'g' },
 		{ "no-instrument", no_argument, NULL, 'N' },
+		{ "backend", required_argument, NULL, 'B' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "snapshot-on-hang", required_argument, NULL, 'H' },
 		{ "snapshot-max", required_argument, NULL, 'K' },
@@ -114,6 +118,14 @@ parse_ropts(const char *name, int argc, char **argv, struct ropts *o)
 	o->ro.marker_file = 1;
 	o->snap_keep = SNAP_DEFAULT_KEEP;
 	o->snap_bytes = SNAP_DEFAULT_BYTES;
+	/* ARGUS_BACKEND picks the default (test suites run on either) */
+	if (getenv("ARGUS_BACKEND") && *getenv("ARGUS_BACKEND")) {
+		o->ro.backend = record_backend_lookup(getenv("ARGUS_BACKEND"));
+		if (o->ro.backend < 0)
+			return cmd_usage_error(name, "unknown backend '%s' in "
+			    "ARGUS_BACKEND (auto, bpf, tracefs)",
+			    getenv("ARGUS_BACKEND"));
+	}
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+o:qh", lo, NULL)) != -1) {
 		switch (c) {
@@ -161,6 +173,16 @@ parse_ropts(const char *name, int argc, char **argv, struct ropts *o)
 			o->ro.wopts.file_mode = 0640;
 			break;
 		}
+		case 'B':
+			o->ro.backend = record_backend_lookup(optarg);
+			if (o->ro.backend < 0)
+				return cmd_usage_error(name, "unknown backend "
+				    "'%s' (auto, bpf, tracefs)", optarg);
+			if (o->ro.backend == RECORD_BACKEND_BPF &&
+			    !record_have_bpf())
+				return cmd_usage_error(name, "this argus was "
+				    "built without the BPF backend");
+			break;
 		case 'N':
 			o->no_instrument = 1;
 			o->ro.marker_file = 0;
@@ -344,6 +366,19 @@ exec_command(const struct ropts *o, const char *marker)
 	_exit(errno == ENOENT ? 127 : 126);
 }
 
+/* CPU time of the recorder itself (every thread), user and system. */
+static uint64_t
+self_cpu_ns(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) != 0)
+		return 0;
+	return ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) *
+	    1000000000ull + ((uint64_t)ru.ru_utime.tv_usec +
+	    (uint64_t)ru.ru_stime.tv_usec) * 1000ull;
+}
+
 static void
 write_status(const char *dir, const struct recorder *r, const char *set,
     uint64_t t0, uint64_t now, uint64_t ev0, uint64_t tprev, int running,
@@ -364,15 +399,20 @@ write_status(const char *dir, const struct recorder *r, const char *set,
 			close(fd);
 		goto out;
 	}
-	fprintf(f, "pid %d\nrunning %d\nevents_set %s\nelapsed_ns %llu\n"
+	fprintf(f, "pid %d\nrunning %d\nevents_set %s\nbackend %s\n"
+	    "elapsed_ns %llu\n"
 	    "events %llu\nrate %.0f\nstored %llu\nlost %llu\n"
-	    "disk_bytes %llu\nbound %llu\nfds %llu\nupdated %lld\n",
-	    (int)getpid(), running, set, (unsigned long long)(now - t0),
+	    "disk_bytes %llu\nbound %llu\nfds %llu\ncpu_ns %llu\n"
+	    "updated %lld\n",
+	    (int)getpid(), running, set,
+	    record_backend_name(record_backend(r)),
+	    (unsigned long long)(now - t0),
 	    (unsigned long long)st.events,
 	    dt > 0 ? (double)(st.events - ev0) / dt : 0.0,
 	    (unsigned long long)st.stored, (unsigned long long)st.lost,
 	    (unsigned long long)st.disk_bytes, (unsigned long long)st.bound,
-	    (unsigned long long)st.fds, (long long)time(NULL));
+	    (unsigned long long)st.fds, (unsigned long long)self_cpu_ns(),
+	    (long long)time(NULL));
 	fprintf(f, "hangs %llu\n", (unsigned long long)st.hang.begun);
 	if (snap_dir)
 		fprintf(f, "snapshot_dir %s\n", snap_dir);

@@ -334,7 +334,7 @@ cmd_status(int argc, char **argv)
 	char line[256], text[4096], *nl;
 	ssize_t n = -1;
 	int dfd, pfd;
-	char set[32] = "?";
+	char set[32] = "?", backend[32] = "?";
 	char *snap_dir = NULL;
 	unsigned long long v, events = 0, lost = 0, disk = 0, bound = 0;
 	unsigned long long elapsed = 0, fds = 0;
@@ -370,6 +370,8 @@ cmd_status(int argc, char **argv)
 		snprintf(line, sizeof(line), "%.*s", (int)len, lp);
 		if (sscanf(line, "events_set %31s", set) == 1)
 			continue;
+		if (sscanf(line, "backend %31s", backend) == 1)
+			continue;
 		if (strncmp(line, "snapshot_dir ", 13) == 0) {
 			line[strcspn(line, "\n")] = '\0';
 			free(snap_dir);
@@ -399,6 +401,7 @@ cmd_status(int argc, char **argv)
 	printf("directory:  %s\n", dir);
 	printf("events:     %s set, %llu recorded in %.0f s, %.0f events/s\n",
 	    set, events, (double)elapsed / 1e9, pid ? rate : 0.0);
+	printf("backend:    %s\n", backend);
 	printf("disk:       %s of %s\n", fmt_bytes(b1, sizeof(b1), disk),
 	    fmt_bytes(b2, sizeof(b2), bound));
 	printf("lost:       %llu events lost by the kernel\n", lost);

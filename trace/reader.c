@@ -538,6 +538,8 @@ fill_info(struct trace_reader *r, const struct seg *newest)
 	in->release = rd_intern(r, newest->h.release, strlen(newest->h.release));
 	in->clock = rd_intern(r, newest->h.clock, strlen(newest->h.clock));
 	in->boot_id = rd_intern(r, newest->h.boot_id, strlen(newest->h.boot_id));
+	in->recorder = newest->h.recorder ? rd_intern(r, newest->h.recorder,
+	    strlen(newest->h.recorder)) : NULL;
 	in->ncpus = newest->h.ncpus;
 	in->version = newest->h.version;
 	in->realtime_offset = newest->h.realtime_offset;

@@ -233,6 +233,14 @@ dec_lazy(struct recorder *r, unsigned id)
 	field_of(e, "__probe_ip", &d->f[0]);
 }
 
+const char *
+rec_probe_name(struct recorder *r, unsigned id)
+{
+	if (id >= r->ndec || !r->dec[id].known)
+		dec_lazy(r, id);
+	return r->dec[id].kind == DK_PROBE ? r->dec[id].name : NULL;
+}
+
 static inline uint64_t
 getu(const uint8_t *p, size_t len, const struct rfield *f)
 {
@@ -338,9 +346,9 @@ note_hang(struct recorder *r, unsigned kind, const struct trace_event *ev)
  * ARGUS_MK_PROXY the event is about the thread named at the head of the
  * payload; it stays in the writer's CPU stream (the tid is stored).
  */
-static void
-dec_marker(struct recorder *r, struct trace_event *ev, const uint8_t *p,
-    size_t len)
+void
+rec_decode_marker(struct recorder *r, struct trace_event *ev,
+    const uint8_t *p, size_t len)
 {
 	struct argus_marker_hdr h;
 	uint64_t frames[ARGUS_MARKER_MAX_FRAMES];
@@ -423,6 +431,88 @@ dec_marker(struct recorder *r, struct trace_event *ev, const uint8_t *p,
 		note_hang(r, kind, ev);
 }
 
+void
+rec_emit(struct recorder *r, struct trace_event *ev, uint64_t group_dead)
+{
+	uint64_t ts = ev->ts;
+	uint32_t sl = ev->blob_len;
+	const char *s = ev->blob;
+	struct rthread *t;
+
+	switch (ev->type) {
+	case TT_FORK: {
+		uint32_t child = (uint32_t)ev->arg[0];
+		uint64_t flags = ev->arg[2];
+		struct rthread *par = rec_thread_find(r, ev->tid);
+		uint32_t ptgid = par ? par->pid : ev->tid;
+
+		ev->arg[1] = flags & 0x00010000 /* CLONE_THREAD */ ?
+		    ptgid : child;
+		t = rec_thread_add(r, child);
+		if (t->exited && t->comm_ts <= ts) {
+			/* the tid of a thread gone, reused */
+			memset(t, 0, sizeof(*t));
+			t->tid = child;
+		}
+		t->pid = (uint32_t)ev->arg[1];
+		t->ppid = flags & 0x00010000 ? (par ? par->ppid : 0) : ptgid;
+		t->flags = 0;
+		if (t->comm_ts <= ts) {
+			memcpy(t->comm, s, sl < TRACE_COMM_LEN ? sl :
+			    TRACE_COMM_LEN - 1);
+			t->comm[sl < TRACE_COMM_LEN ? sl : TRACE_COMM_LEN - 1] = '\0';
+			t->comm_ts = ts;
+		}
+		rec_add(r, ev);
+		rec_thread_emit(r, ts, t);
+		return;
+	}
+	case TT_EXEC:
+		rec_maps_changed(r, (uint32_t)ev->arg[0]);
+		if (ev->arg[0] != ev->arg[1]) {
+			/* A non-leader thread exec'd: it takes the leader's tid. */
+			rec_thread_del(r, (uint32_t)ev->arg[1]);
+		}
+		break;
+	case TT_EXIT:
+		rec_add(r, ev);
+		t = rec_thread_find(r, (uint32_t)ev->arg[0]);
+		if (group_dead)	/* the whole process is gone */
+			rec_proc_exited(r, t ? t->pid : (uint32_t)ev->arg[0]);
+		if (t && !t->exited)
+			rec_thread_exited(r, ts, t);
+		return;
+	case TT_RENAME:
+		rec_add(r, ev);
+		t = rec_thread_learn(r, (uint32_t)ev->arg[0]);
+		if (sl >= TRACE_COMM_LEN)
+			sl = TRACE_COMM_LEN - 1;
+		if (t->comm_ts <= ts) {
+			memcpy(t->comm, s, sl);
+			t->comm[sl] = '\0';
+			t->comm_ts = ts;
+		}
+		rec_thread_emit(r, ts, t);	/* still gone if exited */
+		return;
+	case TT_SYS_ENTER:
+		rec_add(r, ev);
+		if (ev->arg[0] == SYS_close)
+			rec_fd_closed(r, tgid_of(r, ev->tid), (int)ev->arg[1]);
+		else if (sys_fd_arg(ev->arg[0]) && ev->flags == TRACE_CTX_TASK)
+			rec_fd_seen(r, ts, tgid_of(r, ev->tid), (int)ev->arg[1]);
+		return;
+	case TT_SYS_EXIT:
+		rec_add(r, ev);
+		if ((ev->arg[0] == SYS_accept || ev->arg[0] == SYS_accept4) &&
+		    (int64_t)ev->arg[1] >= 0)
+			rec_fd_seen(r, ts, tgid_of(r, ev->tid), (int)ev->arg[1]);
+		return;
+	default:
+		break;
+	}
+	rec_add(r, ev);
+}
+
 static void
 dec_record(struct recorder *r, unsigned cpu, uint64_t ts, const uint8_t *p,
     size_t len)
@@ -435,7 +525,6 @@ dec_record(struct recorder *r, unsigned cpu, uint64_t ts, const uint8_t *p,
 	int32_t pid;
 	uint32_t sl;
 	const char *s;
-	struct rthread *t;
 
 	if (len < 8)
 		return;
@@ -475,78 +564,30 @@ dec_record(struct recorder *r, unsigned cpu, uint64_t ts, const uint8_t *p,
 		ev.arg[0] = (uint32_t)getu(p, len, &f[0]);
 		ev.arg[1] = (uint32_t)getu(p, len, &f[1]);
 		break;
-	case DK_NEWTASK: {
-		uint32_t child = (uint32_t)getu(p, len, &f[0]);
-		uint64_t flags = getu(p, len, &f[2]);
-		struct rthread *par = rec_thread_find(r, ev.tid);
-		uint32_t ptgid = par ? par->pid : ev.tid;
-
+	case DK_NEWTASK:
 		ev.type = TT_FORK;
-		ev.arg[0] = child;
-		ev.arg[1] = flags & 0x00010000 /* CLONE_THREAD */ ?
-		    ptgid : child;
-		ev.arg[2] = flags;
-		s = getstr(p, len, &f[1], &sl);
-		ev.blob = s;
-		ev.blob_len = sl;
-		t = rec_thread_add(r, child);
-		if (t->exited && t->comm_ts <= ts) {
-			/* the tid of a thread gone, reused */
-			memset(t, 0, sizeof(*t));
-			t->tid = child;
-		}
-		t->pid = (uint32_t)ev.arg[1];
-		t->ppid = flags & 0x00010000 ? (par ? par->ppid : 0) : ptgid;
-		t->flags = 0;
-		if (t->comm_ts <= ts) {
-			memcpy(t->comm, s, sl < TRACE_COMM_LEN ? sl :
-			    TRACE_COMM_LEN - 1);
-			t->comm[sl < TRACE_COMM_LEN ? sl : TRACE_COMM_LEN - 1] = '\0';
-			t->comm_ts = ts;
-		}
-		rec_add(r, &ev);
-		rec_thread_emit(r, ts, t);
+		ev.arg[0] = (uint32_t)getu(p, len, &f[0]);
+		ev.arg[2] = getu(p, len, &f[2]);
+		ev.blob = getstr(p, len, &f[1], &ev.blob_len);
+		rec_emit(r, &ev, 0);
 		return;
-	}
 	case DK_EXEC:
 		ev.type = TT_EXEC;
 		ev.arg[0] = (uint32_t)getu(p, len, &f[0]);
 		ev.arg[1] = (uint32_t)getu(p, len, &f[1]);
-		s = getstr(p, len, &f[2], &sl);
-		ev.blob = s;
-		ev.blob_len = sl;
-		rec_maps_changed(r, (uint32_t)ev.arg[0]);
-		if (ev.arg[0] != ev.arg[1]) {
-			/* A non-leader thread exec'd: it takes the leader's tid. */
-			rec_thread_del(r, (uint32_t)ev.arg[1]);
-		}
-		break;
+		ev.blob = getstr(p, len, &f[2], &ev.blob_len);
+		rec_emit(r, &ev, 0);
+		return;
 	case DK_EXIT:
 		ev.type = TT_EXIT;
 		ev.arg[0] = (uint32_t)getu(p, len, &f[0]);
-		rec_add(r, &ev);
-		t = rec_thread_find(r, (uint32_t)ev.arg[0]);
-		if (getu(p, len, &f[1]))	/* the whole process is gone */
-			rec_proc_exited(r, t ? t->pid : (uint32_t)ev.arg[0]);
-		if (t && !t->exited)
-			rec_thread_exited(r, ts, t);
+		rec_emit(r, &ev, getu(p, len, &f[1]));
 		return;
 	case DK_RENAME:
 		ev.type = TT_RENAME;
 		ev.arg[0] = (uint32_t)getu(p, len, &f[0]);
-		s = getstr(p, len, &f[1], &sl);
-		ev.blob = s;
-		ev.blob_len = sl;
-		rec_add(r, &ev);
-		t = rec_thread_learn(r, (uint32_t)ev.arg[0]);
-		if (sl >= TRACE_COMM_LEN)
-			sl = TRACE_COMM_LEN - 1;
-		if (t->comm_ts <= ts) {
-			memcpy(t->comm, s, sl);
-			t->comm[sl] = '\0';
-			t->comm_ts = ts;
-		}
-		rec_thread_emit(r, ts, t);	/* still gone if exited */
+		ev.blob = getstr(p, len, &f[1], &ev.blob_len);
+		rec_emit(r, &ev, 0);
 		return;
 	case DK_IRQ_ENTRY:
 		ev.type = TT_IRQ_ENTRY;
@@ -675,11 +716,7 @@ dec_record(struct recorder *r, unsigned cpu, uint64_t ts, const uint8_t *p,
 			memcpy(args, p + SYSC_ARGS_OFF, (n > 6 ? 6 : n) * 8);
 		}
 		memcpy(&ev.arg[1], args, 5 * sizeof(uint64_t));
-		rec_add(r, &ev);
-		if (ev.arg[0] == SYS_close)
-			rec_fd_closed(r, tgid_of(r, ev.tid), (int)args[0]);
-		else if (sys_fd_arg(ev.arg[0]) && ev.flags == TRACE_CTX_TASK)
-			rec_fd_seen(r, ts, tgid_of(r, ev.tid), (int)args[0]);
+		rec_emit(r, &ev, 0);
 		return;
 	}
 	case DK_SYS_EXIT:
@@ -697,13 +734,10 @@ dec_record(struct recorder *r, unsigned cpu, uint64_t ts, const uint8_t *p,
 			ev.arg[0] = (uint64_t)(int64_t)nr;
 			memcpy(&ev.arg[1], p + SYSC_ARGS_OFF, 8);
 		}
-		rec_add(r, &ev);
-		if ((ev.arg[0] == SYS_accept || ev.arg[0] == SYS_accept4) &&
-		    (int64_t)ev.arg[1] >= 0)
-			rec_fd_seen(r, ts, tgid_of(r, ev.tid), (int)ev.arg[1]);
+		rec_emit(r, &ev, 0);
 		return;
 	case DK_RAW_DATA:
-		dec_marker(r, &ev, p, len);
+		rec_decode_marker(r, &ev, p, len);
 		return;
 	case DK_PROBE:
 		/* A uprobe fires in its thread, from the breakpoint trap

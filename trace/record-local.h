@@ -113,6 +113,7 @@ struct recorder {
 	unsigned subbuf;	/* bytes per sub-buffer (page) */
 	struct pump *pump;	/* reading and decoding threads */
 	int set;		/* enum record_set */
+	struct rbpf *bpf;	/* the BPF backend, or NULL: tracefs */
 	uint64_t bound;
 
 	struct decoder *dec;	/* indexed by kernel event id */
@@ -151,6 +152,21 @@ void rec_decode_add(struct recorder *r, unsigned id, int kind);
 void rec_decode_page(struct recorder *r, unsigned cpu, const uint8_t *page,
     size_t len);
 
+/*
+ * Store ev (filled as its trace type says) with what it implies for the
+ * thread table and the fd set: TT_FORK (arg[0] child, arg[2] clone
+ * flags; arg[1] is computed), TT_EXEC, TT_EXIT (group_dead: the process
+ * is gone), TT_RENAME, TT_SYS_ENTER (close, fds), TT_SYS_EXIT (accept).
+ * Both backends' decoders end here.
+ */
+void rec_emit(struct recorder *r, struct trace_event *ev, uint64_t group_dead);
+/* A record written into trace_marker_raw: p holds 8 bytes of head, then
+   the bytes written (len in all). */
+void rec_decode_marker(struct recorder *r, struct trace_event *ev,
+    const uint8_t *p, size_t len);
+/* Name of the argus_probes event of kernel id, or NULL. */
+const char *rec_probe_name(struct recorder *r, unsigned id);
+
 /* record-pump.c */
 /* Start the decoding thread; the decoder state is its own from now on. */
 int rec_pump_start(struct recorder *r, char **cause);
@@ -161,6 +177,11 @@ int rec_pump_read(struct recorder *r, int flush);
 /* Wait until everything queued is decoded and stored. */
 void rec_pump_drain(struct recorder *r);
 void rec_pump_snapshot(const struct recorder *r, struct rec_snap *s);
+/* For the BPF reader: a free pool page (NULL when none), one given
+   back unused, one filled and queued for the decoding thread. */
+uint8_t *rec_pump_get(struct recorder *r);
+void rec_pump_put(struct recorder *r, uint8_t *page);
+void rec_pump_queue(struct recorder *r, uint8_t *page);
 /* Stop the thread once the queue is drained (when started), free all. */
 void rec_pump_free(struct recorder *r);
 
@@ -204,6 +225,26 @@ void rec_maps_changed(struct recorder *r, uint32_t pid);
 void rec_proc_exited(struct recorder *r, uint32_t pid);
 void rec_proc_sweep(struct recorder *r);
 void rec_proc_free(struct recorder *r);
+
+/* record-bpf.c: the BPF backend (stubs failing with ENOTSUP in a build
+   without it) */
+struct rbpf;
+/* Open and load the set's programs (nothing runs yet); the verifier's
+   log goes to a file the error names. */
+int rec_bpf_open(struct recorder *r, const struct record_opts *o,
+    char **cause);
+/* Attach the programs: recording starts. */
+int rec_bpf_start(struct recorder *r, char **cause);
+/* Probes of `argus probe`: not recorded by the BPF backend (a no-op). */
+void rec_bpf_probes(struct recorder *r);
+/* Copy what the ring holds into pool pages (reading thread). */
+void rec_bpf_read(struct recorder *r);
+/* Decode a page rec_bpf_read queued (decoding thread). */
+void rec_bpf_decode_page(struct recorder *r, const uint8_t *page,
+    size_t len);
+/* Detach every program (recording stops); rec_bpf_free releases all. */
+void rec_bpf_stop(struct recorder *r);
+void rec_bpf_free(struct recorder *r);
 
 /* record.c */
 void rec_warn(struct recorder *r, const char *fmt, ...)

@@ -77,7 +77,9 @@ static void
 handle(struct recorder *r, const struct qent *e)
 {
 	if (e->kind == Q_PAGE) {
-		if (r->err == 0)
+		if (r->err == 0 && r->bpf)
+			rec_bpf_decode_page(r, e->page, r->subbuf);
+		else if (r->err == 0)
 			rec_decode_page(r, e->cpu, e->page, r->subbuf);
 		return;
 	}
@@ -198,7 +200,9 @@ rec_pump_read(struct recorder *r, int flush)
 	err = p->snap.err;
 	pthread_mutex_unlock(&p->mu);
 	/* After a writer error (full disk) nothing more can be stored. */
-	for (unsigned c = 0; c < r->ncpus && err == 0; c++) {
+	if (r->bpf && err == 0)
+		rec_bpf_read(r);
+	for (unsigned c = 0; c < r->ncpus && err == 0 && !r->bpf; c++) {
 		unsigned k = 0;
 		int more = 1;
 
@@ -251,6 +255,42 @@ rec_pump_read(struct recorder *r, int flush)
 		pthread_mutex_unlock(&p->mu);
 	}
 	return err;
+}
+
+uint8_t *
+rec_pump_get(struct recorder *r)
+{
+	struct pump *p = r->pump;
+	uint8_t *page = NULL;
+
+	pthread_mutex_lock(&p->mu);
+	if (p->nfree > 0)
+		page = p->free[--p->nfree];
+	pthread_mutex_unlock(&p->mu);
+	return page;
+}
+
+void
+rec_pump_put(struct recorder *r, uint8_t *page)
+{
+	struct pump *p = r->pump;
+
+	pthread_mutex_lock(&p->mu);
+	p->free[p->nfree++] = page;
+	pthread_mutex_unlock(&p->mu);
+}
+
+void
+rec_pump_queue(struct recorder *r, uint8_t *page)
+{
+	struct pump *p = r->pump;
+	struct qent e = { Q_PAGE, 0, 0, page };
+
+	r->pages++;
+	pthread_mutex_lock(&p->mu);
+	if (push(p, &e) != 0)
+		p->free[p->nfree++] = page;	/* cannot happen: room for all */
+	pthread_mutex_unlock(&p->mu);
 }
 
 void

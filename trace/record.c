@@ -30,6 +30,39 @@
 #define PROBE_SYSTEM "argus_probes"
 
 static const char *const set_names[] = { "sched", "default", "full" };
+static const char *const backend_names[] = { "auto", "tracefs", "bpf" };
+
+int
+record_backend_lookup(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(backend_names); i++)
+		if (strcmp(name, backend_names[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
+const char *
+record_backend_name(int backend)
+{
+	return backend >= 0 && (size_t)backend < ARRAY_SIZE(backend_names) ?
+	    backend_names[backend] : "?";
+}
+
+int
+record_have_bpf(void)
+{
+#ifdef ARGUS_BPF
+	return 1;
+#else
+	return 0;
+#endif
+}
+
+int
+record_backend(const struct recorder *r)
+{
+	return r->bpf ? RECORD_BACKEND_BPF : RECORD_BACKEND_TRACEFS;
+}
 
 int
 record_set_lookup(const char *name)
@@ -286,6 +319,7 @@ static void
 release(struct recorder *r)
 {
 	rec_pump_free(r);	/* first: the thread uses what follows */
+	rec_bpf_free(r);
 	for (unsigned i = 0; r->cpus && i < r->ncpus; i++) {
 		if (r->cpus[i].fd >= 0)
 			close(r->cpus[i].fd);
@@ -438,6 +472,25 @@ unpublish_marker(struct recorder *r)
 	r->marker_file = 0;
 }
 
+/* Whether `argus probe` has uprobe events defined (tracefs records
+   them; the BPF backend does not). */
+static int
+probes_defined(void)
+{
+	DIR *d = opendir("/sys/kernel/tracing/events/" PROBE_SYSTEM);
+	struct dirent *e;
+	int n = 0;
+
+	if (d == NULL)
+		return 0;
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.' && strcmp(e->d_name, "enable") != 0 &&
+		    strcmp(e->d_name, "filter") != 0)
+			n++;
+	closedir(d);
+	return n > 0;
+}
+
 int
 record_open(struct recorder **rp, const struct record_opts *o, char **cause)
 {
@@ -495,30 +548,52 @@ record_open(struct recorder **rp, const struct record_opts *o, char **cause)
 		    r->inst_name, strerror(err));
 		goto fail;
 	}
-	snprintf(val, sizeof(val), "%u",
+	if ((err = open_cpus(r, cause)) != 0)
+		goto fail;
+	if (o->backend == RECORD_BACKEND_AUTO && probes_defined()) {
+		rec_warn(r, "probes of argus probe are defined; recording with "
+		    "tracefs (the BPF backend does not record them)");
+	} else if (o->backend != RECORD_BACKEND_TRACEFS) {
+		char *bcause = NULL;
+
+		err = rec_bpf_open(r, o, &bcause);
+		if (err && o->backend == RECORD_BACKEND_BPF) {
+			*cause = bcause;
+			goto fail;
+		}
+		if (err)
+			rec_warn(r, "BPF backend unavailable (%s); recording "
+			    "with tracefs", bcause);
+		free(bcause);
+		err = 0;
+	}
+	/* With BPF the instance only carries libargus's marker, which
+	   nobody reads there: the smallest buffer. */
+	snprintf(val, sizeof(val), "%u", r->bpf ? 4 :
 	    o->buffer_kb ? o->buffer_kb : RECORD_DEFAULT_BUFFER_KB);
 	if ((err = inst_write(r, "buffer_size_kb", val)) != 0) {
 		*cause = xasprintf("cannot set a %s KiB buffer per CPU: %s",
 		    val, strerror(err));
 		goto fail;
 	}
-	if ((err = enable_events(r, cause)) != 0)
+	if (r->bpf == NULL && (err = enable_events(r, cause)) != 0)
 		goto fail;
 	if ((err = rec_decode_init(r, cause)) != 0)
 		goto fail;
-	if (r->set == RECORD_SET_DEFAULT &&
+	if (r->bpf == NULL && r->set == RECORD_SET_DEFAULT &&
 	    (err = enable_syscalls(r, cause)) != 0)
 		goto fail;
-	/* Probes defined by `argus probe` before we started. */
-	(void)inst_write(r, "events/" PROBE_SYSTEM "/enable", "1");
-	if ((err = open_cpus(r, cause)) != 0)
-		goto fail;
+	/* Probes defined by `argus probe` before we started (the BPF
+	   backend does not record them: see record-bpf.c). */
+	if (r->bpf == NULL)
+		(void)inst_write(r, "events/" PROBE_SYSTEM "/enable", "1");
 
 	wo = o->wopts;
 	wo.clock = "boot";
 	if (wo.zstd_level == 0)
 		wo.zstd_level = 1;	/* the cheapest: the reader keeps up */
 	wo.ncpus = r->ncpus;
+	wo.recorder = r->bpf ? "bpf" : "tracefs";
 	r->bound = wo.size_bound ? wo.size_bound : TRACE_DEFAULT_BOUND;
 	/* Wall clock minus trace clock, sampled tightly. */
 	{
@@ -536,6 +611,8 @@ record_open(struct recorder **rp, const struct record_opts *o, char **cause)
 		*cause = xasprintf("cannot start tracing: %s", strerror(err));
 		goto fail;
 	}
+	if (r->bpf && (err = rec_bpf_start(r, cause)) != 0)
+		goto fail;
 	/* Threads born from here on are seen by task_newtask as well. */
 	rec_proc_scan(r, r->start_ts);
 	if ((err = rec_pump_start(r, cause)) != 0)
@@ -645,10 +722,11 @@ record_close(struct recorder *r, char **cause)
 
 	*cause = NULL;
 	inst_write(r, "tracing_on", "0");
+	rec_bpf_stop(r);
 	record_poll(r, 0);
 	rec_pump_free(r);	/* drained: the decoder state is ours again */
 	/* Losses no page reported yet (overwritten at the very end). */
-	for (unsigned c = 0; c < r->ncpus; c++)
+	for (unsigned c = 0; c < r->ncpus && r->bpf == NULL; c++)
 		rec_sync_lost(r, c, 0);
 	unpublish_marker(r);
 	err = r->err;

@@ -9,7 +9,10 @@
  * release, boot id, the schema (per type: id, name, field kinds, blob
  * kind, field names, blob name) and the thread table (per thread: tid,
  * pid, ppid, flags, start_ts, comm). Bytes after the thread table and
- * before the header length are reserved for extensions and skipped.
+ * before the header length are extensions: a varint count of key/value
+ * string pairs ("recorder": the backend that recorded, "bpf" or
+ * "tracefs"); a reader skips keys it does not know, and older segments
+ * have none.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -166,6 +169,11 @@ seg_header_encode(struct buf *b, const struct seg_header *h)
 		buf_varint(b, t->start_ts);
 		buf_put(b, (uint8_t[]){ (uint8_t)strnlen(t->comm, TRACE_COMM_LEN) }, 1);
 		buf_put(b, t->comm, strnlen(t->comm, TRACE_COMM_LEN));
+	}
+	if (h->recorder != NULL) {
+		buf_varint(b, 1);
+		buf_str(b, "recorder");
+		buf_str(b, h->recorder);
 	}
 
 	uint32_t len = (uint32_t)(b->len - start);
@@ -340,6 +348,22 @@ seg_header_decode(struct seg_header *h, const uint8_t *p, size_t len,
 		seg_header_free(h);
 		return TRACE_ECORRUPT;
 	}
+	/* Extensions; a damaged one is ignored, the header stays good. */
+	if (c.p < c.end) {
+		uint64_t next = cur_varint(&c);
+
+		for (uint64_t i = 0; i < next && i < 64 && !c.bad; i++) {
+			char *k = cur_str(&c), *v = cur_str(&c);
+
+			if (!c.bad && strcmp(k, "recorder") == 0 &&
+			    h->recorder == NULL) {
+				h->recorder = v;
+				v = NULL;
+			}
+			free(k);
+			free(v);
+		}
+	}
 	h->plan = xcalloc(h->ntypes ? h->ntypes : 1, sizeof(*h->plan));
 	for (uint32_t i = 0; i < h->ntypes; i++) {
 		struct type_plan *pl = &h->plan[i];
@@ -363,6 +387,7 @@ seg_header_free(struct seg_header *h)
 	free(h->hostname);
 	free(h->release);
 	free(h->boot_id);
+	free(h->recorder);
 	for (uint32_t i = 0; i < h->ntypes; i++)
 		free(h->type_kinds[i]);
 	free(h->type_map);

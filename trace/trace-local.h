@@ -203,6 +203,7 @@ struct seg_header {
 	int64_t realtime_offset;
 	uint32_t ncpus;
 	char *clock, *hostname, *release, *boot_id;
+	char *recorder;			/* extension "recorder", or NULL */
 	/* schema: file type id -> local type (TT_NONE when unknown) */
 	uint32_t ntypes;
 	uint16_t *type_map;

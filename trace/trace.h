@@ -96,6 +96,11 @@ enum trace_type {
 	TT_FD,			/* pid, fd, kind (enum trace_fd), ino, peer; blob text */
 	TT_THREAD,		/* tid, pid, ppid, start_ts, flags; blob comm */
 	TT_LOST,		/* count (events the kernel lost on ev.cpu) */
+	/* file locks (kernel filelock tracepoints) */
+	TT_FILELOCK,		/* op (1 posix_lock_inode, 2 flock_lock_inode,
+				   3 fcntl_setlk, 4 locks_remove_posix), ino,
+				   dev, type (0 RD, 1 WR, 2 UN) | flags << 8,
+				   ret, owner */
 	TT_NTYPES
 };
 
@@ -225,6 +230,8 @@ struct trace_writer_opts {
 	const char *hostname;	/* NULL: uname */
 	const char *release;	/* NULL: uname */
 	const char *boot_id;	/* NULL: /proc/sys/kernel/random/boot_id */
+	const char *recorder;	/* backend named in the headers ("bpf",
+				   "tracefs"), or NULL; kept, not copied */
 };
 
 #define TRACE_DEFAULT_BOUND (2ULL << 30)
@@ -288,6 +295,7 @@ struct trace_info {
 	const char *release;
 	const char *clock;
 	const char *boot_id;
+	const char *recorder;		/* backend that recorded, or NULL */
 	uint32_t ncpus;
 	uint32_t version;
 	int64_t realtime_offset;	/* of the newest segment */
@@ -483,13 +491,35 @@ enum record_set {
 	RECORD_SET_FULL,	/* + every syscall */
 };
 
+/*
+ * Where the kernel events come from. BPF: programs on tracepoints write
+ * compact records into a ring buffer (syscalls only when they block or
+ * wake another without blocking); tracefs: the instance's own buffers.
+ * Either way a tracefs instance carries libargus's marker. Auto: BPF
+ * where it loads, else tracefs.
+ */
+enum record_backend {
+	RECORD_BACKEND_AUTO = 0,
+	RECORD_BACKEND_TRACEFS,
+	RECORD_BACKEND_BPF,
+};
+
 struct record_opts {
 	const char *dir;		/* trace directory (created) */
 	struct trace_writer_opts wopts;	/* bound, segment size, mode, group */
 	int set;			/* enum record_set */
 	unsigned buffer_kb;		/* kernel buffer per CPU; 0: 8192 */
 	int marker_file;		/* publish ARGUS_MARKER_PATH_FILE */
+	int backend;			/* enum record_backend */
 };
+
+/* Backend by name ("auto", "tracefs", "bpf"); -1 when unknown. */
+int record_backend_lookup(const char *name);
+const char *record_backend_name(int backend);
+/* Whether this build has the BPF backend. */
+int record_have_bpf(void);
+/* The backend a recorder runs on (never auto). */
+int record_backend(const struct recorder *r);
 
 #define RECORD_DEFAULT_BUFFER_KB 8192
 

@@ -313,6 +313,7 @@ open_segment(struct trace_writer *w, uint64_t first_ts)
 	h.hostname = w->hostname;
 	h.release = w->release;
 	h.boot_id = w->boot_id;
+	h.recorder = (char *)w->o.recorder;	/* only read */
 	h.threads = w->threads;
 	h.nthreads = w->nthreads;
 	seg_header_encode(&b, &h);

@@ -9,7 +9,8 @@
 #      events the kernel lost.
 # Each configuration runs ROUNDS times (default 3), interleaved; the
 # median is reported. The sets run with --no-instrument (kernel events
-# only, like perf); SET+lib also preloads libargus into the workload;
+# only, like perf); bpf-SET and tf-SET choose the backend (a bare SET
+# takes the default, auto); SET+lib also preloads libargus into the workload;
 # floor-SET enables the set's events in a bare tracefs instance that
 # nobody reads: the kernel's share of the cost, which no reader can save.
 # Needs root. Environment: ARGUS, B, ROUNDS, PG_SECONDS, CONFIGS.
@@ -41,6 +42,15 @@ command -v perf > /dev/null || { echo "record-overhead: skipped (no perf)"; exit
 
 median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
+# set_backend CFG: $be and $set of a configuration name [bpf-|tf-]SET.
+set_backend() {
+	case $1 in
+	bpf-*)	be=bpf set=${1#bpf-} ;;
+	tf-*)	be=tracefs set=${1#tf-} ;;
+	*)	be=auto set=$1 ;;
+	esac
+}
+
 # run CONFIG CMD...: runs CMD under the configuration, stdout to $T/out.
 run() {
 	cfg=$1
@@ -62,8 +72,10 @@ run() {
 		echo 0 > "$I/tracing_on"
 		echo > "$I/set_event"
 		rmdir "$I" ;;
-	*+lib)	$ARGUS record -q -o "$T/trace" --events "${cfg%+lib}" -- "$@" > "$T/out" 2> "$T/argus.err" ;;
-	*)	$ARGUS record -q -o "$T/trace" --events "$cfg" --no-instrument -- "$@" > "$T/out" 2> "$T/argus.err" ;;
+	*+lib)	set_backend "${cfg%+lib}"
+		$ARGUS record -q -o "$T/trace" --backend $be --events "$set" -- "$@" > "$T/out" 2> "$T/argus.err" ;;
+	*)	set_backend "$cfg"
+		$ARGUS record -q -o "$T/trace" --backend $be --events "$set" --no-instrument -- "$@" > "$T/out" 2> "$T/argus.err" ;;
 	esac
 }
 
@@ -78,17 +90,22 @@ size_stats() {
 		$ARGUS info "$T/trace" > "$T/info" 2>&1
 		ev=$(sed -n 's/^events: *\([0-9]*\) read (\([0-9.]*\) bytes.*/\2 bytes\/event (\1 events)/p' "$T/info")
 		lost=$(sed -n 's/^lost: *\([0-9]*\).*/\1/p' "$T/info")
-		echo "$ev, lost $lost"
+		# the recorder's own CPU (both threads) per kernel record
+		cpu=$(sed -n 's/^cpu_ns //p' "$T/trace/status")
+		evs=$(sed -n 's/^events //p' "$T/trace/status")
+		cpe=$(echo "${cpu:-0} ${evs:-0}" | awk '{ printf "%.0f", $2 ? $1 / $2 : 0 }')
+		echo "$ev, lost $lost, recorder ${cpe} ns/event"
 	fi
 }
 
 echo "record-overhead: $(nproc) CPUs, kernel $(uname -r), $ROUNDS rounds"
-CONFIGS=${CONFIGS:-"none floor-sched sched sched+lib floor-default default default+lib full perf"}
+CONFIGS=${CONFIGS:-"none tf-sched tf-default bpf-sched bpf-default bpf-default+lib perf"}
 
 # The events each set enables, read from a short-lived daemon's instance,
 # for the floor-SET configurations.
 for set in sched default; do
-	$ARGUS start -q -o "$T/ev-$set" --events "$set" --no-instrument > /dev/null 2>&1
+	case " $CONFIGS " in *" floor-$set "*) ;; *) continue ;; esac
+	$ARGUS start -q -o "$T/ev-$set" --backend tracefs --events "$set" --no-instrument > /dev/null 2>&1
 	inst=$TRACEFS/instances/argus-$(cat "$T/ev-$set/argus.pid" 2> /dev/null)
 	[ -f "$inst/set_event" ] && grep -v '^ftrace:' "$inst/set_event" > "$T/events-$set"
 	$ARGUS stop -o "$T/ev-$set" > /dev/null 2>&1

@@ -121,9 +121,10 @@ if [ -x "$P" ]; then
 		nok "marks of an unprivileged command" "$n marks, $s stacks, $sp by proxy"
 fi
 
-# A probe added while recording (argus probe) is decoded as a user event.
+# A probe added while recording (argus probe) is decoded as a user event
+# (tracefs backend: the BPF backend does not record probes).
 if [ -x "$P" ] && $ARGUS probe --help > /dev/null 2>&1; then
-	$ARGUS record -q -o "$T/pr" --events sched --duration 3 &
+	$ARGUS record -q -o "$T/pr" --backend tracefs --events sched --duration 3 &
 	rp=$!
 	sleep 0.8
 	$ARGUS probe add "$(readlink -f "$P")" main argus_rec_test > /dev/null 2>&1
@@ -140,7 +141,8 @@ fi
 # argus_probes system is enabled at start).
 if [ -x "$P" ] && $ARGUS probe --help > /dev/null 2>&1 &&
     $ARGUS probe add "$(readlink -f "$P")" main argus_rec_pre > /dev/null 2>&1; then
-	$ARGUS record -q -o "$T/pp" --events sched -- "$P" 1 > /dev/null
+	# auto takes tracefs when probes are defined
+	$ARGUS record -q -o "$T/pp" --events sched -- "$P" 1 > /dev/null 2>&1
 	$ARGUS probe del argus_rec_pre > /dev/null 2>&1
 	n=$($ARGUS dump "$T/pp" --type user 2>/dev/null | grep 'kind=probe' |
 	    grep -c 'name="argus_rec_pre"')
@@ -195,6 +197,62 @@ if [ -x "$F" ] && $ARGUS start -q -o "$T/fl" --events sched > /dev/null 2>&1; th
 	    awk -v t="$setter" '$4 == t && $7 == "kind=flag_write"' | wc -l)
 	[ "$n" = 1 ] && ok "flag_write of argus watch" ||
 		nok "flag_write of argus watch" "$n for setter $setter"
+fi
+
+# The BPF backend: it is named in the trace and the status; killed with
+# SIGKILL, it leaves no program, link or pinned object behind (links are
+# file descriptors the kernel closes).
+bpfprogs() { bpftool prog show 2>/dev/null | grep -c ' name on_switch '; }
+if [ -n "${ARGUS_BACKEND:-}" ] && [ "$ARGUS_BACKEND" != bpf ] &&
+    [ "$ARGUS_BACKEND" != auto ]; then
+	ok "bpf backend # SKIP ARGUS_BACKEND=$ARGUS_BACKEND"
+elif ! command -v bpftool > /dev/null ||
+    ! $ARGUS record -q -o "$T/bk" --backend bpf --events sched --duration 0.3 \
+    2> "$T/bk.err"; then
+	ok "bpf backend # SKIP $(cat "$T/bk.err" 2>/dev/null)"
+else
+	$ARGUS info "$T/bk" 2>/dev/null | grep -q '^recorder: *bpf$' &&
+		ok "bpf backend named in the trace" ||
+		nok "bpf backend named in the trace" "$($ARGUS info "$T/bk" | grep recorder)"
+	$ARGUS record -q -o "$T/tf" --backend tracefs --events sched --duration 0.3
+	$ARGUS info "$T/tf" 2>/dev/null | grep -q '^recorder: *tracefs$' &&
+		ok "tracefs backend named in the trace" ||
+		nok "tracefs backend named in the trace"
+	p0=$(bpfprogs)
+	l0=$(bpftool link show 2>/dev/null | grep -c .)
+	pin0=$(find /sys/fs/bpf 2>/dev/null | wc -l)
+	$ARGUS start -q -o "$T/kill" --backend bpf > /dev/null 2>&1
+	kp=$(cat "$T/kill/argus.pid" 2>/dev/null)
+	sleep 0.5
+	p1=$(bpfprogs)
+	st=$($ARGUS status -o "$T/kill" 2>/dev/null | sed -n 's/^backend: *//p')
+	[ "$st" = bpf ] && ok "status names the backend" ||
+		nok "status names the backend" "'$st'"
+	[ -n "$kp" ] && kill -9 "$kp"
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		[ "$(bpfprogs)" -le "$p0" ] && break
+		sleep 0.2
+	done
+	p2=$(bpfprogs)
+	l2=$(bpftool link show 2>/dev/null | grep -c .)
+	pin2=$(find /sys/fs/bpf 2>/dev/null | wc -l)
+	[ "$p1" -gt "$p0" ] && [ "$p2" -le "$p0" ] && [ "$l2" -le "$l0" ] &&
+	    [ "$pin2" -le "$pin0" ] && ok "SIGKILL leaves no BPF program attached" ||
+		nok "SIGKILL leaves no BPF program attached" \
+		    "programs $p0 -> $p1 -> $p2, link lines $l0 -> $l2, pins $pin0 -> $pin2"
+	# the next recorder removes the dead one's tracefs instance
+	$ARGUS record -q -o "$T/bk2" --events sched --duration 0.2
+	[ ! -d "/sys/kernel/tracing/instances/argus-$kp" ] &&
+		ok "instance of a killed recorder removed" ||
+		nok "instance of a killed recorder removed"
+fi
+if [ -n "${ARGUS_BACKEND:-}" ]; then
+	:
+elif $ARGUS record --backend bogus -q -o "$T/bb" 2> "$T/bb.err"; then
+	nok "unknown backend refused"
+else
+	[ "$(wc -l < "$T/bb.err")" = 1 ] && ok "unknown backend refused" ||
+		nok "unknown backend refused" "$(cat "$T/bb.err")"
 fi
 
 # Descriptor identity: a pty's two ends are ttys; stdin and stdout pipes

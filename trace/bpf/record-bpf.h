@@ -1,0 +1,67 @@
+/*
+ * record-bpf.h: the records the BPF programs (record.bpf.c) write into
+ * the ring buffer, shared by the programs and the loader (record-bpf.c).
+ *
+ * A record is a fixed 16-byte head (time on the boot clock, the thread
+ * current on the CPU, the CPU, the record's kind and the interrupt
+ * context) followed by the kind's numeric fields, already in the order
+ * of the fields of the trace type it becomes (see trace/schema.c), and
+ * for some kinds a fixed-size string (a comm, a name) or, for RB_MARKER,
+ * the bytes a process wrote into the recorder's trace_marker_raw. The
+ * loader gives each kind its count of fields and string size
+ * (rb_kinds in record-bpf.c); the ring's own header carries the length.
+ */
+#ifndef ARGUS_RECORD_BPF_H
+#define ARGUS_RECORD_BPF_H
+
+enum rb_kind {
+	RB_NONE = 0,
+	RB_SWITCH,		/* prev_state, next_tid, next_prio */
+	RB_WAKING,		/* wakee, target_cpu, prio */
+	RB_WAKEUP_NEW,		/* wakee, target_cpu */
+	RB_FORK,		/* child, clone_flags; comm[16] */
+	RB_EXEC,		/* pid, old_tid; filename[RB_PATH] */
+	RB_EXIT,		/* tid, group_dead */
+	RB_RENAME,		/* tid; comm[16] */
+	RB_IRQ_ENTRY,		/* irq; name[RB_NAME] */
+	RB_IRQ_EXIT,		/* irq, ret */
+	RB_SOFTIRQ_ENTRY,	/* vec */
+	RB_SOFTIRQ_EXIT,	/* vec */
+	RB_SOFTIRQ_RAISE,	/* vec */
+	RB_IPI,			/* kind (TIPI_SEND), cpu or mask | 1 << 63 */
+	RB_TIMER_START,		/* timer, function, expires, kind, mode */
+	RB_TIMER_CANCEL,	/* timer, kind */
+	RB_TIMER_EXPIRE,	/* timer, kind, function */
+	RB_TIMER_EXPIRE_EXIT,	/* timer, kind */
+	RB_WQ_QUEUE,		/* work, function, req_cpu, cpu; name[RB_NAME] */
+	RB_WQ_START,		/* work, function */
+	RB_WQ_END,		/* work, function */
+	RB_SIGNAL_GEN,		/* sig, target tid, code, result */
+	RB_SIGNAL_DELIVER,	/* sig, code, handler */
+	RB_SOCK_SEND,		/* sk, family, protocol, ret, flags */
+	RB_SOCK_RECV,		/* sk, family, protocol, ret, flags */
+	RB_SK_DATA_READY,	/* sk, family, protocol */
+	RB_SYS_ENTER,		/* nr, a0..a4 */
+	RB_SYS_EXIT,		/* nr, ret */
+	RB_MARKER,		/* len; len bytes written to trace_marker_raw */
+	RB_PROBE,		/* tracefs event id of the uprobe, ip */
+	RB_FILELOCK,		/* op, ino, dev, type | flags << 8, ret, owner */
+	RB_NKINDS
+};
+
+#define RB_NAME 32		/* irq handler and work queue names */
+#define RB_PATH 128		/* exec file names (longer ones are cut) */
+#define RB_MARKER_MAX 512	/* bytes of a marker write kept */
+
+struct rb_head {
+	__u64 ts;		/* CLOCK_BOOTTIME ns */
+	__u32 tid;		/* current thread (0: idle) */
+	__u16 cpu;
+	__u8 kind;		/* enum rb_kind */
+	__u8 ctx;		/* enum trace_ctx */
+};
+
+/* Kinds of file a read or write is on, for the wake-up edges kept. */
+#define RB_SYSCALL_MAX 512	/* syscall numbers the bitmaps cover */
+
+#endif

@@ -1,0 +1,699 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * record.bpf.c: the kernel half of the BPF recorder.
+ *
+ * Programs on tracepoints only (tp_btf, and plain tracepoint programs
+ * for the uprobe events of `argus probe`) write compact records
+ * (record-bpf.h) into one ring buffer, "rb". A record that finds the
+ * ring full is counted in the per-CPU array "lost", which the loader
+ * turns into TT_LOST events.
+ *
+ * System calls cost nothing unless they matter: a task switched out
+ * not runnable while inside a system call gets a RB_SYS_ENTER with the
+ * number and arguments read from its saved registers, and a mark in its
+ * task storage ("blocked"); at sys_exit only a marked task writes its
+ * RB_SYS_EXIT. Besides, sys_exit keeps the calls that wake others
+ * without blocking: reads and writes of pipes (FIFO inodes), terminals
+ * and eventfds, close (so fd numbers reused are looked up again) and
+ * sched_yield; and the bytes written to the recorder's trace_marker_raw
+ * (libargus's records). The full set records every call instead.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "record-bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Set by the loader before loading. */
+const volatile __u32 self_tgid;		/* the recorder: no syscalls of it */
+const volatile int full;		/* every syscall's entry and exit */
+const volatile int blocking;		/* syscalls at switch-out (default) */
+const volatile __u64 eventfd_write_fn;	/* f_op->write of an eventfd */
+const volatile __u64 marker_write_fn;	/* f_op->write of trace_marker_raw */
+const volatile __u64 marker_ino;	/* inode of our instance's marker */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 24);	/* resized by the loader */
+} rb SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} lost SEC(".maps");
+
+struct blk {
+	__u32 on;	/* a RB_SYS_ENTER was written for the current call */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct blk);
+} blocked SEC(".maps");
+
+struct mk {
+	struct rb_head h;
+	__u64 len;
+	__u8 data[RB_MARKER_MAX];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mk);
+} scratch SEC(".maps");
+
+/*
+ * Interrupt context per CPU. Without the preemption counter (a per-CPU
+ * variable BPF cannot reach when the kernel lists no data symbols) it is
+ * tracked by the entries and exits of hard interrupts (device handlers
+ * and the x86 vectors: local timer, IPIs, irq work) and of softirqs; a
+ * switch happens only in task context, so it resets both.
+ */
+struct ctxs {
+	__s32 hard, soft;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ctxs);
+} cpuctx SEC(".maps");
+
+#define PF_KTHREAD 0x00200000
+#define ENOSYS 38
+#define S_IFMT 00170000
+#define S_IFIFO 0010000
+#define S_IFCHR 0020000
+
+#define NR_read 0
+#define NR_write 1
+#define NR_close 3
+#define NR_readv 19
+#define NR_writev 20
+#define NR_sched_yield 24
+#define NR_exit 60
+#define NR_exit_group 231
+
+#define REC(n) struct { struct rb_head h; __u64 a[n]; }
+#define RECS(n, sz) struct { struct rb_head h; __u64 a[n]; char s[sz]; }
+
+static __always_inline void
+lost_one(void)
+{
+	__u32 k = 0;
+	__u64 *v = bpf_map_lookup_elem(&lost, &k);
+
+	if (v)
+		(*v)++;
+}
+
+static __always_inline struct ctxs *
+ctx_get(void)
+{
+	__u32 k = 0;
+
+	return bpf_map_lookup_elem(&cpuctx, &k);
+}
+
+/* enum trace_ctx of the running code. */
+static __always_inline __u8
+ctx_now(void)
+{
+	struct ctxs *c = ctx_get();
+
+	if (!c)
+		return 0;
+	return c->hard > 0 ? 2 : c->soft > 0 ? 1 : 0;
+}
+
+static __always_inline void
+ctx_hard(int d)
+{
+	struct ctxs *c = ctx_get();
+
+	if (c)
+		c->hard = c->hard + d < 0 ? 0 : c->hard + d;
+}
+
+static __always_inline void
+ctx_soft(int d)
+{
+	struct ctxs *c = ctx_get();
+
+	if (c)
+		c->soft = c->soft + d < 0 ? 0 : c->soft + d;
+}
+
+static __always_inline void
+head(struct rb_head *h, __u8 kind, __u32 tid)
+{
+	h->ts = bpf_ktime_get_boot_ns();
+	h->tid = tid;
+	h->cpu = (__u16)bpf_get_smp_processor_id();
+	h->kind = kind;
+	h->ctx = ctx_now();
+}
+
+static __always_inline __u32
+cur_tid(void)
+{
+	return (__u32)bpf_get_current_pid_tgid();
+}
+
+/* Reserve a record of type T as p, or count a loss and return 0. */
+#define RESERVE(T, p, kind, tid) \
+	T *p = bpf_ringbuf_reserve(&rb, sizeof(T), 0); \
+	if (!p) { \
+		lost_one(); \
+		return 0; \
+	} \
+	head(&p->h, kind, tid)
+
+/* Emit a record of n fields (n <= 6). */
+#define EMIT(n, kind, tid, ...) do { \
+	__u64 v_[n] = { __VA_ARGS__ }; \
+	REC(n) *p_ = bpf_ringbuf_reserve(&rb, sizeof(*p_), 0); \
+	if (!p_) { \
+		lost_one(); \
+		return 0; \
+	} \
+	head(&p_->h, kind, tid); \
+	__builtin_memcpy(p_->a, v_, sizeof(v_)); \
+	bpf_ringbuf_submit(p_, 0); \
+} while (0)
+
+/* The switch's prev_state as the sched_switch trace event reports it. */
+static __always_inline __u64
+sw_state(bool preempt, unsigned int ps, struct task_struct *p)
+{
+	unsigned int s;
+
+	if (preempt)
+		return 0x100;
+	s = (ps | (unsigned int)BPF_CORE_READ(p, exit_state)) & 0x7f;
+	if ((ps & 0x402) == 0x402)
+		s = 0x80;
+	if (ps & (0x1000 | 0x8000))
+		s = 0x2;
+	for (int b = 7; b >= 0; b--)
+		if (s & (1u << b))
+			return 1u << b;
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
+    struct task_struct *next, unsigned int prev_state)
+{
+	__u32 ptid = (__u32)prev->pid;
+	struct ctxs *c = ctx_get();
+
+	if (c) {
+		c->hard = 0;
+		c->soft = 0;
+	}
+	if (blocking && !preempt && prev_state != 0 &&
+	    !(prev->flags & PF_KTHREAD) && prev->tgid != (int)self_tgid) {
+		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
+		long nr = BPF_CORE_READ(regs, orig_ax);
+		long ax = BPF_CORE_READ(regs, ax);
+
+		if (nr >= 0 && ax == -ENOSYS && nr != NR_exit &&
+		    nr != NR_exit_group) {
+			struct blk *b = bpf_task_storage_get(&blocked, prev, 0,
+			    BPF_LOCAL_STORAGE_GET_F_CREATE);
+
+			if (b && !b->on) {
+				b->on = 1;
+				EMIT(6, RB_SYS_ENTER, ptid, (__u64)nr,
+				    BPF_CORE_READ(regs, di),
+				    BPF_CORE_READ(regs, si),
+				    BPF_CORE_READ(regs, dx),
+				    BPF_CORE_READ(regs, r10),
+				    BPF_CORE_READ(regs, r8));
+			}
+		}
+	}
+	EMIT(3, RB_SWITCH, ptid, sw_state(preempt, prev_state, prev),
+	    (__u64)(__u32)next->pid, (__u64)(__u32)next->prio);
+	return 0;
+}
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(on_waking, struct task_struct *p)
+{
+	EMIT(3, RB_WAKING, cur_tid(), (__u64)(__u32)p->pid,
+	    (__u64)BPF_CORE_READ(p, thread_info.cpu), (__u64)(__u32)p->prio);
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(on_wakeup_new, struct task_struct *p)
+{
+	EMIT(2, RB_WAKEUP_NEW, cur_tid(), (__u64)(__u32)p->pid,
+	    (__u64)BPF_CORE_READ(p, thread_info.cpu));
+	return 0;
+}
+
+SEC("tp_btf/task_newtask")
+int BPF_PROG(on_newtask, struct task_struct *task, __u64 clone_flags)
+{
+	RESERVE(RECS(2, 16), p, RB_FORK, cur_tid());
+	p->a[0] = (__u32)task->pid;
+	p->a[1] = clone_flags;
+	bpf_probe_read_kernel_str(p->s, sizeof(p->s), task->comm);
+	bpf_ringbuf_submit(p, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *task, pid_t old_pid,
+    struct linux_binprm *bprm)
+{
+	RESERVE(RECS(2, RB_PATH), p, RB_EXEC, cur_tid());
+	p->a[0] = (__u32)task->pid;
+	p->a[1] = (__u32)old_pid;
+	bpf_probe_read_kernel_str(p->s, sizeof(p->s), BPF_CORE_READ(bprm,
+	    filename));
+	bpf_ringbuf_submit(p, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *task, bool group_dead)
+{
+	EMIT(2, RB_EXIT, cur_tid(), (__u64)(__u32)task->pid,
+	    (__u64)group_dead);
+	return 0;
+}
+
+SEC("tp_btf/task_rename")
+int BPF_PROG(on_rename, struct task_struct *task, const char *comm)
+{
+	RESERVE(RECS(1, 16), p, RB_RENAME, cur_tid());
+	p->a[0] = (__u32)task->pid;
+	bpf_probe_read_kernel_str(p->s, sizeof(p->s), comm);
+	bpf_ringbuf_submit(p, 0);
+	return 0;
+}
+
+SEC("tp_btf/irq_handler_entry")
+int BPF_PROG(on_irq_entry, int irq, struct irqaction *action)
+{
+	ctx_hard(1);
+	RESERVE(RECS(1, RB_NAME), p, RB_IRQ_ENTRY, cur_tid());
+	p->a[0] = (__u32)irq;
+	bpf_probe_read_kernel_str(p->s, sizeof(p->s), BPF_CORE_READ(action,
+	    name));
+	bpf_ringbuf_submit(p, 0);
+	return 0;
+}
+
+SEC("tp_btf/irq_handler_exit")
+int BPF_PROG(on_irq_exit, int irq, struct irqaction *action, int ret)
+{
+	EMIT(2, RB_IRQ_EXIT, cur_tid(), (__u64)(__u32)irq, (__u64)(__s64)ret);
+	ctx_hard(-1);
+	return 0;
+}
+
+SEC("tp_btf/softirq_entry")
+int BPF_PROG(on_softirq_entry, unsigned int vec)
+{
+	ctx_soft(1);
+	EMIT(1, RB_SOFTIRQ_ENTRY, cur_tid(), (__u64)vec);
+	return 0;
+}
+
+SEC("tp_btf/softirq_exit")
+int BPF_PROG(on_softirq_exit, unsigned int vec)
+{
+	EMIT(1, RB_SOFTIRQ_EXIT, cur_tid(), (__u64)vec);
+	ctx_soft(-1);
+	return 0;
+}
+
+#define VECTOR(name) \
+SEC("tp_btf/" #name "_entry") \
+int BPF_PROG(on_##name##_entry, int vector) \
+{ \
+	ctx_hard(1); \
+	return 0; \
+} \
+SEC("tp_btf/" #name "_exit") \
+int BPF_PROG(on_##name##_exit, int vector) \
+{ \
+	ctx_hard(-1); \
+	return 0; \
+}
+
+VECTOR(local_timer)
+VECTOR(reschedule)
+VECTOR(call_function)
+VECTOR(call_function_single)
+VECTOR(irq_work)
+
+SEC("tp_btf/softirq_raise")
+int BPF_PROG(on_softirq_raise, unsigned int vec)
+{
+	EMIT(1, RB_SOFTIRQ_RAISE, cur_tid(), (__u64)vec);
+	return 0;
+}
+
+SEC("tp_btf/ipi_send_cpu")
+int BPF_PROG(on_ipi_cpu, unsigned int cpu, unsigned long callsite,
+    void *callback)
+{
+	EMIT(2, RB_IPI, cur_tid(), 0, (__u64)cpu);
+	return 0;
+}
+
+SEC("tp_btf/ipi_send_cpumask")
+int BPF_PROG(on_ipi_mask, const struct cpumask *mask, unsigned long callsite,
+    void *callback)
+{
+	__u64 w = 0;
+
+	bpf_probe_read_kernel(&w, sizeof(w), mask);
+	EMIT(2, RB_IPI, cur_tid(), 0, w | 1ull << 63);
+	return 0;
+}
+
+SEC("tp_btf/hrtimer_start")
+int BPF_PROG(on_hrt_start, struct hrtimer *t, enum hrtimer_mode mode)
+{
+	EMIT(5, RB_TIMER_START, cur_tid(), (__u64)t,
+	    (__u64)BPF_CORE_READ(t, function),
+	    (__u64)BPF_CORE_READ(t, node.expires), 1, (__u64)mode);
+	return 0;
+}
+
+SEC("tp_btf/hrtimer_cancel")
+int BPF_PROG(on_hrt_cancel, struct hrtimer *t)
+{
+	EMIT(2, RB_TIMER_CANCEL, cur_tid(), (__u64)t, 1);
+	return 0;
+}
+
+SEC("tp_btf/hrtimer_expire_entry")
+int BPF_PROG(on_hrt_expire, struct hrtimer *t)
+{
+	EMIT(3, RB_TIMER_EXPIRE, cur_tid(), (__u64)t, 1,
+	    (__u64)BPF_CORE_READ(t, function));
+	return 0;
+}
+
+SEC("tp_btf/hrtimer_expire_exit")
+int BPF_PROG(on_hrt_exit, struct hrtimer *t)
+{
+	EMIT(2, RB_TIMER_EXPIRE_EXIT, cur_tid(), (__u64)t, 1);
+	return 0;
+}
+
+SEC("tp_btf/timer_start")
+int BPF_PROG(on_tmr_start, struct timer_list *t)
+{
+	EMIT(5, RB_TIMER_START, cur_tid(), (__u64)t,
+	    (__u64)BPF_CORE_READ(t, function),
+	    (__u64)BPF_CORE_READ(t, expires), 0,
+	    (__u64)BPF_CORE_READ(t, flags));
+	return 0;
+}
+
+SEC("tp_btf/timer_cancel")
+int BPF_PROG(on_tmr_cancel, struct timer_list *t)
+{
+	EMIT(2, RB_TIMER_CANCEL, cur_tid(), (__u64)t, 0);
+	return 0;
+}
+
+SEC("tp_btf/timer_expire_entry")
+int BPF_PROG(on_tmr_expire, struct timer_list *t)
+{
+	EMIT(3, RB_TIMER_EXPIRE, cur_tid(), (__u64)t, 0,
+	    (__u64)BPF_CORE_READ(t, function));
+	return 0;
+}
+
+SEC("tp_btf/timer_expire_exit")
+int BPF_PROG(on_tmr_exit, struct timer_list *t)
+{
+	EMIT(2, RB_TIMER_EXPIRE_EXIT, cur_tid(), (__u64)t, 0);
+	return 0;
+}
+
+SEC("tp_btf/workqueue_queue_work")
+int BPF_PROG(on_wq_queue, int req_cpu, struct pool_workqueue *pwq,
+    struct work_struct *work)
+{
+	RESERVE(RECS(4, RB_NAME), p, RB_WQ_QUEUE, cur_tid());
+	p->a[0] = (__u64)work;
+	p->a[1] = (__u64)BPF_CORE_READ(work, func);
+	p->a[2] = (__u32)req_cpu;
+	p->a[3] = (__u32)BPF_CORE_READ(pwq, pool, cpu);
+	bpf_probe_read_kernel_str(p->s, sizeof(p->s), BPF_CORE_READ(pwq, wq,
+	    name));
+	bpf_ringbuf_submit(p, 0);
+	return 0;
+}
+
+SEC("tp_btf/workqueue_execute_start")
+int BPF_PROG(on_wq_start, struct work_struct *work)
+{
+	EMIT(2, RB_WQ_START, cur_tid(), (__u64)work,
+	    (__u64)BPF_CORE_READ(work, func));
+	return 0;
+}
+
+SEC("raw_tp/workqueue_execute_end")
+int BPF_PROG(on_wq_end, struct work_struct *work, work_func_t function)
+{
+	EMIT(2, RB_WQ_END, cur_tid(), (__u64)work, (__u64)function);
+	return 0;
+}
+
+SEC("tp_btf/signal_generate")
+int BPF_PROG(on_sig_gen, int sig, struct kernel_siginfo *info,
+    struct task_struct *task, int group, int result)
+{
+	/* as the trace event: no info is SI_USER, a kernel one SI_KERNEL */
+	__s64 code = (unsigned long)info == 0 ? 0 :
+	    (unsigned long)info == 1 ? 0x80 : BPF_CORE_READ(info, si_code);
+
+	EMIT(4, RB_SIGNAL_GEN, cur_tid(), (__u64)(__u32)sig,
+	    (__u64)(__u32)task->pid, (__u64)code, (__u64)(__s64)result);
+	return 0;
+}
+
+SEC("tp_btf/signal_deliver")
+int BPF_PROG(on_sig_deliver, int sig, struct kernel_siginfo *info,
+    struct k_sigaction *ka)
+{
+	__s64 code = (unsigned long)info == 0 ? 0 :
+	    (unsigned long)info == 1 ? 0x80 : BPF_CORE_READ(info, si_code);
+
+	EMIT(3, RB_SIGNAL_DELIVER, cur_tid(), (__u64)(__u32)sig, (__u64)code,
+	    (__u64)BPF_CORE_READ(ka, sa.sa_handler));
+	return 0;
+}
+
+SEC("tp_btf/sock_send_length")
+int BPF_PROG(on_sock_send, struct sock *sk, int ret, int flags)
+{
+	EMIT(5, RB_SOCK_SEND, cur_tid(), (__u64)sk,
+	    (__u64)BPF_CORE_READ(sk, __sk_common.skc_family),
+	    (__u64)BPF_CORE_READ(sk, sk_protocol), (__u64)(__s64)ret,
+	    (__u64)(__u32)flags);
+	return 0;
+}
+
+SEC("tp_btf/sock_recv_length")
+int BPF_PROG(on_sock_recv, struct sock *sk, int ret, int flags)
+{
+	EMIT(5, RB_SOCK_RECV, cur_tid(), (__u64)sk,
+	    (__u64)BPF_CORE_READ(sk, __sk_common.skc_family),
+	    (__u64)BPF_CORE_READ(sk, sk_protocol), (__u64)(__s64)ret,
+	    (__u64)(__u32)flags);
+	return 0;
+}
+
+SEC("tp_btf/sk_data_ready")
+int BPF_PROG(on_sk_ready, const struct sock *sk)
+{
+	EMIT(3, RB_SK_DATA_READY, cur_tid(), (__u64)sk,
+	    (__u64)BPF_CORE_READ(sk, __sk_common.skc_family),
+	    (__u64)BPF_CORE_READ(sk, sk_protocol));
+	return 0;
+}
+
+/* 1 pipe, FIFO or terminal, 2 eventfd, 3 our trace_marker_raw, 0 any
+   other file. */
+static __always_inline int
+fd_kind(struct task_struct *t, __u64 fd)
+{
+	struct fdtable *fdt = BPF_CORE_READ(t, files, fdt);
+	struct file **fds;
+	struct file *f = NULL;
+	__u64 w;
+	__u32 mode;
+
+	if (!fdt || fd >= BPF_CORE_READ(fdt, max_fds))
+		return 0;
+	fds = BPF_CORE_READ(fdt, fd);
+	bpf_probe_read_kernel(&f, sizeof(f), fds + fd);
+	if (!f)
+		return 0;
+	mode = BPF_CORE_READ(f, f_inode, i_mode) & S_IFMT;
+	if (mode == S_IFIFO)
+		return 1;
+	if (mode == S_IFCHR) {
+		/* terminals: tty, console and ptmx (4, 5), pty ends (136-143) */
+		__u32 major = BPF_CORE_READ(f, f_inode, i_rdev) >> 20;
+
+		if (major == 4 || major == 5 || (major >= 136 && major <= 143))
+			return 1;
+		return 0;
+	}
+	w = (__u64)BPF_CORE_READ(f, f_op, write);
+	if (w && w == eventfd_write_fn)
+		return 2;
+	if (w && w == marker_write_fn &&
+	    BPF_CORE_READ(f, f_inode, i_ino) == marker_ino)
+		return 3;
+	return 0;
+}
+
+static __always_inline int
+emit_marker(__u32 tid, __u64 buf, long n)
+{
+	__u32 k = 0;
+	struct mk *m = bpf_map_lookup_elem(&scratch, &k);
+
+	if (!m || n <= 0)
+		return 0;
+	if (n > RB_MARKER_MAX)
+		n = RB_MARKER_MAX;
+	head(&m->h, RB_MARKER, tid);
+	m->len = (__u64)n;
+	if (bpf_probe_read_user(m->data, n & (RB_MARKER_MAX * 2 - 1) &
+	    (RB_MARKER_MAX | (RB_MARKER_MAX - 1)), (void *)buf) != 0)
+		return 0;
+	if (bpf_ringbuf_output(&rb, m, sizeof(m->h) + 8 + (n &
+	    (RB_MARKER_MAX | (RB_MARKER_MAX - 1))), 0) != 0)
+		lost_one();
+	return 0;
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
+{
+	__u64 pt = bpf_get_current_pid_tgid();
+
+	if ((__u32)(pt >> 32) == self_tgid)
+		return 0;
+	EMIT(6, RB_SYS_ENTER, (__u32)pt, (__u64)id, BPF_CORE_READ(regs, di),
+	    BPF_CORE_READ(regs, si), BPF_CORE_READ(regs, dx),
+	    BPF_CORE_READ(regs, r10), BPF_CORE_READ(regs, r8));
+	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
+{
+	__u64 pt = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pt;
+	struct task_struct *t;
+	long nr;
+	int k;
+
+	if ((__u32)(pt >> 32) == self_tgid)
+		return 0;
+	nr = BPF_CORE_READ(regs, orig_ax);
+	if (full) {
+		EMIT(2, RB_SYS_EXIT, tid, (__u64)nr, (__u64)ret);
+		goto marker;
+	}
+	t = bpf_get_current_task_btf();
+	if (blocking) {
+		struct blk *b = bpf_task_storage_get(&blocked, t, 0, 0);
+
+		if (b && b->on) {
+			b->on = 0;
+			EMIT(2, RB_SYS_EXIT, tid, (__u64)nr, (__u64)ret);
+			goto marker;
+		}
+		if (nr == NR_close || nr == NR_sched_yield)
+			goto both;
+	}
+	if (nr != NR_read && nr != NR_write && nr != NR_readv &&
+	    nr != NR_writev)
+		return 0;
+	k = fd_kind(t, BPF_CORE_READ(regs, di));
+	if (k == 3 && nr == NR_write && ret > 0)
+		return emit_marker(tid, BPF_CORE_READ(regs, si), ret);
+	if (!blocking || (k != 1 && k != 2))
+		return 0;
+both:
+	EMIT(6, RB_SYS_ENTER, tid, (__u64)nr, BPF_CORE_READ(regs, di),
+	    BPF_CORE_READ(regs, si), BPF_CORE_READ(regs, dx),
+	    BPF_CORE_READ(regs, r10), BPF_CORE_READ(regs, r8));
+	EMIT(2, RB_SYS_EXIT, tid, (__u64)nr, (__u64)ret);
+	return 0;
+marker:
+	if (nr == NR_write && ret > 0 && marker_write_fn &&
+	    fd_kind(bpf_get_current_task_btf(), BPF_CORE_READ(regs, di)) == 3)
+		return emit_marker(tid, BPF_CORE_READ(regs, si), ret);
+	return 0;
+}
+
+static __always_inline int
+filelock(__u64 op, struct inode *inode, struct file_lock *fl, int ret)
+{
+	__u64 type = 0, owner = 0;
+
+	if (fl) {
+		type = (__u64)BPF_CORE_READ(fl, c.flc_type) |
+		    (__u64)BPF_CORE_READ(fl, c.flc_flags) << 8;
+		owner = (__u64)BPF_CORE_READ(fl, c.flc_owner);
+	}
+	EMIT(6, RB_FILELOCK, cur_tid(), op,
+	    inode ? (__u64)BPF_CORE_READ(inode, i_ino) : 0,
+	    inode ? (__u64)BPF_CORE_READ(inode, i_sb, s_dev) : 0, type,
+	    (__u64)(__s64)ret, owner);
+	return 0;
+}
+
+SEC("tp_btf/posix_lock_inode")
+int BPF_PROG(on_posix_lock, struct inode *inode, struct file_lock *fl, int ret)
+{
+	return filelock(1, inode, fl, ret);
+}
+
+SEC("tp_btf/flock_lock_inode")
+int BPF_PROG(on_flock_lock, struct inode *inode, struct file_lock *fl, int ret)
+{
+	return filelock(2, inode, fl, ret);
+}
+
+SEC("tp_btf/fcntl_setlk")
+int BPF_PROG(on_fcntl_setlk, struct inode *inode, struct file_lock *fl, int ret)
+{
+	return filelock(3, inode, fl, ret);
+}
+
+SEC("tp_btf/locks_remove_posix")
+int BPF_PROG(on_remove_posix, struct inode *inode, struct file_lock *fl,
+    int ret)
+{
+	return filelock(4, inode, fl, ret);
+}
