@@ -68,6 +68,8 @@ const struct type_desc trace_types[TT_NTYPES] = {
 	T(TT_THREAD, "thread", "tttdu", BK_STR, "comm",
 	    "tid", "pid", "ppid", "start_ts", "flags"),
 	T(TT_LOST, "lost", "u", BK_NONE, NULL, "count"),
+	T(TT_FILELOCK, "filelock", "uduusd", BK_NONE, NULL,
+	    "op", "ino", "dev", "type", "ret", "owner"),
 };
 
 static const char *const user_kinds[TU_NKINDS] = {

@@ -92,6 +92,9 @@ enum trace_type {
 	TT_FD,			/* pid, fd, kind (enum trace_fd), ino, peer; blob text */
 	TT_THREAD,		/* tid, pid, ppid, start_ts, flags; blob comm */
 	TT_LOST,		/* count (events the kernel lost on ev.cpu) */
+	/* file locks */
+	TT_FILELOCK,		/* op (enum trace_filelock_op), ino, dev,
+				   type | flags << 8, ret, owner */
 	TT_NTYPES
 };
 
@@ -144,6 +147,20 @@ enum trace_fd {
 	TFD_EPOLL,
 	TFD_SOCKET,		/* other socket families */
 };
+
+/* The op field of TT_FILELOCK: which kernel tracepoint of the filelock
+   system. type is 0 read, 1 write, 2 unlock (TRACE_FL_*); flags are the
+   kernel's FL_* bits; owner identifies the lock's owner (the open file of
+   a flock or OFD lock, the process's file table of a POSIX lock). */
+enum trace_filelock_op {
+	TFL_POSIX = 1,		/* posix_lock_inode */
+	TFL_FLOCK = 2,		/* flock_lock_inode */
+	TFL_SETLK = 3,		/* fcntl_setlk */
+	TFL_REMOVE_POSIX = 4,	/* locks_remove_posix (a close) */
+};
+#define TRACE_FL_RD 0
+#define TRACE_FL_WR 1
+#define TRACE_FL_UN 2
 
 enum trace_ipi { TIPI_SEND = 0, TIPI_ENTRY = 1, TIPI_EXIT = 2 };
 
