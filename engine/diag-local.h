@@ -74,6 +74,13 @@ struct dhang {
 	uint32_t cause_node;
 	struct diag_thread cause_th;
 	int loop;			/* its thread idles in an event loop */
+	int rank;			/* how it was found: 0 far longer than
+					   the thread's other waits there, 1 a
+					   request/reply or lock wait, 2 the
+					   longest wait of a thread the user
+					   named */
+	uint32_t poll_enter, poll_exit;	/* a polling hang: the first failed
+					   attempt (entry, exit), else DNONE */
 };
 
 struct diag {
@@ -85,6 +92,7 @@ struct diag {
 	struct hmap loops;		/* thread -> 1: that wait is an
 					   event loop's */
 	DARR(struct delf) elfs;		/* files read for symbols */
+	char *why;			/* why no hang was found, or NULL */
 };
 
 /* diag.c */
@@ -143,6 +151,39 @@ int diag_event_loop(struct diag *d, uint32_t ti);
    them; appended to h->wk. */
 void diag_wakeups_of(struct diag *d, struct dhang *h, uint32_t ti,
     uint64_t a, uint64_t b);
+
+/* diag-hang.c */
+/* A new hang of thread ti over [a, b] appended to d (not classified). */
+struct dhang *diag_new_hang(struct diag *d, uint32_t ti, uint64_t a,
+    uint64_t b, int src);
+
+/* diag.c */
+/* Fill w's syscall, type and resource from a system call entry. */
+void diag_describe_sys(const struct graph *g, const struct graph_event *en,
+    struct diag_wait *w);
+
+/* diag-poll.c */
+/* Whether the wait of thread ti entered at event enter, blocking at
+   switch sw, waits for a file lock (flock(2), or a lock attempt the
+   kernel queued behind its holder). */
+int diag_lock_wait(const struct graph *g, uint32_t ti, uint32_t enter,
+    uint32_t sw);
+/* Whether thread ti handed something to another thread or process just
+   before the wait entered at event enter (woke or signalled a user
+   thread, started one, sent a socket message): a request/reply wait. */
+int diag_outstanding(const struct graph *g, uint32_t ti, uint32_t enter,
+    uint64_t threshold);
+/* Polling stretches of thread ti past the threshold (the same failing
+   non-blocking operation retried after timed waits), as yield hangs. */
+void diag_poll_hangs(struct diag *d, uint32_t ti);
+/* The thread holding a file lock on inode ino at time at for an owner
+   other than owner (folded as in the compact event), and in *ev the
+   event where it took it; DNONE when none is recorded. */
+uint32_t diag_lock_holder(const struct graph *g, uint64_t ino,
+    uint32_t owner, uint64_t at, uint32_t *ev);
+/* When hang h is a blocked or polling file lock attempt, its holder as
+   a culprit of depth 1 (and a note). */
+void diag_lock_culprit(struct diag *d, struct dhang *h);
 
 /* diag-api.c */
 /* Symbols of the frames of h->stk from the recorded mappings of the hung

@@ -234,6 +234,8 @@ diag_write_text(const struct diag *d, FILE *f, uint64_t base)
 {
 	if (diag_nhangs(d) == 0) {
 		fprintf(f, "no hang found\n");
+		if (diag_why_none(d) != NULL)
+			fprintf(f, "  %s\n", diag_why_none(d));
 		return;
 	}
 	for (size_t h = 0; h < diag_nhangs(d); h++) {
@@ -483,5 +485,10 @@ diag_write_json(const struct diag *d, FILE *f)
 			fputc(',', f);
 		jhang(f, d, h);
 	}
-	fprintf(f, "]}\n");
+	fprintf(f, "]");
+	if (diag_why_none(d) != NULL) {
+		fprintf(f, ",\"why_none\":");
+		jstr(f, diag_why_none(d));
+	}
+	fprintf(f, "}\n");
 }

@@ -467,6 +467,15 @@ analyze_yield(struct diag *d, struct dhang *h)
 	const struct graph *g = d->g;
 	uint64_t a = h->pub.start_ns, b = h->pub.end_ns;
 
+	if (h->poll_exit != DNONE) {
+		/* retries of an operation the kernel refused */
+		dnote(h, "%s retried %s on %s %u times in %.0f ms, each "
+		    "refused (%s), with timed waits between",
+		    h->pub.th.comm, h->pub.wait.syscall, h->pub.wait.resource,
+		    h->pub.yields, (double)(b - a) / 1e6,
+		    strerror((int)-h->pub.wait.result));
+		return;
+	}
 	free(h->watch);
 	h->watch = xasprintf("argus watch --write %u VARIABLE",
 	    h->pub.th.pid);
@@ -537,6 +546,7 @@ diag_analyze(struct diag *d, struct dhang *h)
 		analyze_yield(d, h);
 		break;
 	}
+	diag_lock_culprit(d, h);
 	/* wake-ups from other contexts: the hung process's threads and
 	   the culprits */
 	for (uint32_t tj = 0; tj < g->nth; tj++) {

@@ -128,8 +128,8 @@ fd_type(unsigned kind)
 	return "other";
 }
 
-static void
-describe_sys(const struct graph *g, const struct graph_event *en,
+void
+diag_describe_sys(const struct graph *g, const struct graph_event *en,
     struct diag_wait *w)
 {
 	const char *n = trace_syscall_name(en->aux);
@@ -268,12 +268,12 @@ diag_wait_at(const struct graph *g, uint32_t ti, uint32_t sw,
 			}
 		}
 	if (dw->enter != DNONE) {
-		describe_sys(g, &ev[dw->enter], &dw->w);
+		diag_describe_sys(g, &ev[dw->enter], &dw->w);
 	} else if (ev[sw].flags & GRAPH_EVF_INSYS) {
 		struct graph_event en = ev[sw];
 		en.type = TT_SYS_ENTER;
 		en.flags &= (uint16_t)~GRAPH_EVF_FDRES;
-		describe_sys(g, &en, &dw->w);
+		diag_describe_sys(g, &en, &dw->w);
 	} else {
 		dw->w.type = "other";
 		snprintf(dw->w.resource, sizeof(dw->w.resource), "kernel");

@@ -491,6 +491,9 @@ const struct diag_opts *diag_options(const struct diag *d);
 struct graph *diag_graph(const struct diag *d);
 
 size_t diag_nhangs(const struct diag *d);
+/* When no hang was found: why, in one sentence (the waits considered,
+   the longest and the rule that dropped it), or NULL. */
+const char *diag_why_none(const struct diag *d);
 const struct diag_hang *diag_hang(const struct diag *d, size_t h);
 
 /* Similar normal nodes of hang h, ranked (most recent first). */
