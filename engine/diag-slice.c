@@ -70,6 +70,35 @@ cmp_cost(const void *x, const void *y, void *arg)
 	return a->v < b->v ? -1 : a->v > b->v;
 }
 
+/* The vertex of v's thread that ended in the uninterruptible wait
+   (I/O) that v begins after, when an interrupt ended that wait; else
+   DNONE. */
+static uint32_t
+io_wait_before(const struct graph *g, uint32_t v)
+{
+	const struct graph_vertex *vx = &g->vx[v];
+	const struct gthread *t = &g->th[vx->thread];
+
+	if (vx->first == 0 || (g->th[vx->thread].flags & GRAPH_THREAD_IRQ))
+		return DNONE;
+	const struct graph_event *sw = &t->ev[vx->first - 1];
+	if (sw->type != TT_SWITCH || !(sw->flags & GRAPH_EVF_WAIT) ||
+	    !(sw->sub & 2))	/* TASK_UNINTERRUPTIBLE */
+		return DNONE;
+	size_t n;
+	const uint32_t *in = graph_in_edges(g, v, &n);
+	int irq = 0;
+	for (size_t k = 0; k < n; k++) {
+		const struct graph_edge *e = graph_edge(g, in[k]);
+		if (e->kind == GE_WAKEUP)
+			irq |= (g->th[g->vx[e->src].thread].flags &
+			    GRAPH_THREAD_IRQ) != 0;
+	}
+	if (!irq)
+		return DNONE;
+	return graph_vertex_of_event(g, vx->thread, vx->first - 1);
+}
+
 /*
  * Slice backwards from vertex v (events up to lim). self: the diagnosed
  * thread, whose earlier vertices (before since) end a path.
@@ -176,6 +205,27 @@ slice_run(struct diag *d, struct slice *s, uint32_t v, uint32_t lim,
 				added++;
 			}
 			free(order);
+			/* woken from an interrupt out of an uninterruptible
+			   wait: I/O the thread started itself, so what it
+			   did before that wait is the cause */
+			uint32_t pv = io_wait_before(g, b.v);
+			if (pv != DNONE) {
+				uint32_t plim = g->vx[pv].first +
+				    g->vx[pv].nevents - 1;
+				uint32_t cost = b.cost + edge_cost(GE_SEQ);
+				uint64_t *sc = hmap_put(&s->seen,
+				    pack2(pv, plim), UINT64_MAX, NULL);
+				if (*sc > cost) {
+					*sc = cost;
+					struct bnode c = { .v = pv, .lim = plim,
+					    .parent = bi, .edge = GE_SEQ,
+					    .cost = cost, .depth = b.depth + 1 };
+					DPUSH(s->pool, c);
+					DPUSH(s->next,
+					    (uint32_t)(s->pool.n - 1));
+					added++;
+				}
+			}
 			if (added == 0 && (best_dead == DNONE ||
 			    b.depth > s->pool.v[best_dead].depth))
 				best_dead = bi;

@@ -110,6 +110,11 @@ static const long polls[] = { SYS_poll, SYS_ppoll, SYS_select,
 	SYS_epoll_pwait2,
 #endif
 	-1 };
+static const long epolls[] = { SYS_epoll_wait, SYS_epoll_pwait,
+#ifdef SYS_epoll_pwait2
+	SYS_epoll_pwait2,
+#endif
+	-1 };
 static const long recvs[] = { SYS_recvfrom, SYS_recvmsg, SYS_recvmmsg,
 	SYS_sendto, SYS_sendmsg, SYS_accept, SYS_accept4, SYS_connect, -1 };
 
@@ -148,6 +153,12 @@ diag_describe_sys(const struct graph *g, const struct graph_event *en,
 	} else if (is_sys(en->aux, sleeps)) {
 		w->type = "sleep";
 		snprintf(w->resource, sizeof(w->resource), "sleep");
+	} else if (is_sys(en->aux, epolls)) {
+		/* an epoll set is a resource of its own: a server may wait
+		   for requests in one set and for a lock in another */
+		w->type = "poll";
+		snprintf(w->resource, sizeof(w->resource), "%s:fd%llu",
+		    w->syscall, (unsigned long long)en->key);
 	} else if (is_sys(en->aux, polls)) {
 		w->type = "poll";
 		snprintf(w->resource, sizeof(w->resource), "%s", w->syscall);
