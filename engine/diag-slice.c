@@ -460,6 +460,16 @@ analyze_blocked(struct diag *d, struct dhang *h)
 		    twin_horizon(h->sim.v, h->sim.n, (size_t)h->picked),
 		    &h->path, &lims, &nl, "slice of the normal node");
 		diag_recurse(d, h, &lv, h->path.v, h->path.n);
+		if (h->cul.n == 0 && h->crit.n > 0) {
+			/* the normal exchange went through other threads
+			   (a reply made by a worker this time): the hang's
+			   own wake-up chain names who it waited for */
+			diag_recurse(d, h, &lv, h->crit.v, h->crit.n);
+			if (h->cul.n > 0)
+				dnote(h, "no culprit on the normal path; the "
+				    "culprits are from the hang's own wake-up "
+				    "chain");
+		}
 	} else {
 		ddead(h, "no similar normal node of %s: used the hang's "
 		    "own wake-up chain", h->pub.th.comm);
