@@ -206,6 +206,13 @@ from_marks(struct diag *d)
 	return found;
 }
 
+/* Whether the user named the threads to diagnose. */
+static int
+named(const struct diag *d)
+{
+	return d->o.pid != 0 || d->o.tid != 0 || d->o.comm != NULL;
+}
+
 /* The longest wait seen among the chosen threads that did not make a
    hang, and why (for the report when no hang is found, and for the
    user's own pick). */
@@ -290,7 +297,7 @@ kernel_thread_hangs(struct diag *d, uint32_t ti, struct longest *lg)
 			rank = 0;
 		else if ((far || alone) && !sleep_nr(t->ev[enter].aux) &&
 		    (diag_lock_wait(g, ti, enter, i) ||
-		    diag_outstanding(g, ti, enter, th)))
+		    diag_outstanding(g, ti, enter, th, named(d))))
 			rank = 1;	/* it waits for an answer or a lock */
 		else if (far || alone)
 			why = sleep_nr(t->ev[enter].aux) ? "a sleep" :
@@ -331,8 +338,7 @@ from_kernel(struct diag *d)
 		}
 	if (d->h.n > 0)
 		return;
-	int named = d->o.pid != 0 || d->o.tid != 0 || d->o.comm != NULL;
-	if (named && lg.ti != DNONE && lg.dt >= d->o.threshold_ns) {
+	if (named(d) && lg.ti != DNONE && lg.dt >= d->o.threshold_ns) {
 		/* the user says it hung: its longest wait */
 		struct dhang *h = diag_new_hang(d, lg.ti, 0, 0,
 		    DIAG_SRC_KERNEL);

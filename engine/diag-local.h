@@ -170,9 +170,11 @@ int diag_lock_wait(const struct graph *g, uint32_t ti, uint32_t enter,
     uint32_t sw);
 /* Whether thread ti handed something to another thread or process just
    before the wait entered at event enter (woke or signalled a user
-   thread, started one, sent a socket message): a request/reply wait. */
+   thread, started one): a request/reply wait. Unless replies is set,
+   what went only back to the processes whose message or wake-up
+   started that stretch is an answer, not a request. */
 int diag_outstanding(const struct graph *g, uint32_t ti, uint32_t enter,
-    uint64_t threshold);
+    uint64_t threshold, int replies);
 /* Polling stretches of thread ti past the threshold (the same failing
    non-blocking operation retried after timed waits), as yield hangs. */
 void diag_poll_hangs(struct diag *d, uint32_t ti);

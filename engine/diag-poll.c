@@ -63,12 +63,26 @@ diag_lock_wait(const struct graph *g, uint32_t ti, uint32_t enter,
 	return 0;
 }
 
+/* Adds the process of thread tj to set (at most 8), once. */
+static void
+pid_add(uint32_t *set, unsigned *n, uint32_t pid)
+{
+	for (unsigned i = 0; i < *n; i++)
+		if (set[i] == pid)
+			return;
+	if (*n < 8)
+		set[(*n)++] = pid;
+}
+
 int
 diag_outstanding(const struct graph *g, uint32_t ti, uint32_t enter,
-    uint64_t threshold)
+    uint64_t threshold, int replies)
 {
 	const struct gthread *t = &g->th[ti];
 	uint64_t from = t->ev[enter].ts;
+	uint32_t to[8], by[8];
+	unsigned nto = 0, nby = 0;
+	int handed = 0;
 
 	for (uint32_t i = enter; i-- > 0;) {
 		const struct graph_event *e = &t->ev[i];
@@ -82,17 +96,48 @@ diag_outstanding(const struct graph *g, uint32_t ti, uint32_t enter,
 				break;
 			continue;
 		}
+		/* who started this stretch: the sources of strong edges
+		   into it from other processes */
+		uint32_t v = graph_vertex_of_event(g, ti, i);
+		if (v != DNONE && g->vx[v].first == i) {
+			size_t n;
+			const uint32_t *in = graph_in_edges(g, v, &n);
+			for (size_t k = 0; k < n; k++) {
+				const struct graph_edge *ge = graph_edge(g, in[k]);
+				uint32_t st = g->vx[ge->src].thread;
+				if (!graph_edge_kind_weak(ge->kind) &&
+				    diag_user_thread(g, st) &&
+				    g->th[st].pid != t->pid)
+					pid_add(by, &nby, g->th[st].pid);
+			}
+		}
 		if ((e->flags & GRAPH_EVF_CTX) != TRACE_CTX_TASK)
 			continue;
 		switch (e->type) {
 		case TT_WAKING: case TT_WAKEUP_NEW: case TT_SIGNAL_GEN:
 			if (e->key != ti && e->key < g->nth &&
-			    diag_user_thread(g, (uint32_t)e->key))
-				return 1;
+			    diag_user_thread(g, (uint32_t)e->key)) {
+				handed = 1;
+				pid_add(to, &nto, g->th[e->key].pid);
+			}
 			break;
-		case TT_FORK: case TT_SK_DATA_READY:
+		case TT_FORK:
 			return 1;
 		}
+	}
+	if (!handed)
+		return 0;
+	if (replies)
+		return 1;
+	/* answers: everything handed over went back to the processes
+	   that started this stretch (a server's reply, then its idle
+	   wait) */
+	for (unsigned i = 0; i < nto; i++) {
+		int back = 0;
+		for (unsigned k = 0; k < nby; k++)
+			back |= by[k] == to[i];
+		if (!back)
+			return 1;
 	}
 	return 0;
 }

@@ -428,6 +428,20 @@ size_t trace_format_event(const struct trace_reader *r,
 size_t trace_format_fields(const struct trace_event *ev, char *buf,
     size_t len);
 
+/*
+ * Read the thread records of the whole trace ahead (the metadata
+ * stream's chunks only), for trace_reader_thread_ahead(): the recorder
+ * writes a thread's record when it learns of the thread, which may be
+ * after the thread's first events. Call before reading events. Returns
+ * 0, or an error when no chunk could be decoded (damaged chunks are
+ * reported as usual).
+ */
+int trace_reader_read_ahead_threads(struct trace_reader *r);
+/* The first record of thread tid anywhere in the trace (after
+   trace_reader_read_ahead_threads()), or NULL. */
+const struct trace_thread *trace_reader_thread_ahead(
+    const struct trace_reader *r, uint32_t tid);
+
 /* Duplicate of a string interned for the reader's life (for comm names). */
 const char *trace_reader_intern(struct trace_reader *r, const char *s);
 
