@@ -183,9 +183,11 @@ void diag_poll_hangs(struct diag *d, uint32_t ti);
    event where it took it; DNONE when none is recorded. */
 uint32_t diag_lock_holder(const struct graph *g, uint64_t ino,
     uint32_t owner, uint64_t at, uint32_t *ev);
-/* When hang h is a blocked or polling file lock attempt, its holder as
-   a culprit of depth 1 (and a note). */
-void diag_lock_culprit(struct diag *d, struct dhang *h);
+/* When hang h is a blocked or polling file lock attempt: 1 and its
+   holder as a culprit in *c (its wait in *w when blocked), with a note
+   naming the lock; else 0. */
+int diag_lock_culprit(struct diag *d, struct dhang *h,
+    struct diag_culprit *c, struct dwait *w);
 
 /* diag-api.c */
 /* Symbols of the frames of h->stk from the recorded mappings of the hung

@@ -312,12 +312,12 @@ diag_lock_holder(const struct graph *g, uint64_t ino, uint32_t owner,
 	return best;
 }
 
-/* The holder's state over [a, b] as a culprit. */
+/* The holder's state over [a, b] as a culprit (its wait in *w when
+   blocked). */
 static void
 fill_culprit(struct diag *d, uint32_t ti, uint64_t a, uint64_t b,
-    struct diag_culprit *c)
+    struct diag_culprit *c, struct dwait *w)
 {
-	struct dwait w;
 	uint64_t ov;
 
 	memset(c, 0, sizeof(*c));
@@ -328,10 +328,12 @@ fill_culprit(struct diag *d, uint32_t ti, uint64_t a, uint64_t b,
 	c->wait.syscall = "";
 	c->wait.type = "cpu";
 	snprintf(c->wait.resource, sizeof(c->wait.resource), "cpu");
-	if (diag_wait_overlapping(d, ti, a, b, &w, &ov) && ov >= (b - a) / 2) {
+	if (diag_wait_overlapping(d, ti, a, b, w, &ov) && ov >= (b - a) / 2) {
 		c->kind = DIAG_BLOCKED;
-		c->wait = w.w;
-		c->node = graph_vertex_of_event(d->g, ti, w.sw);
+		c->wait = w->w;
+		c->start_ns = w->start;
+		c->end_ns = w->end;
+		c->node = graph_vertex_of_event(d->g, ti, w->sw);
 	} else {
 		c->kind = diag_cpu_time(d->g, ti, a, b) > 0 ? DIAG_BUSY :
 		    DIAG_NONE;
@@ -339,8 +341,9 @@ fill_culprit(struct diag *d, uint32_t ti, uint64_t a, uint64_t b,
 	}
 }
 
-void
-diag_lock_culprit(struct diag *d, struct dhang *h)
+int
+diag_lock_culprit(struct diag *d, struct dhang *h, struct diag_culprit *c,
+    struct dwait *w)
 {
 	const struct graph *g = d->g;
 	uint32_t ti = h->pub.th.thread, a, b;
@@ -353,31 +356,22 @@ diag_lock_culprit(struct diag *d, struct dhang *h)
 		a = h->poll_enter;
 		b = h->poll_exit;
 	} else {
-		return;
+		return 0;
 	}
 	if ((at = lock_attempt(g, ti, a, b)) == NULL)
-		return;
+		return 0;
 	uint32_t hev = DNONE;
 	uint32_t ht = diag_lock_holder(g, at->key, at->aux, at->ts, &hev);
 	if (ht == DNONE || ht == ti) {
 		dnote(h, "the lock on inode %llu has no holder in the trace "
 		    "(taken before the recording started?)",
 		    (unsigned long long)at->key);
-		return;
+		return 0;
 	}
-	/* already named by the chain: say so only */
-	for (size_t i = 0; i < h->cul.n; i++)
-		if (h->cul.v[i].th.thread == ht && h->cul.v[i].depth == 1) {
-			dnote(h, "%s (%u) holds the lock on inode %llu",
-			    g->th[ht].comm, g->th[ht].tid,
-			    (unsigned long long)at->key);
-			return;
-		}
-	struct diag_culprit c;
-	fill_culprit(d, ht, h->pub.start_ns, h->pub.end_ns, &c);
-	diag_add_culprit(h, &c, 1, SIZE_MAX);
+	fill_culprit(d, ht, h->pub.start_ns, h->pub.end_ns, c, w);
 	dnote(h, "%s (%u) holds the lock on inode %llu since %.3f s "
 	    "(file lock events)", g->th[ht].comm, g->th[ht].tid,
 	    (unsigned long long)at->key,
 	    (double)(g->th[ht].ev[hev].ts - graph_first_ts(g)) / 1e9);
+	return 1;
 }

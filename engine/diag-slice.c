@@ -534,6 +534,13 @@ analyze_yield(struct diag *d, struct dhang *h)
 		    h->pub.th.comm, h->pub.wait.syscall, h->pub.wait.resource,
 		    h->pub.yields, (double)(b - a) / 1e6,
 		    strerror((int)-h->pub.wait.result));
+		/* its culprit: the holder, when it polls a file lock */
+		struct level lv = { .ti = h->pub.th.thread,
+		    .node = h->pub.node, .a = a, .b = b };
+		lv.dw.ti = h->pub.th.thread;
+		lv.dw.sw = lv.dw.run = lv.dw.enter = lv.dw.exit = DNONE;
+		lv.dw.uwait = lv.dw.udone = DNONE;
+		diag_recurse(d, h, &lv, NULL, 0);
 		return;
 	}
 	free(h->watch);
@@ -606,7 +613,6 @@ diag_analyze(struct diag *d, struct dhang *h)
 		analyze_yield(d, h);
 		break;
 	}
-	diag_lock_culprit(d, h);
 	/* wake-ups from other contexts: the hung process's threads and
 	   the culprits */
 	for (uint32_t tj = 0; tj < g->nth; tj++) {
