@@ -413,6 +413,13 @@ diag_cpu_time(const struct graph *g, uint32_t ti, uint64_t a, uint64_t b)
 uint64_t
 diag_res_key(const struct graph_event *en)
 {
+	/* poll and select name their descriptors through an array in
+	   user memory, which an event loop may move as it grows: the call
+	   is the resource */
+	if (!(en->flags & GRAPH_EVF_FDRES) && (en->aux == SYS_poll ||
+	    en->aux == SYS_ppoll || en->aux == SYS_select ||
+	    en->aux == SYS_pselect6))
+		return (uint64_t)en->aux << 48;
 	return ((uint64_t)en->aux << 48) ^ en->key ^ ((uint64_t)en->sub << 40);
 }
 
