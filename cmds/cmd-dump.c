@@ -110,6 +110,8 @@ cmd_dump(int argc, char **argv)
 		trace_reader_close(r);
 		return cmd_usage_error("dump", "bad time '%s'", to);
 	}
+	/* names of threads whose records come after their first events */
+	trace_reader_read_ahead_threads(r);
 	if (t0)
 		trace_reader_seek(r, t0);
 
@@ -128,6 +130,9 @@ cmd_dump(int argc, char **argv)
 			continue;
 		if (have_pid) {
 			const struct trace_thread *t = trace_reader_thread(r, ev.tid);
+
+			if (t == NULL)
+				t = trace_reader_thread_ahead(r, ev.tid);
 
 			if (t == NULL || t->pid != pid)
 				continue;

@@ -178,6 +178,7 @@ diag_free(struct diag *d)
 	for (size_t i = 0; i < d->elfs.n; i++)
 		elfaddr_free(d->elfs.v[i].e);
 	free(d->elfs.v);
+	free(d->why);
 	free((char *)d->o.comm);
 	free(d);
 }
@@ -198,6 +199,12 @@ size_t
 diag_nhangs(const struct diag *d)
 {
 	return d->h.n;
+}
+
+const char *
+diag_why_none(const struct diag *d)
+{
+	return d->h.n == 0 ? d->why : NULL;
 }
 
 const struct diag_hang *

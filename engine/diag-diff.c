@@ -112,6 +112,7 @@ diag_diff_path(struct diag *d, const struct level *lv,
 			serving(d, ti, lv->a + len / 2, &x.c.serving);
 		} else if (diag_wait_overlapping(d, ti, lv->a, lv->b, &w,
 		    &ov) && ov >= len / 2 &&
+		    !(g->th[ti].ev[w.sw].sub & 0x30) &&	/* exited */
 		    diag_wait_key(g, &w) != diag_idle_key(d, ti)) {
 			x.c.kind = DIAG_BLOCKED;
 			x.c.node = graph_vertex_of_event(g, ti, w.sw);

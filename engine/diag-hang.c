@@ -114,8 +114,8 @@ classify(struct diag *d, struct dhang *h)
 	h->pub.node = best;
 }
 
-static struct dhang *
-new_hang(struct diag *d, uint32_t ti, uint64_t a, uint64_t b, int src)
+struct dhang *
+diag_new_hang(struct diag *d, uint32_t ti, uint64_t a, uint64_t b, int src)
 {
 	struct dhang z;
 
@@ -130,6 +130,7 @@ new_hang(struct diag *d, uint32_t ti, uint64_t a, uint64_t b, int src)
 	h->pub.node = GRAPH_NONE;
 	h->picked = -1;
 	h->cause_node = GRAPH_NONE;
+	h->poll_enter = h->poll_exit = GRAPH_NONE;
 	h->pub.wait.syscall = "";
 	h->pub.wait.type = "";
 	return h;
@@ -173,7 +174,7 @@ from_marks(struct diag *d)
 				graph_user_args(g, ti, i, &arg, &arg2);
 				a = arg2 != 0 && arg2 < e->ts ? arg2 :
 				    arg < e->ts ? e->ts - arg : e->ts;
-				classify(d, new_hang(d, ti, a, e->ts,
+				classify(d, diag_new_hang(d, ti, a, e->ts,
 				    DIAG_SRC_MARK));
 				found++;
 				continue;
@@ -197,7 +198,7 @@ from_marks(struct diag *d)
 						b = t->ev[j].ts;
 					break;
 				}
-			struct dhang *h = new_hang(d, ti, a, b, DIAG_SRC_MARK);
+			struct dhang *h = diag_new_hang(d, ti, a, b, DIAG_SRC_MARK);
 			classify(d, h);
 			found++;
 		}
@@ -205,26 +206,52 @@ from_marks(struct diag *d)
 	return found;
 }
 
+/* Whether the user named the threads to diagnose. */
+static int
+named(const struct diag *d)
+{
+	return d->o.pid != 0 || d->o.tid != 0 || d->o.comm != NULL;
+}
+
+/* The longest wait seen among the chosen threads that did not make a
+   hang, and why (for the report when no hang is found, and for the
+   user's own pick). */
+struct longest {
+	uint32_t ti, sw;	/* GRAPH_NONE: none */
+	uint64_t dt;
+	const char *why;
+	size_t nwaits;		/* waits considered */
+};
+
+static int
+sleep_nr(uint32_t nr)
+{
+	return nr == SYS_nanosleep || nr == SYS_clock_nanosleep;
+}
+
 static void
-kernel_thread_hangs(struct diag *d, uint32_t ti)
+kernel_thread_hangs(struct diag *d, uint32_t ti, struct longest *lg)
 {
 	struct graph *g = d->g;
 	const struct gthread *t = &g->th[ti];
 	uint64_t th = d->o.threshold_ns;
 	struct hmap shortw;	/* signature -> shortest wait */
+	struct hmap count;	/* signature -> waits that ended */
 	uint32_t enter = GRAPH_NONE, runfrom = GRAPH_NONE;
 	uint64_t idle_k = diag_idle_key(d, ti);
 
 	hmap_init(&shortw);
-	/* pass 1: shortest wait by signature (a wait on the thread's idle
-	   resource, for work or input, is never a hang) */
+	hmap_init(&count);
+	/* pass 1: shortest wait and number of waits by signature */
 	for (struct dwaits w = DWAITS_INIT; diag_next_wait(g, ti, &w);) {
 		uint64_t dt = t->ev[w.end].ts - t->ev[w.sw].ts;
-		uint64_t *mn = hmap_put(&shortw, diag_res_key(&t->ev[w.enter]),
-		    UINT64_MAX, NULL);
+		uint64_t k = diag_res_key(&t->ev[w.enter]);
+		uint64_t *mn = hmap_put(&shortw, k, UINT64_MAX, NULL);
 
 		if (dt < *mn)
 			*mn = dt;
+		++*hmap_put(&count, k, 0, NULL);
+		lg->nwaits++;
 	}
 	/* pass 2: long waits far longer than their similar ones, and long
 	   stretches without a wait */
@@ -242,37 +269,106 @@ kernel_thread_hangs(struct diag *d, uint32_t ti)
 		if (runfrom != GRAPH_NONE && e->ts - t->ev[runfrom].ts >= th) {
 			uint64_t a = t->ev[runfrom].ts, b = e->ts;
 			/* never blocked: running, preempted or yielding */
-			classify(d, new_hang(d, ti, a, b, DIAG_SRC_KERNEL));
+			classify(d, diag_new_hang(d, ti, a, b, DIAG_SRC_KERNEL));
 		}
 		runfrom = GRAPH_NONE;
 		uint64_t end = d->last_ts;
 		uint32_t j = diag_wait_end(g, ti, i);
 		if (j < t->nev)
 			end = t->ev[j].ts;
-		if (end - e->ts < th || enter == GRAPH_NONE)
+		if (end - e->ts < th || enter == GRAPH_NONE) {
+			if (enter != GRAPH_NONE && end - e->ts > lg->dt) {
+				lg->dt = end - e->ts;
+				lg->ti = ti;
+				lg->sw = i;
+				lg->why = "shorter than the threshold";
+			}
 			continue;
-		/* far longer than the other waits on that resource: at
-		   least twice the shortest */
-		uint64_t *mn = hmap_get(&shortw, diag_res_key(&t->ev[enter]));
-		if (mn == NULL || *mn > (end - e->ts) / 2 ||
-		    diag_res_key(&t->ev[enter]) == idle_k)
+		}
+		/* far longer than the other waits on that resource (at
+		   least twice the shortest), or the only one there */
+		uint64_t k = diag_res_key(&t->ev[enter]);
+		uint64_t *mn = hmap_get(&shortw, k), *cn = hmap_get(&count, k);
+		int far = mn != NULL && *mn <= (end - e->ts) / 2;
+		int alone = cn == NULL || *cn <= 1;
+		int rank = -1;
+		const char *why = "not longer than its other waits there";
+		if (far && k != idle_k)
+			rank = 0;
+		else if ((far || alone) && !sleep_nr(t->ev[enter].aux) &&
+		    (diag_lock_wait(g, ti, enter, i) ||
+		    diag_outstanding(g, ti, enter, th, named(d))))
+			rank = 1;	/* it waits for an answer or a lock */
+		else if (far || alone)
+			why = sleep_nr(t->ev[enter].aux) ? "a sleep" :
+			    "an idle wait (nothing handed to another thread "
+			    "before it)";
+		if (rank < 0) {
+			if (end - e->ts > lg->dt) {
+				lg->dt = end - e->ts;
+				lg->ti = ti;
+				lg->sw = i;
+				lg->why = why;
+			}
 			continue;
-		struct dhang *h = new_hang(d, ti, t->ev[enter].ts, end,
+		}
+		struct dhang *h = diag_new_hang(d, ti, t->ev[enter].ts, end,
 		    DIAG_SRC_KERNEL);
+		h->rank = rank;
 		diag_wait_at(g, ti, i, d->last_ts, &h->dw);
 		h->pub.start_ns = h->dw.start;
 		h->pub.end_ns = h->dw.end;
 		classify(d, h);
 	}
 	hmap_free(&shortw);
+	hmap_free(&count);
+	diag_poll_hangs(d, ti);
 }
 
 static void
 from_kernel(struct diag *d)
 {
+	struct longest lg = { .ti = GRAPH_NONE, .sw = GRAPH_NONE };
+	size_t nsel = 0;
+
 	for (uint32_t ti = 0; ti < d->g->nth; ti++)
-		if (selected(d, ti, 1))
-			kernel_thread_hangs(d, ti);
+		if (selected(d, ti, 1)) {
+			kernel_thread_hangs(d, ti, &lg);
+			nsel++;
+		}
+	if (d->h.n > 0)
+		return;
+	if (named(d) && lg.ti != GRAPH_NONE && lg.dt >= d->o.threshold_ns) {
+		/* the user says it hung: its longest wait */
+		struct dhang *h = diag_new_hang(d, lg.ti, 0, 0,
+		    DIAG_SRC_KERNEL);
+		h->rank = 2;
+		diag_wait_at(d->g, lg.ti, lg.sw, d->last_ts, &h->dw);
+		h->pub.start_ns = h->dw.start;
+		h->pub.end_ns = h->dw.end;
+		classify(d, h);
+		dnote(h, "the longest wait of the thread chosen, although "
+		    "%s", lg.why);
+		return;
+	}
+	free(d->why);
+	if (nsel == 0)
+		d->why = xasprintf("no user thread chosen");
+	else if (lg.ti == GRAPH_NONE)
+		d->why = xasprintf("%zu thread%s chosen, %zu wait%s "
+		    "considered: none in a system call", nsel,
+		    nsel == 1 ? "" : "s", lg.nwaits, lg.nwaits == 1 ? "" : "s");
+	else {
+		struct dwait dw;
+		diag_wait_at(d->g, lg.ti, lg.sw, d->last_ts, &dw);
+		d->why = xasprintf("%zu thread%s chosen, %zu wait%s "
+		    "considered; the longest, %.0f ms of %s (%u) in %s on %s, "
+		    "is %s", nsel, nsel == 1 ? "" : "s", lg.nwaits,
+		    lg.nwaits == 1 ? "" : "s", (double)lg.dt / 1e6,
+		    d->g->th[lg.ti].comm, d->g->th[lg.ti].tid,
+		    dw.w.syscall[0] ? dw.w.syscall : "the kernel",
+		    dw.w.resource, lg.why);
+	}
 }
 
 static void
@@ -301,7 +397,7 @@ from_at(struct diag *d)
 		return;
 	struct dhang *h;
 	if (bestlen > 0) {
-		h = new_hang(d, best, bw.start, bw.end, DIAG_SRC_USER);
+		h = diag_new_hang(d, best, bw.start, bw.end, DIAG_SRC_USER);
 	} else {
 		/* running: the stretch between the waits around at */
 		const struct gthread *t = &g->th[best];
@@ -318,7 +414,7 @@ from_at(struct diag *d)
 				b = t->ev[j].ts;
 				break;
 			}
-		h = new_hang(d, best, a, b > a ? b : a + 1, DIAG_SRC_USER);
+		h = diag_new_hang(d, best, a, b > a ? b : a + 1, DIAG_SRC_USER);
 	}
 	classify(d, h);
 }
@@ -330,6 +426,8 @@ by_start(const void *x, const void *y)
 
 	if (a->pub.source != b->pub.source)
 		return a->pub.source < b->pub.source ? -1 : 1;
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
 	if (a->loop != b->loop)
 		return a->loop ? -1 : 1;
 	if (a->pub.start_ns != b->pub.start_ns)

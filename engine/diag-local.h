@@ -65,6 +65,13 @@ struct dhang {
 	uint32_t cause_node;
 	struct diag_thread cause_th;
 	int loop;			/* its thread idles in an event loop */
+	int rank;			/* how it was found: 0 far longer than
+					   the thread's other waits there, 1 a
+					   request/reply or lock wait, 2 the
+					   longest wait of a thread the user
+					   named */
+	uint32_t poll_enter, poll_exit;	/* a polling hang: the first failed
+					   attempt (entry, exit), else GRAPH_NONE */
 };
 
 struct diag {
@@ -76,6 +83,7 @@ struct diag {
 	struct hmap loops;		/* thread -> 1: that wait is an
 					   event loop's */
 	DARR(struct delf) elfs;		/* files read for symbols */
+	char *why;			/* why no hang was found, or NULL */
 };
 
 /* diag.c */
@@ -134,6 +142,43 @@ int diag_event_loop(struct diag *d, uint32_t ti);
    them; appended to h->wk. */
 void diag_wakeups_of(struct diag *d, struct dhang *h, uint32_t ti,
     uint64_t a, uint64_t b);
+
+/* diag-hang.c */
+/* A new hang of thread ti over [a, b] appended to d (not classified). */
+struct dhang *diag_new_hang(struct diag *d, uint32_t ti, uint64_t a,
+    uint64_t b, int src);
+
+/* diag.c */
+/* Fill w's syscall, type and resource from a system call entry. */
+void diag_describe_sys(const struct graph *g, const struct graph_event *en,
+    struct diag_wait *w);
+
+/* diag-poll.c */
+/* Whether the wait of thread ti entered at event enter, blocking at
+   switch sw, waits for a file lock (flock(2), or a lock attempt the
+   kernel queued behind its holder). */
+int diag_lock_wait(const struct graph *g, uint32_t ti, uint32_t enter,
+    uint32_t sw);
+/* Whether thread ti handed something to another thread or process just
+   before the wait entered at event enter (woke or signalled a user
+   thread, started one): a request/reply wait. Unless replies is set,
+   what went only back to the processes whose message or wake-up
+   started that stretch is an answer, not a request. */
+int diag_outstanding(const struct graph *g, uint32_t ti, uint32_t enter,
+    uint64_t threshold, int replies);
+/* Polling stretches of thread ti past the threshold (the same failing
+   non-blocking operation retried after timed waits), as yield hangs. */
+void diag_poll_hangs(struct diag *d, uint32_t ti);
+/* The thread holding a file lock on inode ino at time at for an owner
+   other than owner (folded as in the compact event), and in *ev the
+   event where it took it; GRAPH_NONE when none is recorded. */
+uint32_t diag_lock_holder(const struct graph *g, uint64_t ino,
+    uint32_t owner, uint64_t at, uint32_t *ev);
+/* When hang h is a blocked or polling file lock attempt: 1 and its
+   holder as a culprit in *c (its wait in *w when blocked), with a note
+   naming the lock; else 0. */
+int diag_lock_culprit(struct diag *d, struct dhang *h,
+    struct diag_culprit *c, struct dwait *w);
 
 /* diag-api.c */
 /* Symbols of the frames of h->stk from the recorded mappings of the hung

@@ -335,6 +335,22 @@ diag_recurse(struct diag *d, struct dhang *h, const struct level *lv,
 	if (r.maxd > MAXCHAIN - 1)
 		r.maxd = MAXCHAIN - 1;
 	level(&r, lv, p, n, SIZE_MAX);
+	/* the holder of the file lock the hang waits for or polls is a
+	   culprit of depth 1, followed like the others */
+	struct dculprit x;
+	if (diag_lock_culprit(d, h, &x.c, &x.w)) {
+		struct chain ch;
+		branch_chain(&r, SIZE_MAX, &ch);
+		if (!listed(h, &ch, x.c.th.thread)) {
+			diag_add_culprit(h, &x.c, 1, SIZE_MAX);
+			if (x.c.kind == DIAG_BLOCKED) {
+				struct branch nb = { .cul = h->cul.n - 1,
+				    .up = SIZE_MAX, .depth = 1,
+				    .ti = x.c.th.thread, .w = x.w };
+				DPUSH(r.br, nb);
+			}
+		}
+	}
 	/* breadth first: the queue is in depth order */
 	for (b = 0; b < r.br.n && b < MAXFOLLOW; b++) {
 		if (r.br.v[b].depth >= r.maxd)

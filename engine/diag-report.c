@@ -99,6 +99,15 @@ put_culprits(FILE *f, const struct diag *d, size_t h, size_t parent)
 	}
 }
 
+/* Whether a yield hang is a polling loop of refused attempts (its
+   wait names the call retried). */
+static int
+polling(const struct diag_hang *x)
+{
+	return x->wait.syscall[0] != '\0' &&
+	    strcmp(x->wait.syscall, "sched_yield") != 0;
+}
+
 void
 diag_write_hang_text(const struct diag *d, size_t h, FILE *f,
     uint64_t base)
@@ -125,6 +134,10 @@ diag_write_hang_text(const struct diag *d, size_t h, FILE *f,
 		fprintf(f, "  running or runnable for ");
 		put_dur(f, x->cpu_ns);
 		fprintf(f, "\n");
+	} else if (x->kind == DIAG_YIELD && polling(x)) {
+		fprintf(f, "  retrying: ");
+		put_wait(f, &x->wait);
+		fprintf(f, ", %u attempts refused\n", x->yields);
 	} else if (x->kind == DIAG_YIELD) {
 		fprintf(f, "  %u yields or short sleeps\n", x->yields);
 	}
@@ -234,6 +247,8 @@ diag_write_text(const struct diag *d, FILE *f, uint64_t base)
 {
 	if (diag_nhangs(d) == 0) {
 		fprintf(f, "no hang found\n");
+		if (diag_why_none(d) != NULL)
+			fprintf(f, "  %s\n", diag_why_none(d));
 		return;
 	}
 	for (size_t h = 0; h < diag_nhangs(d); h++) {
@@ -333,7 +348,7 @@ jhang(FILE *f, const struct diag *d, size_t h)
 	    diag_kind_name(x->kind), diag_source_name(x->source));
 	jnode(f, x->node);
 	fprintf(f, ",\"wait\":");
-	if (x->kind == DIAG_BLOCKED)
+	if (x->kind == DIAG_BLOCKED || (x->kind == DIAG_YIELD && polling(x)))
 		jwait(f, &x->wait);
 	else
 		fprintf(f, "null");
@@ -483,5 +498,10 @@ diag_write_json(const struct diag *d, FILE *f)
 			fputc(',', f);
 		jhang(f, d, h);
 	}
-	fprintf(f, "]}\n");
+	fprintf(f, "]");
+	if (diag_why_none(d) != NULL) {
+		fprintf(f, ",\"why_none\":");
+		jstr(f, diag_why_none(d));
+	}
+	fprintf(f, "}\n");
 }

@@ -70,6 +70,35 @@ cmp_cost(const void *x, const void *y, void *arg)
 	return a->v < b->v ? -1 : a->v > b->v;
 }
 
+/* The vertex of v's thread that ended in the uninterruptible wait
+   (I/O) that v begins after, when an interrupt ended that wait; else
+   GRAPH_NONE. */
+static uint32_t
+io_wait_before(const struct graph *g, uint32_t v)
+{
+	const struct graph_vertex *vx = &g->vx[v];
+	const struct gthread *t = &g->th[vx->thread];
+
+	if (vx->first == 0 || (g->th[vx->thread].flags & GRAPH_THREAD_IRQ))
+		return GRAPH_NONE;
+	const struct graph_event *sw = &t->ev[vx->first - 1];
+	if (sw->type != TT_SWITCH || !(sw->flags & GRAPH_EVF_WAIT) ||
+	    !(sw->sub & 2))	/* TASK_UNINTERRUPTIBLE */
+		return GRAPH_NONE;
+	size_t n;
+	const uint32_t *in = graph_in_edges(g, v, &n);
+	int irq = 0;
+	for (size_t k = 0; k < n; k++) {
+		const struct graph_edge *e = graph_edge(g, in[k]);
+		if (e->kind == GE_WAKEUP)
+			irq |= (g->th[g->vx[e->src].thread].flags &
+			    GRAPH_THREAD_IRQ) != 0;
+	}
+	if (!irq)
+		return GRAPH_NONE;
+	return graph_vertex_of_event(g, vx->thread, vx->first - 1);
+}
+
 /*
  * Slice backwards from vertex v (events up to lim). self: the diagnosed
  * thread, whose earlier vertices (before since) end a path.
@@ -176,6 +205,27 @@ slice_run(struct diag *d, struct slice *s, uint32_t v, uint32_t lim,
 				added++;
 			}
 			free(order);
+			/* woken from an interrupt out of an uninterruptible
+			   wait: I/O the thread started itself, so what it
+			   did before that wait is the cause */
+			uint32_t pv = io_wait_before(g, b.v);
+			if (pv != GRAPH_NONE) {
+				uint32_t plim = g->vx[pv].first +
+				    g->vx[pv].nevents - 1;
+				uint32_t cost = b.cost + edge_cost(GE_SEQ);
+				uint64_t *sc = hmap_put(&s->seen,
+				    pack2(pv, plim), UINT64_MAX, NULL);
+				if (*sc > cost) {
+					*sc = cost;
+					struct bnode c = { .v = pv, .lim = plim,
+					    .parent = bi, .edge = GE_SEQ,
+					    .cost = cost, .depth = b.depth + 1 };
+					DPUSH(s->pool, c);
+					DPUSH(s->next,
+					    (uint32_t)(s->pool.n - 1));
+					added++;
+				}
+			}
 			if (added == 0 && (best_dead == GRAPH_NONE ||
 			    b.depth > s->pool.v[best_dead].depth))
 				best_dead = bi;
@@ -410,6 +460,16 @@ analyze_blocked(struct diag *d, struct dhang *h)
 		    twin_horizon(h->sim.v, h->sim.n, (size_t)h->picked),
 		    &h->path, &lims, &nl, "slice of the normal node");
 		diag_recurse(d, h, &lv, h->path.v, h->path.n);
+		if (h->cul.n == 0 && h->crit.n > 0) {
+			/* the normal exchange went through other threads
+			   (a reply made by a worker this time): the hang's
+			   own wake-up chain names who it waited for */
+			diag_recurse(d, h, &lv, h->crit.v, h->crit.n);
+			if (h->cul.n > 0)
+				dnote(h, "no culprit on the normal path; the "
+				    "culprits are from the hang's own wake-up "
+				    "chain");
+		}
 	} else {
 		ddead(h, "no similar normal node of %s: used the hang's "
 		    "own wake-up chain", h->pub.th.comm);
@@ -467,6 +527,22 @@ analyze_yield(struct diag *d, struct dhang *h)
 	const struct graph *g = d->g;
 	uint64_t a = h->pub.start_ns, b = h->pub.end_ns;
 
+	if (h->poll_exit != GRAPH_NONE) {
+		/* retries of an operation the kernel refused */
+		dnote(h, "%s retried %s on %s %u times in %.0f ms, each "
+		    "refused (%s), with timed waits between",
+		    h->pub.th.comm, h->pub.wait.syscall, h->pub.wait.resource,
+		    h->pub.yields, (double)(b - a) / 1e6,
+		    strerror((int)-h->pub.wait.result));
+		/* its culprit: the holder, when it polls a file lock */
+		struct level lv = { .ti = h->pub.th.thread,
+		    .node = h->pub.node, .a = a, .b = b };
+		lv.dw.ti = h->pub.th.thread;
+		lv.dw.sw = lv.dw.run = lv.dw.enter = lv.dw.exit = GRAPH_NONE;
+		lv.dw.uwait = lv.dw.udone = GRAPH_NONE;
+		diag_recurse(d, h, &lv, NULL, 0);
+		return;
+	}
 	free(h->watch);
 	h->watch = xasprintf("argus watch --write %u VARIABLE",
 	    h->pub.th.pid);

@@ -110,6 +110,11 @@ static const long polls[] = { SYS_poll, SYS_ppoll, SYS_select,
 	SYS_epoll_pwait2,
 #endif
 	-1 };
+static const long epolls[] = { SYS_epoll_wait, SYS_epoll_pwait,
+#ifdef SYS_epoll_pwait2
+	SYS_epoll_pwait2,
+#endif
+	-1 };
 static const long recvs[] = { SYS_recvfrom, SYS_recvmsg, SYS_recvmmsg,
 	SYS_sendto, SYS_sendmsg, SYS_accept, SYS_accept4, SYS_connect, -1 };
 
@@ -128,8 +133,8 @@ fd_type(unsigned kind)
 	return "other";
 }
 
-static void
-describe_sys(const struct graph *g, const struct graph_event *en,
+void
+diag_describe_sys(const struct graph *g, const struct graph_event *en,
     struct diag_wait *w)
 {
 	const char *n = trace_syscall_name(en->aux);
@@ -148,6 +153,12 @@ describe_sys(const struct graph *g, const struct graph_event *en,
 	} else if (is_sys(en->aux, sleeps)) {
 		w->type = "sleep";
 		snprintf(w->resource, sizeof(w->resource), "sleep");
+	} else if (is_sys(en->aux, epolls)) {
+		/* an epoll set is a resource of its own: a server may wait
+		   for requests in one set and for a lock in another */
+		w->type = "poll";
+		snprintf(w->resource, sizeof(w->resource), "%s:fd%llu",
+		    w->syscall, (unsigned long long)en->key);
 	} else if (is_sys(en->aux, polls)) {
 		w->type = "poll";
 		snprintf(w->resource, sizeof(w->resource), "%s", w->syscall);
@@ -268,12 +279,12 @@ diag_wait_at(const struct graph *g, uint32_t ti, uint32_t sw,
 			}
 		}
 	if (dw->enter != GRAPH_NONE) {
-		describe_sys(g, &ev[dw->enter], &dw->w);
+		diag_describe_sys(g, &ev[dw->enter], &dw->w);
 	} else if (ev[sw].flags & GRAPH_EVF_INSYS) {
 		struct graph_event en = ev[sw];
 		en.type = TT_SYS_ENTER;
 		en.flags &= (uint16_t)~GRAPH_EVF_FDRES;
-		describe_sys(g, &en, &dw->w);
+		diag_describe_sys(g, &en, &dw->w);
 	} else {
 		dw->w.type = "other";
 		snprintf(dw->w.resource, sizeof(dw->w.resource), "kernel");
@@ -402,6 +413,13 @@ diag_cpu_time(const struct graph *g, uint32_t ti, uint64_t a, uint64_t b)
 uint64_t
 diag_res_key(const struct graph_event *en)
 {
+	/* poll and select name their descriptors through an array in
+	   user memory, which an event loop may move as it grows: the call
+	   is the resource */
+	if (!(en->flags & GRAPH_EVF_FDRES) && (en->aux == SYS_poll ||
+	    en->aux == SYS_ppoll || en->aux == SYS_select ||
+	    en->aux == SYS_pselect6))
+		return (uint64_t)en->aux << 48;
 	return ((uint64_t)en->aux << 48) ^ en->key ^ ((uint64_t)en->sub << 40);
 }
 

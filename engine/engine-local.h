@@ -163,6 +163,9 @@ struct thread_replay {
 	uint8_t had_rx;
 	uint8_t ckind;
 	uint8_t ready;		/* its rule flags are computed */
+	uint8_t handed;		/* since its last wait it runs because
+				   another thread of its process woke it
+				   (it relays that thread's work) */
 };
 
 /* A message sent and not yet received (or pipe bytes not yet read). */

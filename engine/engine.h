@@ -156,8 +156,19 @@ const uint32_t *graph_thread_vertices(const struct graph *g, uint32_t thread,
  *   sockets         key sk, aux ret
  *   timers          key timer, aux kind
  *   TT_SOFTIRQ_RAISE key vec, aux CPU
+ *   TT_FILELOCK     key inode, sub op (enum trace_filelock_op, bits 0-2)
+ *                   | type (TRACE_FL_*, bits 3-4) | result (bits 5-6,
+ *                   GRAPH_FL_*), aux the
+ *                   owner folded to 32 bits
  *   others          key first field
  */
+/* Result classes of a TT_FILELOCK compact event (sub >> 5). */
+#define GRAPH_FL_OK	0	/* taken (or released) */
+#define GRAPH_FL_AGAIN	1	/* conflict, non-blocking: EAGAIN */
+#define GRAPH_FL_BLOCKED 2	/* queued behind the holder (a blocking
+				   attempt that waits) */
+#define GRAPH_FL_ERR	3	/* another error (EDEADLK, EINTR, ...) */
+
 struct graph_event {
 	uint64_t ts;
 	uint64_t key;
@@ -480,6 +491,9 @@ const struct diag_opts *diag_options(const struct diag *d);
 struct graph *diag_graph(const struct diag *d);
 
 size_t diag_nhangs(const struct diag *d);
+/* When no hang was found: why, in one sentence (the waits considered,
+   the longest and the rule that dropped it), or NULL. */
+const char *diag_why_none(const struct diag *d);
 const struct diag_hang *diag_hang(const struct diag *d, size_t h);
 
 /* Similar normal nodes of hang h, ranked (most recent first). */

@@ -192,6 +192,19 @@ by_proxy(const struct graph_event *ev)
 	    ev->sub == TU_FLAG_READ));
 }
 
+/* Whether vertex v belongs to another user thread of ti's process. */
+static int
+sibling(const struct graph *g, uint32_t ti, uint32_t v)
+{
+	uint32_t tj;
+
+	if (v == GRAPH_NONE || v >= g->nvx)
+		return 0;
+	tj = g->vx[v].thread;
+	return tj != ti && g->th[tj].pid == g->th[ti].pid &&
+	    g->th[ti].pid != 0 && !(g->th[tj].flags & GRAPH_THREAD_IRQ);
+}
+
 static void
 step(struct build_pass *b, uint32_t ti, uint32_t i)
 {
@@ -216,6 +229,7 @@ step(struct build_pass *b, uint32_t ti, uint32_t i)
 			lwake_k = s->wake_kind;
 			lwait_v = s->wait_v;
 			lwait_e = s->wait_e;
+			s->handed = sibling(g, ti, lwake_v);
 		}
 		s->waiting = 0;
 		s->wake_v = GRAPH_NONE;
@@ -231,6 +245,7 @@ step(struct build_pass *b, uint32_t ti, uint32_t i)
 		s->wait_v = v;
 		s->wait_e = i;
 		s->wake_v = GRAPH_NONE;
+		s->handed = 0;
 		if (s->level == 0) {
 			s->cur = GRAPH_NONE;
 			s->split_from = GRAPH_NONE;
@@ -241,6 +256,7 @@ step(struct build_pass *b, uint32_t ti, uint32_t i)
 		if (s->wake_v != GRAPH_NONE &&
 		    (s->waiting || s->wake_kind == GE_SPAWN)) {
 			gb_edge(b, s->wake_v, s->wake_e, v, i, s->wake_kind);
+			s->handed = sibling(g, ti, s->wake_v);
 			if (s->waiting && s->wait_v != GRAPH_NONE)
 				gb_edge(b, s->wait_v, s->wait_e, s->wake_v,
 				    s->wake_e, GE_WAIT);

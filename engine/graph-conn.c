@@ -42,7 +42,9 @@ gb_reply_check(struct build_pass *b, uint32_t ti, uint32_t pid, uint32_t v,
 	struct thread_replay *s = &b->st[ti];
 
 	if (pid != 0 && s->rx_pid == pid) {
-		if (s->rx_v != v)
+		/* a reply after a wait ended by another thread of the
+		   process: that thread made the answer, this one relays it */
+		if (s->rx_v != v && !s->handed)
 			gb_edge(b, s->rx_v, s->rx_e, v, e, GE_REPLY);
 		s->rx_pid = 0;
 	}

@@ -10,6 +10,7 @@
  * in arrival (time) order, as runs of one thread's consecutive events, so
  * that the build pass can replay them.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -267,6 +268,18 @@ graph_map_at(const struct graph *g, uint32_t pid, uint64_t addr,
 	return NULL;
 }
 
+/* Result class of a file lock operation's return value (GRAPH_FL_*). */
+static unsigned
+fl_result(int64_t ret)
+{
+	if (ret == 0)
+		return GRAPH_FL_OK;
+	if (ret == -EAGAIN)
+		return GRAPH_FL_AGAIN;
+	/* the kernel's FILE_LOCK_DEFERRED: queued behind the holder */
+	return ret == 1 ? GRAPH_FL_BLOCKED : GRAPH_FL_ERR;
+}
+
 void
 graph_load_event(struct graph *g, const struct trace_event *ev)
 {
@@ -386,6 +399,14 @@ graph_load_event(struct graph *g, const struct trace_event *ev)
 		break;
 	case TT_TIMER_START:
 		ge.aux = (uint32_t)ev->arg[3];
+		break;
+	case TT_FILELOCK:
+		/* key inode, sub op | type << 3 | result class << 5, aux
+		   the owner's low bits (see engine.h) */
+		ge.key = ev->arg[1];
+		ge.sub = (uint8_t)((ev->arg[0] & 7) | (ev->arg[3] & 3) << 3 |
+		    fl_result((int64_t)ev->arg[4]) << 5);
+		ge.aux = (uint32_t)(ev->arg[5] ^ ev->arg[5] >> 32);
 		break;
 	case TT_SOFTIRQ_RAISE:
 		ge.aux = ev->cpu;

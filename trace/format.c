@@ -135,6 +135,9 @@ trace_format_event(const struct trace_reader *r, const struct trace_event *ev,
 	struct out o = { buf, len, 0 };
 	static const char ctx[] = { '-', 's', 'h', 'n' };
 	const struct trace_thread *t = r ? trace_reader_thread(r, ev->tid) : NULL;
+	/* a thread whose record comes after its first events */
+	if (t == NULL && r != NULL && ev->tid != 0)
+		t = trace_reader_thread_ahead(r, ev->tid);
 	const char *comm = t ? t->comm : (ev->tid == 0 ? "<idle>" : "?");
 
 	if (len)

@@ -100,6 +100,10 @@ struct trace_reader {
 
 	struct trace_thread *threads;	/* sorted by tid after open */
 	size_t nthreads, threads_cap;
+	struct trace_thread *ahead;	/* first record of each thread in the
+					   whole trace, sorted by tid
+					   (reader-ahead.c) */
+	size_t nahead;
 
 	struct arena arena;
 	struct hmap interned;		/* hash -> struct interned chain */

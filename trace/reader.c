@@ -687,6 +687,7 @@ trace_reader_close(struct trace_reader *r)
 	free(r->cursors);
 	free(r->heap);
 	free(r->threads);
+	free(r->ahead);
 	free(r->damage);
 	free(r->cinfo);
 	free(r->cmap);

@@ -107,6 +107,16 @@ const struct evspec rec_evtab[] = {
 	    "sk", "family", "protocol", "ret", "flags"),
 	E("sock", "sk_data_ready", D, DK_SK_READY, "socket message edges",
 	    "skaddr", "family", "protocol"),
+	/* file locks: who holds the lock a blocked or polling attempt
+	   waits for */
+	E("filelock", "posix_lock_inode", D, DK_FL_POSIX, "file lock holders",
+	    "i_ino", "s_dev", "type", "flags", "ret", "owner"),
+	E("filelock", "flock_lock_inode", D, DK_FL_FLOCK, "file lock holders",
+	    "i_ino", "s_dev", "type", "flags", "ret", "owner"),
+	E("filelock", "fcntl_setlk", D, DK_FL_SETLK, "file lock holders",
+	    "i_ino", "s_dev", "type", "flags", "ret", "owner"),
+	E("filelock", "locks_remove_posix", D, DK_FL_REMOVE, "file lock holders",
+	    "i_ino", "s_dev", "type", "flags", "ret", "owner"),
 	E("raw_syscalls", "sys_enter", RECORD_SET_FULL, DK_SYS_ENTER,
 	    "syscalls (wait resources, messages)", "id", "args"),
 	E("raw_syscalls", "sys_exit", RECORD_SET_FULL, DK_SYS_EXIT,
@@ -157,7 +167,7 @@ rec_decode_init(struct recorder *r, char **cause)
 {
 	static const char *systems[] = { "sched", "task", "irq", "ipi",
 	    "timer", "workqueue", "signal", "sock", "raw_syscalls", "ftrace",
-	    NULL };
+	    "filelock", NULL };
 
 	r->tep = tracefs_local_events_system(NULL, systems);
 	if (r->tep == NULL) {
@@ -693,6 +703,17 @@ dec_record(struct recorder *r, unsigned cpu, uint64_t ts, const uint8_t *p,
 		ev.type = TT_SK_DATA_READY;
 		for (int k = 0; k < 3; k++)
 			ev.arg[k] = getu(p, len, &f[k]);
+		break;
+	case DK_FL_POSIX: case DK_FL_FLOCK: case DK_FL_SETLK:
+	case DK_FL_REMOVE:
+		ev.type = TT_FILELOCK;
+		ev.arg[0] = (uint64_t)(d->kind - DK_FL_POSIX + TFL_POSIX);
+		ev.arg[1] = getu(p, len, &f[0]);
+		ev.arg[2] = getu(p, len, &f[1]);
+		ev.arg[3] = (getu(p, len, &f[2]) & 0xff) |
+		    (getu(p, len, &f[3]) << 8);
+		ev.arg[4] = getu(p, len, &f[4]);	/* sign-extended */
+		ev.arg[5] = getu(p, len, &f[5]);
 		break;
 	case DK_SYS_ENTER:
 	case DK_SYSC_ENTER: {

@@ -34,6 +34,7 @@ enum dec_kind {
 	DK_SOCK_SEND, DK_SOCK_RECV, DK_SK_READY, DK_SYS_ENTER, DK_SYS_EXIT,
 	DK_RAW_DATA, DK_PROBE, DK_SOFTIRQ_RAISE,
 	DK_SYSC_ENTER, DK_SYSC_EXIT,	/* syscalls:sys_enter_NAME, sys_exit_NAME */
+	DK_FL_POSIX, DK_FL_FLOCK, DK_FL_SETLK, DK_FL_REMOVE, /* filelock */
 };
 
 #define DEC_MAXF 7

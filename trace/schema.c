@@ -68,7 +68,7 @@ const struct type_desc trace_types[TT_NTYPES] = {
 	T(TT_THREAD, "thread", "tttdu", BK_STR, "comm",
 	    "tid", "pid", "ppid", "start_ts", "flags"),
 	T(TT_LOST, "lost", "u", BK_NONE, NULL, "count"),
-	T(TT_FILELOCK, "filelock", "uuuusd", BK_NONE, NULL,
+	T(TT_FILELOCK, "filelock", "uduusd", BK_NONE, NULL,
 	    "op", "ino", "dev", "type", "ret", "owner"),
 };
 

@@ -96,11 +96,9 @@ enum trace_type {
 	TT_FD,			/* pid, fd, kind (enum trace_fd), ino, peer; blob text */
 	TT_THREAD,		/* tid, pid, ppid, start_ts, flags; blob comm */
 	TT_LOST,		/* count (events the kernel lost on ev.cpu) */
-	/* file locks (kernel filelock tracepoints) */
-	TT_FILELOCK,		/* op (1 posix_lock_inode, 2 flock_lock_inode,
-				   3 fcntl_setlk, 4 locks_remove_posix), ino,
-				   dev, type (0 RD, 1 WR, 2 UN) | flags << 8,
-				   ret, owner */
+	/* file locks */
+	TT_FILELOCK,		/* op (enum trace_filelock_op), ino, dev,
+				   type | flags << 8, ret, owner */
 	TT_NTYPES
 };
 
@@ -127,6 +125,20 @@ enum trace_fd {
 	TFD_EPOLL,
 	TFD_SOCKET,		/* other socket families */
 };
+
+/* The op field of TT_FILELOCK: which kernel tracepoint of the filelock
+   system. type is 0 read, 1 write, 2 unlock (TRACE_FL_*); flags are the
+   kernel's FL_* bits; owner identifies the lock's owner (the open file of
+   a flock or OFD lock, the process's file table of a POSIX lock). */
+enum trace_filelock_op {
+	TFL_POSIX = 1,		/* posix_lock_inode */
+	TFL_FLOCK = 2,		/* flock_lock_inode */
+	TFL_SETLK = 3,		/* fcntl_setlk */
+	TFL_REMOVE_POSIX = 4,	/* locks_remove_posix (a close) */
+};
+#define TRACE_FL_RD 0
+#define TRACE_FL_WR 1
+#define TRACE_FL_UN 2
 
 enum trace_ipi { TIPI_SEND = 0, TIPI_ENTRY = 1, TIPI_EXIT = 2 };
 
@@ -437,6 +449,20 @@ size_t trace_format_event(const struct trace_reader *r,
 /* Only the "name=value ..." part of trace_format_event. */
 size_t trace_format_fields(const struct trace_event *ev, char *buf,
     size_t len);
+
+/*
+ * Read the thread records of the whole trace ahead (the metadata
+ * stream's chunks only), for trace_reader_thread_ahead(): the recorder
+ * writes a thread's record when it learns of the thread, which may be
+ * after the thread's first events. Call before reading events. Returns
+ * 0, or an error when no chunk could be decoded (damaged chunks are
+ * reported as usual).
+ */
+int trace_reader_read_ahead_threads(struct trace_reader *r);
+/* The first record of thread tid anywhere in the trace (after
+   trace_reader_read_ahead_threads()), or NULL. */
+const struct trace_thread *trace_reader_thread_ahead(
+    const struct trace_reader *r, uint32_t tid);
 
 /* Duplicate of a string interned for the reader's life (for comm names). */
 const char *trace_reader_intern(struct trace_reader *r, const char *s);

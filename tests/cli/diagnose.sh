@@ -60,6 +60,15 @@ if [ -x "$B/tests/tools/mkhang" ] && "$B/tests/tools/mkhang" "$T/mk" \
 	    golden diagnose-mkhang-pick.txt
 	$ARGUS diagnose --at 3.0 --comm app "$T/mk" |
 	    golden diagnose-mkhang-at.txt
+	# no hang: the report says why (the waits considered, the longest)
+	$ARGUS diagnose --threshold 60000 "$T/mk" > "$T/out" 2>&1
+	if [ "$(head -n 1 "$T/out")" = "no hang found" ] &&
+	    grep -q 'waits considered; the longest, 2500 ms of app' "$T/out"
+	then
+		ok "no hang found says why"
+	else
+		nok "no hang found says why" "$(cat "$T/out")"
+	fi
 	$ARGUS diagnose --tid 4242 "$T/mk" > "$T/out" 2> "$T/err"
 	if [ $? -eq 1 ] && grep -q 'no thread 4242' "$T/err"; then
 		ok "unknown --tid: one line, status 1"

@@ -200,11 +200,14 @@ Test(diag, selectors_and_errors)
 	o.comm = "nobody";
 	cr_assert_eq(diag_new(g, &o, &d, &cause), GRAPH_ERANGE);
 	free(cause);
-	/* the worker alone: its long wait on SLOW has no short twin */
+	/* the worker alone: its long wait on SLOW has no short twin, but
+	   the user says it hung: that wait is reported */
 	o = opts();
 	o.tid = W;
 	cr_assert_eq(diag_new(g, &o, &d, NULL), 0);
-	cr_assert_eq(diag_nhangs(d), 0);
+	cr_assert_eq(diag_nhangs(d), 1);
+	cr_assert_eq(diag_hang(d, 0)->th.tid, W);
+	cr_assert_eq(diag_hang(d, 0)->kind, DIAG_BLOCKED);
 	diag_free(d);
 	/* --at inside the hang finds the same wait */
 	o = opts();

@@ -291,6 +291,44 @@ Test(store, thread_names_survive_rotation)
 	free(dir);
 }
 
+/* A thread whose record comes after its first events (the recorder
+   learns of threads late) is named by the records read ahead. */
+Test(store, thread_named_before_its_record)
+{
+	char *dir = tmpdir();
+	struct trace_writer *w = open_writer(dir, 0, 0);
+	struct trace_thread t = { .tid = 555, .pid = 550, .ppid = 1 };
+	struct trace_event e = { .ts = 1000, .tid = 555, .type = TT_EXIT,
+	    .arg = { 555 } };
+	char line[512];
+
+	cr_assert_eq(trace_writer_add(w, &e), 0);
+	/* the segment's header (with its thread table) is out */
+	cr_assert_eq(trace_writer_flush(w), 0);
+	snprintf(t.comm, sizeof(t.comm), "backend");
+	cr_assert_eq(trace_writer_thread(w, 2000, &t), 0);
+	snprintf(t.comm, sizeof(t.comm), "renamed");
+	cr_assert_eq(trace_writer_thread(w, 3000, &t), 0);
+	cr_assert_eq(trace_writer_close(w), 0);
+
+	struct trace_reader *r = open_reader(dir);
+	cr_assert_eq(trace_reader_read_ahead_threads(r), 0);
+	cr_assert_eq(trace_reader_next(r, &e), 1);
+	cr_assert_eq(e.type, TT_EXIT);
+	const struct trace_thread *y = trace_reader_thread(r, 555);
+	cr_assert_null(y, "not read so far (%s)", y ? y->comm : "");
+	const struct trace_thread *x = trace_reader_thread_ahead(r, 555);
+	cr_assert_not_null(x);
+	cr_assert_str_eq(x->comm, "backend", "its first record");
+	cr_assert_eq(x->pid, 550);
+	trace_format_event(r, &e, 0, line, sizeof(line));
+	cr_assert_not_null(strstr(line, " backend "), "%s", line);
+	cr_assert_null(trace_reader_thread_ahead(r, 556));
+	trace_reader_close(r);
+	rm_rf(dir);
+	free(dir);
+}
+
 /* Count events per CPU of a reader; checks each is the generator's. */
 static size_t
 read_checked(struct trace_reader *r, size_t *per_cpu_max)

@@ -1,0 +1,225 @@
+/*
+ * test-diag-real.c: criterion tests, on traces built in code, of the
+ * heuristics added for unmodified programs (issue 12): a wait for an
+ * answer after handing work to another thread is a hang even when it is
+ * the thread's only wait; a plain idle wait is not, and the report says
+ * why; a thread the user names gets its longest wait; a polling loop of
+ * refused non-blocking lock attempts between sleeps is a yield hang
+ * whose culprit is the lock's holder (from the file lock events); a
+ * reply sent after another thread of the process woke the sender is not
+ * tied to the request it answers.
+ */
+#include <errno.h>
+
+#include <criterion/criterion.h>
+
+#include "graph-fixture.h"
+
+#define MS 1000000ULL
+
+static struct fx F;
+
+enum { M = 100, W = 101, H = 200, P = 300, C = 400 };
+#define POLLA 0x4000
+#define INO 77
+
+static struct diag_opts
+opts(void)
+{
+	struct diag_opts o = { .threshold_ns = 100 * MS };
+	return o;
+}
+
+/* M waits in poll for 500 ms; with handoff, it woke W just before. */
+static void
+one_long_poll(int handoff)
+{
+	fx_init(&F);
+	fx_thread(&F, M, M, "main");
+	fx_thread(&F, W, W, "worker");
+	fx_ev(&F, W, TT_SYS_ENTER, SYS_read, 9, 0, 0);
+	fx_ev(&F, W, TT_SWITCH, 1, 0, 120, 0);
+	fx_run(&F, 0, M);
+	fx_ev(&F, M, TT_SYS_ENTER, SYS_write, 3, 0, 0);
+	if (handoff)
+		fx_ev(&F, M, TT_WAKING, W, 0, 120, 0);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_write, 8, 0, 0);
+	fx_block(&F, M, 0, SYS_poll, POLLA);
+	F.ts += 500 * MS;
+	fx_run(&F, 0, W);
+	fx_ev(&F, W, TT_SYS_EXIT, SYS_read, 8, 0, 0);
+	fx_ev(&F, W, TT_WAKING, M, 0, 120, 0);
+	fx_block(&F, W, M, SYS_read, 9);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_poll, 1, 0, 0);
+	fx_ev(&F, M, TT_SYS_ENTER, SYS_write, 1, 0, 0);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_write, 1, 0, 0);
+}
+
+Test(diag_real, request_reply_wait_is_a_hang)
+{
+	one_long_poll(1);
+	struct graph *g = fx_build(&F, NULL);
+	struct diag_opts o = opts();
+	struct diag *d = NULL;
+	cr_assert_not_null(g);
+	cr_assert_eq(diag_new(g, &o, &d, NULL), 0);
+	cr_assert_eq(diag_nhangs(d), 1, "the wait for the worker's answer "
+	    "is a hang (got %zu)", diag_nhangs(d));
+	cr_assert_eq(diag_hang(d, 0)->th.tid, M);
+	cr_assert_eq(diag_hang(d, 0)->kind, DIAG_BLOCKED);
+	cr_assert_geq(diag_hang(d, 0)->end_ns - diag_hang(d, 0)->start_ns,
+	    500 * MS);
+	diag_free(d);
+	graph_free(g);
+}
+
+Test(diag_real, idle_wait_is_not_a_hang_and_says_why)
+{
+	one_long_poll(0);
+	struct graph *g = fx_build(&F, NULL);
+	struct diag_opts o = opts();
+	struct diag *d = NULL;
+	cr_assert_not_null(g);
+	cr_assert_eq(diag_new(g, &o, &d, NULL), 0);
+	cr_assert_eq(diag_nhangs(d), 0);
+	cr_assert_not_null(diag_why_none(d));
+	cr_assert_not_null(strstr(diag_why_none(d), "idle wait"), "why: %s",
+	    diag_why_none(d));
+	cr_assert_not_null(strstr(diag_why_none(d), "500 ms"), "why: %s",
+	    diag_why_none(d));
+	diag_free(d);
+	graph_free(g);
+}
+
+Test(diag_real, named_thread_gets_its_longest_wait)
+{
+	one_long_poll(0);
+	struct graph *g = fx_build(&F, NULL);
+	struct diag_opts o = opts();
+	struct diag *d = NULL;
+	cr_assert_not_null(g);
+	o.tid = M;
+	cr_assert_eq(diag_new(g, &o, &d, NULL), 0);
+	cr_assert_eq(diag_nhangs(d), 1);
+	cr_assert_eq(diag_hang(d, 0)->kind, DIAG_BLOCKED);
+	cr_assert_str_eq(diag_hang(d, 0)->wait.syscall, "poll");
+	cr_assert_null(diag_why_none(d));
+	diag_free(d);
+	graph_free(g);
+}
+
+/* A file lock event of tid: op, type, ret, owner. */
+static void
+filelock(uint32_t tid, unsigned op, unsigned type, int ret, uint64_t owner)
+{
+	fx_ev(&F, tid, TT_FILELOCK, op, INO, 8, type);
+	F.ev[F.n - 1].arg[4] = (uint64_t)(int64_t)ret;
+	F.ev[F.n - 1].arg[5] = owner;
+}
+
+Test(diag_real, polling_lock_names_the_holder)
+{
+	fx_init(&F);
+	fx_thread(&F, H, H, "holder");
+	fx_thread(&F, P, P, "poller");
+	fx_thread(&F, C, C, "other");
+	/* another owner took and released it first */
+	fx_run(&F, 0, C);
+	fx_ev(&F, C, TT_SYS_ENTER, SYS_flock, 4, 0, 0);
+	filelock(C, TFL_FLOCK, TRACE_FL_WR, 0, 0xc000);
+	filelock(C, TFL_FLOCK, TRACE_FL_UN, 0, 0xc000);
+	fx_ev(&F, C, TT_SYS_EXIT, SYS_flock, 0, 0, 0);
+	fx_block(&F, C, H, SYS_nanosleep, 0);
+	/* H takes it and sleeps */
+	fx_ev(&F, H, TT_SYS_ENTER, SYS_flock, 3, 0, 0);
+	filelock(H, TFL_FLOCK, TRACE_FL_WR, 0, 0xa000);
+	fx_ev(&F, H, TT_SYS_EXIT, SYS_flock, 0, 0, 0);
+	fx_block(&F, H, P, SYS_nanosleep, 0);
+	/* P retries a non-blocking flock every 20 ms for 600 ms */
+	for (int i = 0; i < 30; i++) {
+		if (i > 0) {
+			fx_run(&F, 0, P);
+			fx_ev(&F, P, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
+		}
+		fx_ev(&F, P, TT_SYS_ENTER, SYS_flock, 5, 6, 0);
+		filelock(P, TFL_FLOCK, TRACE_FL_WR, -EAGAIN, 0xb000);
+		fx_ev(&F, P, TT_SYS_EXIT, SYS_flock, (uint64_t)-EAGAIN, 0, 0);
+		fx_block(&F, P, 0, SYS_nanosleep, 0);
+		F.ts += 20 * MS;
+	}
+	fx_run(&F, 0, H);
+	fx_ev(&F, H, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
+	filelock(H, TFL_FLOCK, TRACE_FL_UN, 0, 0xa000);
+	fx_block(&F, H, P, SYS_nanosleep, 0);
+	fx_ev(&F, P, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
+	fx_ev(&F, P, TT_SYS_ENTER, SYS_flock, 5, 6, 0);
+	filelock(P, TFL_FLOCK, TRACE_FL_WR, 0, 0xb000);
+	fx_ev(&F, P, TT_SYS_EXIT, SYS_flock, 0, 0, 0);
+
+	struct graph *g = fx_build(&F, NULL);
+	struct diag_opts o = opts();
+	struct diag *d = NULL;
+	cr_assert_not_null(g);
+	o.pid = P;
+	cr_assert_eq(diag_new(g, &o, &d, NULL), 0);
+	cr_assert_eq(diag_nhangs(d), 1);
+	const struct diag_hang *h = diag_hang(d, 0);
+	cr_assert_eq(h->kind, DIAG_YIELD, "kind %s", diag_kind_name(h->kind));
+	cr_assert_str_eq(h->wait.syscall, "flock");
+	cr_assert_geq(h->yields, 25);
+	cr_assert_geq(h->end_ns - h->start_ns, 550 * MS);
+	int found = 0;
+	for (size_t i = 0; i < diag_nculprits(d, 0); i++) {
+		cr_assert_neq(diag_culprit(d, 0, i)->th.tid, C,
+		    "the owner that released the lock is no culprit");
+		found |= diag_culprit(d, 0, i)->th.tid == H;
+	}
+	cr_assert(found, "the holder is a culprit");
+	diag_free(d);
+	graph_free(g);
+}
+
+Test(diag_real, reply_relayed_from_a_sibling_is_not_a_reply)
+{
+	/* M (pid M) receives a request from C, waits; its worker W wakes
+	   it, and M sends the answer to C */
+	fx_init(&F);
+	fx_thread(&F, M, M, "server");
+	fx_thread(&F, W, M, "worker");
+	fx_thread(&F, C, C, "client");
+	fx_ev(&F, W, TT_SYS_ENTER, SYS_nanosleep, 0, 0, 0);
+	fx_ev(&F, W, TT_SWITCH, 1, 0, 120, 0);
+	fx_run(&F, 0, C);
+	/* C reads its socket 0x52 once: the kernel's record of who owns
+	   it */
+	fx_ev(&F, C, TT_SYS_ENTER, SYS_recvfrom, 3, 0, 0);
+	fx_ev(&F, C, TT_SOCK_RECV, 0x52, 1, 0, 8);
+	fx_ev(&F, C, TT_SYS_EXIT, SYS_recvfrom, 8, 0, 0);
+	fx_ev(&F, C, TT_SYS_ENTER, SYS_sendto, 3, 0, 0);
+	fx_ev(&F, C, TT_SK_DATA_READY, 0x51, 1, 0, 0);
+	fx_ev(&F, C, TT_WAKING, M, 0, 120, 0);
+	fx_ev(&F, C, TT_SYS_EXIT, SYS_sendto, 8, 0, 0);
+	fx_block(&F, C, M, SYS_poll, POLLA);
+	fx_ev(&F, M, TT_SYS_ENTER, SYS_recvfrom, 4, 0, 0);
+	fx_ev(&F, M, TT_SOCK_RECV, 0x51, 1, 0, 8);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_recvfrom, 8, 0, 0);
+	fx_ev(&F, M, TT_WAKING, W, 0, 120, 0);
+	fx_block(&F, M, W, SYS_poll, POLLA + 1);
+	fx_ev(&F, W, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
+	fx_ev(&F, W, TT_WAKING, M, 0, 120, 0);
+	fx_block(&F, W, M, SYS_nanosleep, 0);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_poll, 1, 0, 0);
+	fx_ev(&F, M, TT_SYS_ENTER, SYS_sendto, 4, 0, 0);
+	fx_ev(&F, M, TT_SK_DATA_READY, 0x52, 1, 0, 0);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_sendto, 8, 0, 0);
+
+	struct graph *g = fx_build(&F, NULL);
+	struct graph_stats st;
+	cr_assert_not_null(g);
+	graph_get_stats(g, &st);
+	cr_assert_eq(st.edges_by_kind[GE_MSG], 1);
+	cr_assert_eq(st.edges_by_kind[GE_REPLY], 0, "the worker made the "
+	    "answer: no request/reply edge (got %llu)",
+	    (unsigned long long)st.edges_by_kind[GE_REPLY]);
+	graph_free(g);
+}
