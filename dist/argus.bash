@@ -6,7 +6,7 @@ _argus_opts() {
 	case $1 in
 	record|start)
 		echo "-o --output --size --segment --duration --events --buffer-kb
-		    --group --no-instrument --snapshot-on-hang --snapshot-max
+		    --group --backend --no-instrument --snapshot-on-hang --snapshot-max
 		    --snapshot-size -q --quiet -h --help" ;;
 	stop|status) echo "-o --output -h --help" ;;
 	diagnose) echo "--pid --tid --comm --at --threshold --pick --rules --json
@@ -41,9 +41,10 @@ _argus() {
 	case $prev in
 	--events) COMPREPLY=($(compgen -W "sched default full" -- "$cur")); return ;;
 	--format) COMPREPLY=($(compgen -W "chrome" -- "$cur")); return ;;
+	--backend) COMPREPLY=($(compgen -W "auto bpf tracefs" -- "$cur")); return ;;
 	--group) COMPREPLY=($(compgen -g -- "$cur")); return ;;
 	--type) COMPREPLY=($(compgen -W "switch waking wakeup_new fork exec
-	    exit sys_enter sys_exit user stack fd thread lost" -- "$cur")); return ;;
+	    exit sys_enter sys_exit user stack fd thread lost filelock" -- "$cur")); return ;;
 	-o|--output|--snapshot-on-hang|--rules|--dot)
 		COMPREPLY=($(compgen -f -- "$cur")); return ;;
 	--pid|--tid|--comm|--at|--from|--to|--size|--segment|--duration|\

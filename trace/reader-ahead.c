@@ -95,15 +95,5 @@ trace_reader_read_ahead_threads(struct trace_reader *r)
 const struct trace_thread *
 trace_reader_thread_ahead(const struct trace_reader *r, uint32_t tid)
 {
-	size_t lo = 0, hi = r->nahead;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (r->ahead[mid].tid < tid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < r->nahead && r->ahead[lo].tid == tid ? &r->ahead[lo] :
-	    NULL;
+	return rd_thread_find(r->ahead, r->nahead, tid);
 }

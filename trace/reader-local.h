@@ -130,7 +130,8 @@ const void *rd_intern(struct trace_reader *r, const void *p, size_t n);
 void rd_report(struct trace_reader *r, const char *path, uint64_t off,
     const char *reason);
 void rd_thread_update(struct trace_reader *r, const struct trace_thread *t);
-/* pread exactly n bytes at off; -1 on error or end of file. */
-int rd_read_at(int fd, void *buf, size_t n, uint64_t off);
+/* The thread tid of v[0 .. n), sorted by tid; NULL when absent. */
+const struct trace_thread *rd_thread_find(const struct trace_thread *v,
+    size_t n, uint32_t tid);
 
 #endif

@@ -168,20 +168,25 @@ rd_thread_update(struct trace_reader *r, const struct trace_thread *t)
 }
 
 const struct trace_thread *
-trace_reader_thread(const struct trace_reader *r, uint32_t tid)
+rd_thread_find(const struct trace_thread *v, size_t n, uint32_t tid)
 {
-	size_t lo = 0, hi = r->nthreads;
+	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 
-		if (r->threads[mid].tid < tid)
+		if (v[mid].tid < tid)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < r->nthreads && r->threads[lo].tid == tid ?
-	    &r->threads[lo] : NULL;
+	return lo < n && v[lo].tid == tid ? &v[lo] : NULL;
+}
+
+const struct trace_thread *
+trace_reader_thread(const struct trace_reader *r, uint32_t tid)
+{
+	return rd_thread_find(r->threads, r->nthreads, tid);
 }
 
 size_t

@@ -51,24 +51,6 @@ index_len(size_t n)
 }
 
 static int
-read_at(int fd, void *buf, size_t n, uint64_t off)
-{
-	size_t done = 0;
-
-	while (done < n) {
-		ssize_t k = pread(fd, (uint8_t *)buf + done, n - done,
-		    (off_t)(off + done));
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		done += (size_t)k;
-	}
-	return 0;
-}
-
-static int
 write_full(int fd, const void *buf, size_t n)
 {
 	size_t done = 0;
@@ -92,7 +74,7 @@ header_len(int fd, uint64_t size)
 	uint8_t fx[SEG_FIXED_LEN];
 	uint32_t n;
 
-	if (size < SEG_FIXED_LEN || read_at(fd, fx, sizeof(fx), 0) != 0 ||
+	if (size < SEG_FIXED_LEN || rd_read_at(fd, fx, sizeof(fx), 0) != 0 ||
 	    memcmp(fx, SEG_MAGIC, SEG_MAGIC_LEN) != 0)
 		return 0;
 	n = get_le32(fx + 12);
@@ -110,7 +92,7 @@ probe_closed(int fd, struct snap_seg *s)
 	int ok;
 
 	if (s->size < s->header_len + TRAILER_LEN + INDEX_HDR_LEN ||
-	    read_at(fd, t, TRAILER_LEN, s->size - TRAILER_LEN) != 0 ||
+	    rd_read_at(fd, t, TRAILER_LEN, s->size - TRAILER_LEN) != 0 ||
 	    memcmp(t + 16, TRAILER_MAGIC, 8) != 0)
 		return 0;
 	ioff = get_le64(t);
@@ -119,7 +101,7 @@ probe_closed(int fd, struct snap_seg *s)
 	if (ioff < s->header_len || ioff + ilen + TRAILER_LEN != s->size)
 		return 0;
 	b = xmalloc(ilen);
-	ok = read_at(fd, b, ilen, ioff) == 0 &&
+	ok = rd_read_at(fd, b, ilen, ioff) == 0 &&
 	    memcmp(b, INDEX_MAGIC, 8) == 0 && get_le32(b + 8) == n &&
 	    trace_crc32(0, b, ilen) == get_le32(t + 12);
 	for (uint32_t i = 0; ok && i < n; i++) {
@@ -145,7 +127,7 @@ probe_open(int fd, struct snap_seg *s)
 	size_t cap = 0;
 
 	while (off + CHUNK_HDR_LEN <= s->size &&
-	    read_at(fd, hb, CHUNK_HDR_LEN, off) == 0 &&
+	    rd_read_at(fd, hb, CHUNK_HDR_LEN, off) == 0 &&
 	    chunk_hdr_decode(&h, hb) == 0 &&
 	    off + CHUNK_HDR_LEN + h.csize <= s->size) {
 		if (s->nchunks == cap) {
@@ -193,7 +175,7 @@ copy_range(int in, int out, uint64_t off, uint64_t n, struct snap_prog *pr)
 		size_t k = n < sizeof(buf) ? (size_t)n : sizeof(buf);
 		int err;
 
-		if (read_at(in, buf, k, off) != 0)
+		if (rd_read_at(in, buf, k, off) != 0)
 			return EIO;
 		if ((err = write_full(out, buf, k)) != 0)
 			return err;

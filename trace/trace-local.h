@@ -172,6 +172,12 @@ trace_hash_bytes(const void *p, size_t n)
 	return h;
 }
 
+/*
+ * pread exactly n bytes at off; -1 on error or end of file (reader.c;
+ * the reader and the snapshot use it).
+ */
+int rd_read_at(int fd, void *buf, size_t n, uint64_t off);
+
 /* --- buffer ---------------------------------------------------------- */
 
 struct buf {
