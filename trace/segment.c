@@ -9,7 +9,10 @@
  * release, boot id, the schema (per type: id, name, field kinds, blob
  * kind, field names, blob name) and the thread table (per thread: tid,
  * pid, ppid, flags, start_ts, comm). Bytes after the thread table and
- * before the header length are reserved for extensions and skipped.
+ * before the header length are extensions, each a varint tag, a varint
+ * length and that many bytes; a reader skips the tags it does not know
+ * (and a reader older than extensions skips them all). Tag 1 holds the
+ * 16-byte id of the recording the segment belongs to.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -172,6 +175,12 @@ seg_header_encode(struct buf *b, const struct seg_header *h)
 		buf_varint(b, t->start_ts);
 		buf_put(b, (uint8_t[]){ (uint8_t)strnlen(t->comm, TRACE_COMM_LEN) }, 1);
 		buf_put(b, t->comm, strnlen(t->comm, TRACE_COMM_LEN));
+	}
+
+	if (h->has_rec_id) {
+		buf_varint(b, SEG_EXT_REC_ID);
+		buf_varint(b, TRACE_REC_ID_LEN);
+		buf_put(b, h->rec_id, TRACE_REC_ID_LEN);
 	}
 
 	uint32_t len = (uint32_t)(b->len - start);
@@ -345,6 +354,18 @@ seg_header_decode(struct seg_header *h, const uint8_t *p, size_t len,
 	if (c.bad) {
 		seg_header_free(h);
 		return TRACE_ECORRUPT;
+	}
+	/* Extensions: unknown tags are skipped, a torn one ends them. */
+	while (c.p < c.end) {
+		uint64_t tag = cur_varint(&c), n = cur_varint(&c);
+
+		if (c.bad || n > (uint64_t)(c.end - c.p))
+			break;
+		if (tag == SEG_EXT_REC_ID && n == TRACE_REC_ID_LEN) {
+			memcpy(h->rec_id, c.p, TRACE_REC_ID_LEN);
+			h->has_rec_id = 1;
+		}
+		c.p += n;
 	}
 	h->plan = xcalloc(h->ntypes ? h->ntypes : 1, sizeof(*h->plan));
 	for (uint32_t i = 0; i < h->ntypes; i++) {

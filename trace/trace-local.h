@@ -40,6 +40,8 @@ extern const struct type_desc trace_types[TT_NTYPES];
 #define INDEX_HDR_LEN 16
 #define TRAILER_MAGIC "ARGUSEND"
 #define SEG_FIXED_LEN 24		/* magic, version, header length, crc */
+#define TRACE_REC_ID_LEN 16		/* random id of a recording */
+#define SEG_EXT_REC_ID 1		/* extension tag: the recording's id */
 
 struct chunk_hdr {
 	uint32_t magic;
@@ -213,6 +215,9 @@ struct seg_header {
 	/* thread table */
 	size_t nthreads;
 	struct trace_thread *threads;
+	/* extensions (after the thread table): the recording's id */
+	int has_rec_id;
+	uint8_t rec_id[TRACE_REC_ID_LEN];
 	uint32_t header_len;		/* bytes up to the first chunk */
 };
 
