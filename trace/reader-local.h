@@ -22,6 +22,8 @@ struct seg {
 	int fd;
 	uint64_t size;
 	uint64_t max_ts;		/* no event after this (mtime) */
+	uint64_t name_seq;		/* seq in the file name, or UINT64_MAX */
+	const char *skip_reason;	/* why it is skipped, when not an error */
 	struct seg_header h;
 	struct trace_segment_info info;
 };

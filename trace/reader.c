@@ -309,23 +309,47 @@ load_index(struct trace_reader *r, uint32_t segi)
 		free(b);
 		return -1;
 	}
-	for (uint32_t i = 0; i < n; i++) {
+	/*
+	 * The index must agree with the chunks: entries in file order, each
+	 * on a valid chunk header saying what the entry says, chunks not
+	 * overlapping, all before the index. Otherwise the chunks are
+	 * walked instead (an index pointing everywhere at one chunk would
+	 * repeat it, one pointing past the end would lose the segment).
+	 */
+	struct chunk_hdr *hs = xcalloc(n ? n : 1, sizeof(*hs));
+	uint64_t *offs = xcalloc(n ? n : 1, sizeof(*offs));
+	uint64_t end = s->h.header_len;
+	int bad = 0;
+
+	for (uint32_t i = 0; i < n && !bad; i++) {
 		const uint8_t *e = b + INDEX_HDR_LEN + (size_t)i * INDEX_ENTRY_LEN;
-		struct chunk_hdr h = { 0 };
 		uint8_t hb[CHUNK_HDR_LEN];
 		uint64_t off = get_le64(e);
 
-		/* The chunk header is authoritative; the index says where. */
-		if (off + CHUNK_HDR_LEN > ioff ||
+		if (off < end || off + CHUNK_HDR_LEN > ioff ||
 		    rd_read_at(s->fd, hb, CHUNK_HDR_LEN, off) != 0 ||
-		    chunk_hdr_decode(&h, hb) != 0 ||
-		    off + CHUNK_HDR_LEN + h.csize > ioff) {
-			rd_report(r, s->path, off, "damaged chunk header (skipped)");
-			continue;
-		}
-		add_chunk(r, segi, off, &h);
+		    chunk_hdr_decode(&hs[i], hb) != 0 ||
+		    off + CHUNK_HDR_LEN + hs[i].csize > ioff ||
+		    hs[i].first_ts != get_le64(e + 8) ||
+		    hs[i].last_ts != get_le64(e + 16) ||
+		    hs[i].count != get_le32(e + 24) ||
+		    hs[i].cpu != get_le16(e + 28))
+			bad = 1;
+		offs[i] = off;
+		end = off + CHUNK_HDR_LEN + hs[i].csize;
 	}
 	free(b);
+	if (bad) {
+		rd_report(r, s->path, ioff, "seek index disagrees with the "
+		    "chunks (chunks walked instead)");
+		free(hs);
+		free(offs);
+		return -1;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		add_chunk(r, segi, offs[i], &hs[i]);
+	free(hs);
+	free(offs);
 	s->info.complete = 1;
 	return 0;
 }
@@ -467,6 +491,14 @@ add_seg(struct trace_reader *r, int dirfd, const char *name, const char *path)
 
 	s->info.path = s->path;
 	s->info.size = s->size;
+	s->name_seq = UINT64_MAX;
+	if (name != NULL) {
+		char *end;
+		unsigned long long q = strtoull(name + 4, &end, 10);
+
+		if (end != name + 4 && strcmp(end, ".argus") == 0)
+			s->name_seq = q;
+	}
 	if (err) {
 		s->info.skipped = err;
 		s->info.seq = UINT64_MAX;
@@ -507,6 +539,71 @@ list_dir(struct trace_reader *r, const char *dir, char **cause)
 	closedir(d);
 	close(fd);
 	return 0;
+}
+
+static void
+skip_seg(struct seg *s, int err, const char *reason)
+{
+	s->info.skipped = err;
+	s->skip_reason = reason;
+}
+
+/*
+ * Keep only the segments of one recording, each once (segments are
+ * sorted by their header's sequence number): a file whose name does not
+ * say its header's number is a copy; the recording is the id most
+ * segments carry (the newest on a tie), segments of another id are
+ * strangers; a second segment with the number of a kept one is a
+ * duplicate. Segments without an id (older argus) are kept.
+ */
+static void
+sort_out_segments(struct trace_reader *r)
+{
+	const uint8_t *best = NULL;
+	size_t best_n = 0;
+	const struct seg *prev = NULL;
+
+	for (size_t i = 0; i < r->nsegs; i++) {
+		struct seg *s = &r->segs[i];
+
+		if (!s->info.skipped && s->name_seq != UINT64_MAX &&
+		    s->name_seq != s->h.seq)
+			skip_seg(s, EEXIST, "its name says another segment "
+			    "than its header (a copy? skipped)");
+	}
+	for (size_t i = 0; i < r->nsegs; i++) {
+		const struct seg *s = &r->segs[i];
+		size_t n = 0;
+
+		if (s->info.skipped || !s->h.has_rec_id)
+			continue;
+		for (size_t j = 0; j < r->nsegs; j++)
+			n += !r->segs[j].info.skipped &&
+			    r->segs[j].h.has_rec_id &&
+			    memcmp(r->segs[j].h.rec_id, s->h.rec_id,
+			    TRACE_REC_ID_LEN) == 0;
+		if (n >= best_n) {
+			best_n = n;
+			best = s->h.rec_id;
+		}
+	}
+	for (size_t i = 0; i < r->nsegs; i++) {
+		struct seg *s = &r->segs[i];
+
+		if (s->info.skipped)
+			continue;
+		if (best && s->h.has_rec_id &&
+		    memcmp(s->h.rec_id, best, TRACE_REC_ID_LEN) != 0) {
+			skip_seg(s, ESTALE, "from another recording (skipped)");
+			continue;
+		}
+		if (prev && prev->h.seq == s->h.seq) {
+			skip_seg(s, EEXIST, "a duplicate of another segment "
+			    "(skipped)");
+			continue;
+		}
+		prev = s;
+	}
 }
 
 /* The bulk view: every chunk, stream after stream, in time order. */
@@ -601,16 +698,15 @@ trace_reader_open(struct trace_reader **rp, const char *path, char **cause)
 		goto fail;
 	if (r->nsegs > 1)
 		qsort(r->segs, r->nsegs, sizeof(*r->segs), seg_cmp);
+	sort_out_segments(r);
 	for (size_t i = 0; i < r->nsegs; i++) {
 		struct seg *s = &r->segs[i];
 
 		s->info.path = s->path;
-		if (s->info.skipped == TRACE_EVERSION) {
-			/* Never silently skip newer data: refuse the trace. */
-			err = TRACE_EVERSION;
-			first_path = s->path;
-			goto fail;
-		}
+		/* a newer segment is skipped, said so; all newer: refused */
+		if (s->info.skipped == TRACE_EVERSION)
+			s->skip_reason = "format version newer than this argus "
+			    "supports (skipped)";
 		if (s->info.skipped) {
 			if (!first_err) {
 				first_err = s->info.skipped;
@@ -628,7 +724,8 @@ trace_reader_open(struct trace_reader **rp, const char *path, char **cause)
 		struct seg *s = &r->segs[i];
 
 		if (s->info.skipped) {
-			rd_report(r, s->path, 0, s->info.skipped == EINVAL ?
+			rd_report(r, s->path, 0, s->skip_reason ?
+			    s->skip_reason : s->info.skipped == EINVAL ?
 			    "not a regular file (skipped)" :
 			    trace_strerror(s->info.skipped));
 			continue;

@@ -128,6 +128,8 @@ struct recorder {
 
 	struct hmap fds;	/* pid << 32 | (uint32_t)fd: identity written */
 	int diag_fd;		/* NETLINK_SOCK_DIAG socket or -1 */
+	int guard_fd;		/* pipe to the guard process, or -1 */
+	pid_t guard_pid;	/* the guard (record-guard.c), or -1 */
 	uint32_t *gone;		/* tids exited: [0, ngone_old) in the
 				   poll before, the rest in this one */
 	size_t ngone, ngone_old, gone_cap;
@@ -258,5 +260,16 @@ void rec_warn(struct recorder *r, const char *fmt, ...)
 void rec_sync_lost(struct recorder *r, unsigned cpu, uint64_t ts);
 /* Add an event to the writer, keeping the first error. */
 void rec_add(struct recorder *r, const struct trace_event *ev);
+
+/* --- the guard process (record-guard.c) -------------------------------- */
+
+/*
+ * Fork the guard of r's instance (r->inst_path and r->marker_path set):
+ * when r's process ends, even by SIGKILL, the guard turns the instance
+ * off and removes it. Returns 0 or errno (then there is no guard).
+ */
+int rec_guard_start(struct recorder *r);
+/* After the instance is removed: release the guard and reap it. */
+void rec_guard_stop(struct recorder *r);
 
 #endif

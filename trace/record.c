@@ -326,6 +326,7 @@ release(struct recorder *r)
 		r->cpus[i].fd = -1;
 	}
 	remove_instance(r);
+	rec_guard_stop(r);
 	rec_free(r);
 }
 
@@ -521,6 +522,8 @@ record_open(struct recorder **rp, const struct record_opts *o, char **cause)
 
 	r = xcalloc(1, sizeof(*r));
 	r->diag_fd = -1;
+	r->guard_fd = -1;
+	r->guard_pid = -1;
 	r->set = o->set;
 	r->dir = xstrdup(o->dir);
 	r->inst_name = xasprintf("argus-%d", (int)getpid());
@@ -541,6 +544,11 @@ record_open(struct recorder **rp, const struct record_opts *o, char **cause)
 	r->inst_path = xasprintf("%s/instances/%s", tdir, r->inst_name);
 	r->marker_path = xasprintf("%s/trace_marker_raw", r->inst_path);
 	tracefs_instance_free(in);
+	/* Before any buffer is open: the guard inherits none of them. */
+	if ((err = rec_guard_start(r)) != 0)
+		rec_warn(r, "no guard process (%s): if this recorder is "
+		    "killed, 'argus status' or the next start ends its "
+		    "tracing", strerror(err));
 
 	if ((err = inst_write(r, "tracing_on", "0")) != 0 ||
 	    (err = inst_write(r, "trace_clock", "boot")) != 0) {

@@ -9,10 +9,11 @@
  * release, boot id, the schema (per type: id, name, field kinds, blob
  * kind, field names, blob name) and the thread table (per thread: tid,
  * pid, ppid, flags, start_ts, comm). Bytes after the thread table and
- * before the header length are extensions: a varint count of key/value
- * string pairs ("recorder": the backend that recorded, "bpf" or
- * "tracefs"); a reader skips keys it does not know, and older segments
- * have none.
+ * before the header length are extensions, each a varint tag, a varint
+ * length and that many bytes; a reader skips the tags it does not know
+ * (and a reader older than extensions skips them all). Tag 1 holds the
+ * 16-byte id of the recording the segment belongs to, tag 2 the name of
+ * the recorder's backend ("bpf" or "tracefs").
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -171,9 +172,16 @@ seg_header_encode(struct buf *b, const struct seg_header *h)
 		buf_put(b, t->comm, strnlen(t->comm, TRACE_COMM_LEN));
 	}
 	if (h->recorder != NULL) {
-		buf_varint(b, 1);
-		buf_str(b, "recorder");
-		buf_str(b, h->recorder);
+		size_t n = strnlen(h->recorder, SEG_EXT_RECORDER_MAX);
+
+		buf_varint(b, SEG_EXT_RECORDER);
+		buf_varint(b, n);
+		buf_put(b, h->recorder, n);
+	}
+	if (h->has_rec_id) {
+		buf_varint(b, SEG_EXT_REC_ID);
+		buf_varint(b, TRACE_REC_ID_LEN);
+		buf_put(b, h->rec_id, TRACE_REC_ID_LEN);
 	}
 
 	uint32_t len = (uint32_t)(b->len - start);
@@ -348,21 +356,22 @@ seg_header_decode(struct seg_header *h, const uint8_t *p, size_t len,
 		seg_header_free(h);
 		return TRACE_ECORRUPT;
 	}
-	/* Extensions; a damaged one is ignored, the header stays good. */
-	if (c.p < c.end) {
-		uint64_t next = cur_varint(&c);
+	/* Extensions: unknown tags are skipped, a torn one ends them. */
+	while (c.p < c.end) {
+		uint64_t tag = cur_varint(&c), n = cur_varint(&c);
 
-		for (uint64_t i = 0; i < next && i < 64 && !c.bad; i++) {
-			char *k = cur_str(&c), *v = cur_str(&c);
-
-			if (!c.bad && strcmp(k, "recorder") == 0 &&
-			    h->recorder == NULL) {
-				h->recorder = v;
-				v = NULL;
-			}
-			free(k);
-			free(v);
+		if (c.bad || n > (uint64_t)(c.end - c.p))
+			break;
+		if (tag == SEG_EXT_REC_ID && n == TRACE_REC_ID_LEN) {
+			memcpy(h->rec_id, c.p, TRACE_REC_ID_LEN);
+			h->has_rec_id = 1;
+		} else if (tag == SEG_EXT_RECORDER && n > 0 &&
+		    n <= SEG_EXT_RECORDER_MAX && h->recorder == NULL) {
+			h->recorder = xmalloc((size_t)n + 1);
+			memcpy(h->recorder, c.p, (size_t)n);
+			h->recorder[n] = '\0';
 		}
+		c.p += n;
 	}
 	h->plan = xcalloc(h->ntypes ? h->ntypes : 1, sizeof(*h->plan));
 	for (uint32_t i = 0; i < h->ntypes; i++) {

@@ -40,6 +40,10 @@ extern const struct type_desc trace_types[TT_NTYPES];
 #define INDEX_HDR_LEN 16
 #define TRAILER_MAGIC "ARGUSEND"
 #define SEG_FIXED_LEN 24		/* magic, version, header length, crc */
+#define TRACE_REC_ID_LEN 16		/* random id of a recording */
+#define SEG_EXT_REC_ID 1		/* extension tag: the recording's id */
+#define SEG_EXT_RECORDER 2		/* extension tag: the backend's name */
+#define SEG_EXT_RECORDER_MAX 32	/* its longest length */
 
 struct chunk_hdr {
 	uint32_t magic;
@@ -209,7 +213,7 @@ struct seg_header {
 	int64_t realtime_offset;
 	uint32_t ncpus;
 	char *clock, *hostname, *release, *boot_id;
-	char *recorder;			/* extension "recorder", or NULL */
+	char *recorder;			/* extension SEG_EXT_RECORDER, or NULL */
 	/* schema: file type id -> local type (TT_NONE when unknown) */
 	uint32_t ntypes;
 	uint16_t *type_map;
@@ -220,6 +224,9 @@ struct seg_header {
 	/* thread table */
 	size_t nthreads;
 	struct trace_thread *threads;
+	/* extensions (after the thread table): the recording's id */
+	int has_rec_id;
+	uint8_t rec_id[TRACE_REC_ID_LEN];
 	uint32_t header_len;		/* bytes up to the first chunk */
 };
 

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/utsname.h>
@@ -86,6 +87,8 @@ struct trace_writer {
 	struct trace_thread *threads;
 	size_t nthreads, threads_cap;
 	uint64_t meta_ts;
+
+	uint8_t rec_id[TRACE_REC_ID_LEN];	/* in every segment header */
 
 	ZSTD_CCtx *cctx;
 	struct buf zbuf;
@@ -179,6 +182,59 @@ scan_existing(struct trace_writer *w)
 	if (w->nsegs > 1)
 		qsort(w->segs, w->nsegs, sizeof(*w->segs), seg_cmp);
 	return 0;
+}
+
+/*
+ * The recording id: the newest segment's when the directory already
+ * holds a recording (appending continues it), else a new random one.
+ */
+static void
+choose_rec_id(struct trace_writer *w)
+{
+	struct seg_header h;
+	uint8_t *p = NULL;
+	size_t need = 4096, have = 0;
+	int fd = -1, err = EAGAIN;
+	char name[64];
+
+	if (w->nsegs > 0) {
+		seg_path(name, sizeof(name), w->segs[w->nsegs - 1].seq);
+		fd = openat(w->dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+		    O_CLOEXEC);
+	}
+	while (fd >= 0 && err == EAGAIN && need <= (64u << 20)) {
+		ssize_t n;
+
+		p = xrealloc(p, need);
+		n = pread(fd, p + have, need - have, (off_t)have);
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		if (have < need)
+			continue;
+		err = seg_header_decode(&h, p, have, &need);
+	}
+	if (fd >= 0 && err == EAGAIN && have > 0)
+		err = seg_header_decode(&h, p, have, &need);
+	if (fd >= 0)
+		close(fd);
+	free(p);
+	if (err == 0) {
+		int has = h.has_rec_id;
+
+		memcpy(w->rec_id, h.rec_id, TRACE_REC_ID_LEN);
+		seg_header_free(&h);
+		if (has)
+			return;
+	}
+	if (getrandom(w->rec_id, TRACE_REC_ID_LEN, 0) != TRACE_REC_ID_LEN) {
+		/* no entropy source: time and pid still tell recordings apart */
+		uint64_t t = now_ns();
+		uint32_t pid = (uint32_t)getpid();
+
+		memcpy(w->rec_id, &t, 8);
+		memcpy(w->rec_id + 8, &pid, 4);
+	}
 }
 
 static int
@@ -316,6 +372,8 @@ open_segment(struct trace_writer *w, uint64_t first_ts)
 	h.recorder = (char *)w->o.recorder;	/* only read */
 	h.threads = w->threads;
 	h.nthreads = w->nthreads;
+	h.has_rec_id = 1;
+	memcpy(h.rec_id, w->rec_id, TRACE_REC_ID_LEN);
 	seg_header_encode(&b, &h);
 
 	if (b.len + index_cost(1) + CHUNK_HDR_LEN > w->o.segment_size) {
@@ -725,6 +783,7 @@ trace_writer_open(struct trace_writer **wp, const char *dir,
 	}
 	if ((err = scan_existing(w)) != 0)
 		goto fail;
+	choose_rec_id(w);
 	w->cctx = ZSTD_createCCtx();
 	if (w->cctx == NULL)
 		abort();
