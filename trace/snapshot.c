@@ -234,7 +234,8 @@ take_segment(int srcfd, int dstfd, struct snap_seg *s, int *how,
 		prog_add(pr, s->size);
 		return 0;
 	}
-	in = openat(srcfd, s->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	in = openat(srcfd, s->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+	    O_CLOEXEC);
 	if (in < 0)
 		return errno;
 	if (fstat(in, &sb) != 0) {
@@ -325,8 +326,10 @@ list_segments(int dirfd, struct snap_seg **out, size_t *nout)
 		s.seq = strtoull(de->d_name + 4, &end, 10);
 		if (end == de->d_name + 4 || strcmp(end, ".argus") != 0)
 			continue;
-		snprintf(s.name, sizeof(s.name), "%s", de->d_name);
-		sfd = openat(dirfd, s.name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		memcpy(s.name, de->d_name, strlen(de->d_name) + 1);
+		/* never blocks on a FIFO: only regular files are kept */
+		sfd = openat(dirfd, s.name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+		    O_CLOEXEC);
 		if (sfd < 0)
 			continue;	/* deleted by the ring meanwhile */
 		if (fstat(sfd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
@@ -369,12 +372,9 @@ trace_snapshot(const char *src, const char *dest, uint64_t last_ns,
 
 	memset(st, 0, sizeof(*st));
 	*cause = NULL;
-	srcfd = open(src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (srcfd < 0) {
-		err = errno == ELOOP ? ENOTDIR : errno;
-		*cause = xasprintf("%s: %s", src, trace_strerror(err));
+	srcfd = trace_dir_open(src, &err, cause);
+	if (srcfd < 0)
 		return err;
-	}
 	if ((err = list_segments(srcfd, &segs, &n)) != 0) {
 		*cause = xasprintf("%s: %s", src, trace_strerror(err));
 		goto out;
