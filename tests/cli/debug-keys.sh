@@ -23,7 +23,7 @@ trap 'exit 1' INT TERM HUP
 SUITE=debug-keys
 . tests/lib.sh
 if ! command -v tmux >/dev/null 2>&1; then
-	echo "ok debug-keys: all # skip tmux is not installed"
+	echo "skip debug-keys: all (tmux is not installed)"
 	exit 0
 fi
 if ! "$B/tests/tools/mkhang" "$T/mk" >"$T/mk.log" 2>&1; then
@@ -33,12 +33,15 @@ fi
 
 nsess=0
 SESS=""
+# The new session starts before the old one ends: a server left with no
+# session exits, and a new-session racing with that exit finds no server.
 start() {
-	[ -n "$SESS" ] && tm kill-session -t "$SESS" >/dev/null 2>&1
+	old=$SESS
 	nsess=$((nsess + 1))
 	SESS=s$nsess
 	tm new-session -d -s "$SESS" -x 100 -y 30 \
 	    "$ARGUS debug $*; echo EXIT=\$?; stty -a | tr ' ' '\\n' | grep -x -e -icanon -e icanon -e echo -e -echo | tr '\\n' ' '; echo; sleep 120"
+	[ -n "$old" ] && tm kill-session -t "$old" >/dev/null 2>&1
 }
 screen() { tm capture-pane -p -t "$SESS"; }
 keys() { tm send-keys -t "$SESS" "$@"; }

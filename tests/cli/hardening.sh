@@ -119,6 +119,7 @@ for at in 10m @18446744073709551615 @0; do
 done
 
 # --- recording for real ------------------------------------------------------
+skip_if_wedged "4 7 12 recordings" && exit 0
 if [ "$(id -u)" != 0 ] || ! "$ARGUS" record -q --no-instrument -o "$T/probe" \
     --duration 0.2 >/dev/null 2>&1; then
 	skip "4 7 12 recordings" "cannot record here"
