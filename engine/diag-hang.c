@@ -238,7 +238,6 @@ kernel_thread_hangs(struct diag *d, uint32_t ti, struct longest *lg)
 	struct hmap shortw;	/* signature -> shortest wait */
 	struct hmap count;	/* signature -> waits that ended */
 	uint32_t enter = GRAPH_NONE, runfrom = GRAPH_NONE;
-	uint64_t idle_k = diag_idle_key(d, ti);
 
 	hmap_init(&shortw);
 	hmap_init(&count);
@@ -293,7 +292,9 @@ kernel_thread_hangs(struct diag *d, uint32_t ti, struct longest *lg)
 		int alone = cn == NULL || *cn <= 1;
 		int rank = -1;
 		const char *why = "not longer than its other waits there";
-		if (far && k != idle_k)
+		/* the idle key (a pass over the thread's waits, memoized) is
+		   asked only when it decides */
+		if (far && k != diag_idle_key(d, ti))
 			rank = 0;
 		else if ((far || alone) && !sleep_nr(t->ev[enter].aux) &&
 		    (diag_lock_wait(g, ti, enter, i) ||

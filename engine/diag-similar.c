@@ -245,10 +245,13 @@ diag_find_similar(struct diag *d, struct dhang *h)
 		c.ws = wait_sig(&c.c);
 		if (c.ws != ws)
 			continue;	/* level 1 is the looser test */
-		/* talking to another process is not the same work */
-		c.peers = peer_sig(g, v, sw);
-		if (peers != 0 && c.peers != 0 && c.peers != peers)
-			continue;
+		/* talking to another process is not the same work (the
+		   candidate's peers matter only when the hang has some) */
+		if (peers != 0) {
+			c.peers = peer_sig(g, v, sw);
+			if (c.peers != 0 && c.peers != peers)
+				continue;
+		}
 		c.full = node_sig(g, v, &c.c);
 		c.waker = waker_pid(g, &c.c);
 		DPUSH(cs, c);
