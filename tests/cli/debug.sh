@@ -1,5 +1,4 @@
 #!/bin/sh
-# needs: kernel tracing
 # debug.sh: argus debug driven in a detached tmux at fixed sizes
 # (send-keys, capture-pane). Three traces: a deterministic one written by
 # tests/tools/mkhang (app <- app-worker <- server, the last wait 2.5 s),
@@ -338,6 +337,7 @@ else
 fi
 
 # --- real recordings ----------------------------------------------------------
+skip_if_wedged "lockio and chromium recordings" && exit 0
 scn="$B/tests/scenarios/chromium"
 if [ "$(id -u)" != 0 ]; then
 	skip "lockio and chromium recordings" "recording needs root"
