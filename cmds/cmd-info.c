@@ -1,7 +1,11 @@
 /*
- * cmd-info.c: argus info: what a trace holds. Segment and chunk figures
- * come from headers; per-type counts, lost events and the process table
- * from one pass over the events (with a progress line on a terminal).
+ * cmd-info.c: argus info: what a trace holds. By default every figure
+ * comes from the segment headers and the chunk headers the reader loads
+ * at open (the seek index of a complete segment, a walk of the chunk
+ * headers of an incomplete one): no chunk is decompressed, so the time
+ * does not grow with the events. --events adds one pass over the events
+ * (with a progress line on a terminal) for the per-type counts, the lost
+ * events and the events per process, and checks every chunk's data.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -15,12 +19,15 @@
 #include "trace/trace.h"
 
 static const char info_usage[] =
-    "usage: argus info [TRACE] [--segments] [--threads]\n"
+    "usage: argus info [TRACE] [--events] [--segments] [--threads]\n"
     "\n"
     "Summarize TRACE (default " ARGUS_DEFAULT_TRACE "): host, time span,\n"
-    "segments, chunks, events by type, events lost by the kernel, bytes per\n"
-    "event, damaged chunks skipped, and the processes seen.\n"
+    "segments, chunks, events and bytes per event, damaged spots skipped,\n"
+    "and the processes named in the segment headers. Reads headers and seek\n"
+    "indexes only, decoding no event.\n"
     "\n"
+    "  --events     also decode every event: counts by type and by process,\n"
+    "               events lost by the kernel, damage inside chunk data\n"
     "  --segments   list every segment file\n"
     "  --threads    list every thread under its process\n"
     "  -h, --help   show this help\n";
@@ -60,18 +67,20 @@ int
 cmd_info(int argc, char **argv)
 {
 	static const struct option opts[] = {
+		{ "events", no_argument, NULL, 'e' },
 		{ "segments", no_argument, NULL, 's' },
 		{ "threads", no_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, list_segs = 0, list_threads = 0;
+	int c, list_segs = 0, list_threads = 0, full = 0;
 	char b1[32], b2[32];
 
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
+		case 'e': full = 1; break;
 		case 's': list_segs = 1; break;
 		case 't': list_threads = 1; break;
 		case 'h':
@@ -92,19 +101,23 @@ cmd_info(int argc, char **argv)
 	const struct trace_info *in = trace_reader_info(r);
 	uint64_t per_type[TT_NTYPES] = { 0 }, lost_cpu = 0;
 	struct trace_event ev;
-	struct cmd_progress *pg = cmd_progress("info", "reading", r);
 
-	ev_per_tid_tab = xcalloc(MAX_TID, sizeof(*ev_per_tid_tab));
-	while (trace_reader_next(r, &ev)) {
-		per_type[ev.type]++;
-		if (ev.tid < MAX_TID)
-			ev_per_tid_tab[ev.tid]++;
-		if (ev.type == TT_LOST && ev.arg[0])
-			lost_cpu++;
+	if (full) {
+		struct cmd_progress *pg = cmd_progress("info", "reading", r);
+
+		ev_per_tid_tab = xcalloc(MAX_TID, sizeof(*ev_per_tid_tab));
+		while (trace_reader_next(r, &ev)) {
+			per_type[ev.type]++;
+			if (ev.tid < MAX_TID)
+				ev_per_tid_tab[ev.tid]++;
+			if (ev.type == TT_LOST && ev.arg[0])
+				lost_cpu++;
+		}
+		cmd_progress_end(pg);
 	}
-	cmd_progress_end(pg);
 
 	struct trace_reader_stats st;
+	size_t nindexed = 0, nwalked = 0;
 
 	trace_reader_stats(r, &st);
 	printf("%-12s%s\n", "trace:", path);
@@ -118,22 +131,49 @@ cmd_info(int argc, char **argv)
 		printf("%-12s%s\n", "span:", fmt_duration(b1, sizeof(b1),
 		    in->last_ts - in->first_ts));
 	}
-	printf("%-12s%u readable of %zu, %s on disk\n", "segments:",
-	    in->nsegments, trace_reader_nsegments(r),
-	    fmt_bytes(b2, sizeof(b2), in->disk_bytes));
-	printf("%-12s%llu, %llu damaged spots skipped\n", "chunks:",
-	    (unsigned long long)in->nchunks, (unsigned long long)st.damaged);
-	printf("%-12s%llu read (%.2f bytes each on disk)", "events:",
-	    (unsigned long long)st.events, st.events ?
-	    (double)in->disk_bytes / (double)st.events : 0.0);
-	if (st.unknown)
-		printf(", %llu of unknown types skipped",
-		    (unsigned long long)st.unknown);
-	printf("\n%-12s%llu", "lost:", (unsigned long long)st.lost);
-	if (st.lost)
-		printf(" (the kernel overran its buffers %llu times)",
-		    (unsigned long long)lost_cpu);
-	printf("\n");
+	for (size_t i = 0; i < trace_reader_nsegments(r); i++) {
+		const struct trace_segment_info *s = trace_reader_segment(r, i);
+
+		if (s->skipped)
+			continue;
+		if (s->complete)
+			nindexed++;
+		else
+			nwalked++;
+	}
+	printf("%-12s%u readable of %zu, %s on disk (%zu indexed, %zu "
+	    "walked)\n", "segments:", in->nsegments,
+	    trace_reader_nsegments(r), fmt_bytes(b2, sizeof(b2),
+	    in->disk_bytes), nindexed, nwalked);
+	if (full)
+		printf("%-12s%llu, %llu damaged spots skipped\n", "chunks:",
+		    (unsigned long long)in->nchunks,
+		    (unsigned long long)st.damaged);
+	else
+		printf("%-12s%llu, %llu damaged spots skipped (headers "
+		    "checked; chunk data unchecked without --events)\n",
+		    "chunks:", (unsigned long long)in->nchunks,
+		    (unsigned long long)st.damaged);
+	if (full) {
+		printf("%-12s%llu read (%.2f bytes each on disk)", "events:",
+		    (unsigned long long)st.events, st.events ?
+		    (double)in->disk_bytes / (double)st.events : 0.0);
+		if (st.unknown)
+			printf(", %llu of unknown types skipped",
+			    (unsigned long long)st.unknown);
+		printf("\n%-12s%llu", "lost:", (unsigned long long)st.lost);
+		if (st.lost)
+			printf(" (the kernel overran its buffers %llu times)",
+			    (unsigned long long)lost_cpu);
+		printf("\n");
+	} else {
+		printf("%-12s%llu in chunk headers, exact (%.2f bytes each on "
+		    "disk)\n", "events:", (unsigned long long)in->nevents,
+		    in->nevents ? (double)in->disk_bytes /
+		    (double)in->nevents : 0.0);
+		printf("%-12s%s\n", "lost:", "unavailable without decoding "
+		    "(--events)");
+	}
 
 	/* Processes: from the thread table. */
 	size_t nt = trace_reader_nthreads(r), np = 0;
@@ -148,27 +188,42 @@ cmd_info(int argc, char **argv)
 		if (k == np)
 			pc[np++].pid = t->pid;
 		pc[k].threads++;
-		if (t->tid < MAX_TID)
+		if (full && t->tid < MAX_TID)
 			pc[k].events += ev_per_tid_tab[t->tid];
 	}
 	if (np > 1)
 		qsort(pc, np, sizeof(*pc), cmp_pid);
-	printf("%-12s%zu processes, %zu threads\n", "tasks:", np, nt);
+	if (full)
+		printf("%-12s%zu processes, %zu threads\n", "tasks:", np, nt);
+	else
+		printf("%-12s%zu processes, %zu threads named in segment "
+		    "headers (at least; --events reads the rest)\n", "tasks:",
+		    np, nt);
 
-	printf("\nevents by type:\n");
-	for (unsigned t = 1; t < TT_NTYPES; t++)
-		if (per_type[t])
-			printf("  %-18s %12llu\n", trace_type_name(t),
-			    (unsigned long long)per_type[t]);
+	if (full) {
+		printf("\nevents by type:\n");
+		for (unsigned t = 1; t < TT_NTYPES; t++)
+			if (per_type[t])
+				printf("  %-18s %12llu\n", trace_type_name(t),
+				    (unsigned long long)per_type[t]);
+	}
 
-	printf("\nprocesses:\n  %7s %-16s %7s %12s\n", "PID", "COMMAND",
-	    "THREADS", "EVENTS");
+	if (full)
+		printf("\nprocesses:\n  %7s %-16s %7s %12s\n", "PID",
+		    "COMMAND", "THREADS", "EVENTS");
+	else
+		printf("\nprocesses:\n  %7s %-16s %7s\n", "PID", "COMMAND",
+		    "THREADS");
 	for (size_t k = 0; k < np; k++) {
 		const struct trace_thread *m = trace_reader_thread(r, pc[k].pid);
 
-		printf("  %7u %-16s %7u %12llu\n", pc[k].pid,
-		    m ? m->comm : "?", pc[k].threads,
-		    (unsigned long long)pc[k].events);
+		if (full)
+			printf("  %7u %-16s %7u %12llu\n", pc[k].pid,
+			    m ? m->comm : "?", pc[k].threads,
+			    (unsigned long long)pc[k].events);
+		else
+			printf("  %7u %-16s %7u\n", pc[k].pid,
+			    m ? m->comm : "?", pc[k].threads);
 		for (size_t i = 0; list_threads && i < nt; i++) {
 			const struct trace_thread *t = trace_reader_thread_at(r, i);
 

@@ -25,7 +25,7 @@ SUITE=hardening
 . tests/lib.sh
 skip() { echo "ok hardening: $1 # skip $2"; }
 
-events() { "$ARGUS" info "$1" 2>/dev/null | sed -n 's/^events: *\([0-9]*\) read.*/\1/p'; }
+events() { "$ARGUS" info --events "$1" 2>/dev/null | sed -n 's/^events: *\([0-9]*\) read.*/\1/p'; }
 
 # --- 10: wrong segments ----------------------------------------------------
 "$B/tests/tools/mktrace" "$T/a" 100000 65536 >/dev/null 2>&1

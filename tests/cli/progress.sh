@@ -27,6 +27,7 @@ on_tty() {
 }
 for c in info dump graph diagnose export snapshot; do
 	case $c in
+	info) args="info --events $T/t" ;;
 	graph) args="graph --stats $T/t" ;;
 	export) args="export $T/t -o $T/t.json" ;;
 	snapshot) args="snapshot -o $T/t --last 0 $T/snap" ;;
