@@ -13,7 +13,7 @@ _argus_opts() {
 		    -h --help" ;;
 	debug) echo "--pid --comm --at --rules --no-default-rules --list-keys
 		    -h --help" ;;
-	info) echo "--segments --threads -h --help" ;;
+	info) echo "--segments --threads --events -h --help" ;;
 	dump) echo "--from --to --tid --pid --type --abs -h --help" ;;
 	graph) echo "--rules --no-default-rules --print-rules --check --stats
 		    --dot --depth --suspects --limit -h --help" ;;
