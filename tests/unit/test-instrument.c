@@ -253,14 +253,15 @@ Test(instr_records, api_records_bytes)
 	n = read_records(inst, buf, sizeof(buf));
 	cr_assert_gt((size_t)n, end);
 	maps_then_stack(buf, (size_t)n, end);
-	/* the instance goes once libargus lets go of its marker */
+	/* the instance goes once libargus lets go of its marker, which it
+	   does within a second of tracing_on 0; libargus stays loaded (its
+	   watchdog thread runs until this test's process ends) */
 	on = fopen(strcat(strcpy(mk, inst), "/tracing_on"), "w");
 	if (on) {
 		fputs("0", on);
 		fclose(on);
 	}
-	dlclose(dl);
-	for (int i = 0; i < 40 && rmdir(inst) != 0; i++)
+	for (int i = 0; i < 60 && rmdir(inst) != 0; i++)
 		usleep(50000);
 }
 
