@@ -37,3 +37,31 @@ skip_if_wedged() {
 	echo "skip ${SUITE:+$SUITE: }$1 (the kernel's tracing is wedged)"
 	return 0
 }
+
+# check_err NAME WANT_STATUS CMD...: CMD exits with WANT_STATUS and says
+# why in exactly one line "argus COMMAND: ..." on stderr. Needs T.
+check_err() {
+	_name=$1 _want=$2
+	shift 2
+	"$@" > "$T/out" 2> "$T/err"
+	_rc=$?
+	_n=$(wc -l < "$T/err")
+	if [ "$_rc" -eq "$_want" ] && [ "$_n" -eq 1 ] &&
+	    grep -q '^argus [a-z]*: ' "$T/err"; then
+		ok "$_name"
+	else
+		nok "$_name" "status $_rc (want $_want), $_n lines: $(cat "$T/err")"
+	fi
+}
+
+# tmux_sandbox: a private tmux server for driving the debugger, under the
+# scratch directory T: tm runs tmux on it (no status line, no user
+# configuration, HOME inside T), and the server and T go at exit.
+tmux_sandbox() {
+	export HOME="$T" XDG_STATE_HOME="$T/state"
+	unset TMUX
+	echo 'set -g status off' > "$T/tmux.conf"
+	trap 'tm kill-server > /dev/null 2>&1; rm -rf "$T"' EXIT
+	trap 'exit 1' INT TERM HUP
+}
+tm() { tmux -S "$T/tmux.sock" -f "$T/tmux.conf" "$@"; }

@@ -17,18 +17,12 @@ case $ASAN in /*) ;; *) ASAN=$(pwd)/$ASAN ;; esac
 NKEYS=${FUZZ_KEYS:-2000}
 SEED=${FUZZ_SEED:-1}
 T=$(mktemp -d /tmp/argus-kfuzz-XXXXXX)
-export HOME="$T" XDG_STATE_HOME="$T/state"
-unset TMUX
-echo 'set -g status off' >"$T/tmux.conf"
-tm() { tmux -S "$T/tmux.sock" -f "$T/tmux.conf" "$@"; }
-cleanup() { tm kill-server >/dev/null 2>&1; rm -rf "$T"; }
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
 SUITE=debug-fuzz
 . tests/lib.sh
+tmux_sandbox
 
 if ! command -v tmux >/dev/null 2>&1; then
-	echo "ok debug-fuzz: all # skip tmux is not installed"
+	echo "skip debug-fuzz: all (tmux is not installed)"
 	exit 0
 fi
 if ! [ -x "$ASAN" ]; then

@@ -12,16 +12,10 @@ B=${B:-build}
 ARGUS=${ARGUS:-./argus}
 case $ARGUS in /*) ;; *) ARGUS=$(pwd)/$ARGUS ;; esac
 T=$(mktemp -d /tmp/argus-keys-XXXXXX)
-export HOME="$T" XDG_STATE_HOME="$T/state"
-unset TMUX
-echo 'set -g status off' >"$T/tmux.conf"
-tm() { tmux -S "$T/tmux.sock" -f "$T/tmux.conf" "$@"; }
-cleanup() { tm kill-server >/dev/null 2>&1; rm -rf "$T"; }
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
 
 SUITE=debug-keys
 . tests/lib.sh
+tmux_sandbox
 if ! command -v tmux >/dev/null 2>&1; then
 	echo "skip debug-keys: all (tmux is not installed)"
 	exit 0

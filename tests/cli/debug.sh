@@ -22,17 +22,10 @@ B=${B:-build}
 ARGUS=${ARGUS:-./argus}
 case $ARGUS in /*) ;; *) ARGUS=$(pwd)/$ARGUS ;; esac
 T=$(mktemp -d /tmp/argus-debug-XXXXXX)
-export HOME="$T" XDG_STATE_HOME="$T/state"
-unset TMUX
-
-echo 'set -g status off' >"$T/tmux.conf"
-tm() { tmux -S "$T/tmux.sock" -f "$T/tmux.conf" "$@"; }
-cleanup() { tm kill-server >/dev/null 2>&1; rm -rf "$T"; }
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
 
 SUITE=debug
 . tests/lib.sh
+tmux_sandbox
 skip() { echo "ok debug: $1 # skip $2"; }
 
 if ! command -v tmux >/dev/null 2>&1; then

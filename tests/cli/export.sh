@@ -13,27 +13,12 @@ B=${B:-build}
 ARGUS=${ARGUS:-./argus}
 case $ARGUS in /*) ;; *) ARGUS=$(pwd)/$ARGUS ;; esac
 T=$(mktemp -d /tmp/argus-export-XXXXXX)
-unset TMUX
-tm() { tmux -S "$T/tmux.sock" -f /dev/null "$@"; }
-trap 'tm kill-server > /dev/null 2>&1; rm -rf "$T"' EXIT
 
 SUITE=export
 . tests/lib.sh
+tmux_sandbox
 CHECK=tests/cli/export-check.py
 
-# check NAME WANT_STATUS CMD...: one line on stderr, given status.
-check_err() {
-	name=$1 want=$2
-	shift 2
-	"$@" > "$T/out" 2> "$T/err"
-	rc=$?
-	n=$(wc -l < "$T/err")
-	if [ "$rc" -eq "$want" ] && [ "$n" -eq 1 ] && grep -q '^argus [a-z]*: ' "$T/err"; then
-		ok "$name"
-	else
-		nok "$name" "status $rc (want $want), $n lines: $(cat "$T/err")"
-	fi
-}
 
 $ARGUS export --help | grep -q '^usage: argus export' && ok "help" || nok "help"
 $ARGUS --help | grep -q '^   export ' && ok "argus --help lists export" ||

@@ -20,19 +20,6 @@ fi
 
 instances() { ls /sys/kernel/tracing/instances 2>/dev/null | grep -c '^argus-[0-9]*$'; }
 
-# check NAME WANT_STATUS CMD...: one line on stderr, given status.
-check_err() {
-	name=$1 want=$2
-	shift 2
-	"$@" > "$T/out" 2> "$T/err"
-	rc=$?
-	n=$(wc -l < "$T/err")
-	if [ "$rc" -eq "$want" ] && [ "$n" -eq 1 ] && grep -q '^argus [a-z]*: ' "$T/err"; then
-		ok "$name"
-	else
-		nok "$name" "status $rc (want $want), $n lines: $(cat "$T/err")"
-	fi
-}
 
 before=$(instances)
 

@@ -1,5 +1,4 @@
 #!/bin/sh
-# needs: kernel tracing
 # Tests of argus snapshot and of --snapshot-on-hang, against real
 # recordings (needs root): a snapshot taken while the recorder rotates
 # small segments links the closed ones and copies the open one up to its
@@ -15,19 +14,6 @@ trap '$ARGUS stop -o "$T/live" > /dev/null 2>&1; rm -rf "$T"' EXIT
 SUITE=snapshot
 . tests/lib.sh
 
-# check NAME WANT_STATUS CMD...: one line on stderr, given status.
-check_err() {
-	name=$1 want=$2
-	shift 2
-	"$@" > "$T/out" 2> "$T/err"
-	rc=$?
-	n=$(wc -l < "$T/err")
-	if [ "$rc" -eq "$want" ] && [ "$n" -eq 1 ] && grep -q '^argus [a-z]*: ' "$T/err"; then
-		ok "$name"
-	else
-		nok "$name" "status $rc (want $want), $n lines: $(cat "$T/err")"
-	fi
-}
 
 $ARGUS snapshot --help | grep -q '^usage: argus snapshot' && ok "help" || nok "help"
 check_err "no destination" 2 $ARGUS snapshot -o "$T/none"
@@ -36,6 +22,7 @@ check_err "no trace" 1 $ARGUS snapshot -o "$T/none" "$T/x"
 [ -e "$T/x" ] && nok "a failed snapshot leaves nothing" ||
 	ok "a failed snapshot leaves nothing"
 
+skip_if_wedged "recording tests" && exit 0
 if [ "$(id -u)" != 0 ]; then
 	echo "ok snapshot: recording tests skipped (not root)"
 	exit 0
