@@ -1,6 +1,7 @@
 /*
- * export.c: a trace as Trace Event Format JSON (the "Chrome JSON trace"
- * that Perfetto UI and chrome://tracing open), written as it is read.
+ * export.c: a trace as Trace Event Format JSON (the JSON trace format
+ * that Perfetto UI and the browsers' tracing pages open), written as it
+ * is read.
  *
  * One pass over the events of the window keeps a small state per thread
  * (struct xthr: what it is doing since when, its open system call, the
@@ -236,15 +237,7 @@ wait_name(struct xout *x, struct xthr *t, uint64_t prev_state)
 		snprintf(t->what, sizeof(t->what), "sleep (%s)", sc);
 		return;
 	}
-	/* calls whose first argument is a descriptor */
-	static const char *const fdcalls[] = { "read", "write", "readv",
-	    "writev", "pread64", "pwrite64", "recvfrom", "recvmsg", "sendto",
-	    "sendmsg", "accept", "accept4", "connect", "epoll_wait",
-	    "epoll_pwait", "fsync", "fdatasync", "flock", "fcntl", "ioctl",
-	    "splice", "recvmmsg", "sendmmsg" };
-	for (size_t i = 0; i < ARRAY_SIZE(fdcalls); i++) {
-		if (strcmp(sc, fdcalls[i]) != 0)
-			continue;
+	if (trace_syscall_fd_arg((unsigned long)t->sys_nr)) {
 		fi = hmap_get(&x->fds, pack2(t->pid, (uint32_t)t->sys_a0));
 		if (fi)
 			snprintf(t->what, sizeof(t->what), "%s %s", sc,

@@ -303,22 +303,6 @@ getstr(const uint8_t *p, size_t len, const struct rfield *f, uint32_t *slen)
 	return s;
 }
 
-/* Syscalls whose first argument is a file descriptor worth identifying. */
-static int
-sys_fd_arg(uint64_t nr)
-{
-	switch (nr) {
-	case SYS_read: case SYS_write: case SYS_readv: case SYS_writev:
-	case SYS_sendto: case SYS_recvfrom: case SYS_sendmsg:
-	case SYS_recvmsg: case SYS_sendmmsg: case SYS_recvmmsg:
-	case SYS_connect: case SYS_accept: case SYS_accept4:
-	case SYS_flock: case SYS_fcntl:
-		return 1;
-	default:
-		return 0;
-	}
-}
-
 /* Parent's thread group, for a new task created by tid. */
 static uint32_t
 tgid_of(struct recorder *r, uint32_t tid)
@@ -508,7 +492,7 @@ rec_emit(struct recorder *r, struct trace_event *ev, uint64_t group_dead)
 		rec_add(r, ev);
 		if (ev->arg[0] == SYS_close)
 			rec_fd_closed(r, tgid_of(r, ev->tid), (int)ev->arg[1]);
-		else if (sys_fd_arg(ev->arg[0]) && ev->flags == TRACE_CTX_TASK)
+		else if (trace_syscall_fd_arg(ev->arg[0]) && ev->flags == TRACE_CTX_TASK)
 			rec_fd_seen(r, ts, tgid_of(r, ev->tid), (int)ev->arg[1]);
 		return;
 	case TT_SYS_EXIT:

@@ -5,6 +5,7 @@
  */
 #include <stddef.h>
 #include <string.h>
+#include <sys/syscall.h>
 
 #include "trace.h"
 
@@ -390,4 +391,24 @@ trace_syscall_lookup(const char *name)
 		if (names[i] && strcmp(names[i], name) == 0)
 			return (long)i;
 	return -1;
+}
+
+int
+trace_syscall_fd_arg(unsigned long nr)
+{
+	switch (nr) {
+	case SYS_read: case SYS_write: case SYS_readv: case SYS_writev:
+	case SYS_pread64: case SYS_pwrite64:
+	case SYS_sendto: case SYS_recvfrom: case SYS_sendmsg:
+	case SYS_recvmsg: case SYS_sendmmsg: case SYS_recvmmsg:
+	case SYS_connect: case SYS_accept: case SYS_accept4:
+	case SYS_epoll_pwait: case SYS_fsync: case SYS_fdatasync:
+	case SYS_flock: case SYS_fcntl: case SYS_ioctl: case SYS_splice:
+#ifdef SYS_epoll_wait
+	case SYS_epoll_wait:
+#endif
+		return 1;
+	default:
+		return 0;
+	}
 }

@@ -196,6 +196,12 @@ const char *trace_fd_kind_name(unsigned kind);
 const char *trace_syscall_name(unsigned long nr);
 /* Number of a system call name, or -1. */
 long trace_syscall_lookup(const char *name);
+/*
+ * 1 when system call nr takes a file descriptor as its first argument
+ * (reads, writes, socket calls, epoll waits, fsync, flock, fcntl, ioctl,
+ * splice): what it waits on is that descriptor. 0 otherwise.
+ */
+int trace_syscall_fd_arg(unsigned long nr);
 
 /* --- the trace directory as a trust boundary (trustdir.c) -------------- */
 
