@@ -175,7 +175,12 @@ cmd_info(int argc, char **argv)
 		    "(--events)");
 	}
 
-	/* Processes: from the thread table. */
+	/* Processes: from the thread table; without --events, from the
+	   thread records of the metadata stream (no event chunk decoded) */
+	if (!full && trace_reader_read_threads(r) != 0)
+		fprintf(stderr, "argus info: warning: no thread record could "
+		    "be read; the processes listed are those of the segment "
+		    "headers\n");
 	size_t nt = trace_reader_nthreads(r), np = 0;
 	struct proc_count *pc = xcalloc(nt + 1, sizeof(*pc));
 
@@ -196,9 +201,8 @@ cmd_info(int argc, char **argv)
 	if (full)
 		printf("%-12s%zu processes, %zu threads\n", "tasks:", np, nt);
 	else
-		printf("%-12s%zu processes, %zu threads named in segment "
-		    "headers (at least; --events reads the rest)\n", "tasks:",
-		    np, nt);
+		printf("%-12s%zu processes, %zu threads (thread records)\n",
+		    "tasks:", np, nt);
 
 	if (full) {
 		printf("\nevents by type:\n");

@@ -253,20 +253,35 @@ diag_poll_hangs(struct diag *d, uint32_t ti)
 		}
 		enter = GRAPH_NONE;
 	}
-	if (s.first != GRAPH_NONE)
-		poll_hang(d, ti, &s, t->nev > 0 && d->last_ts >
-		    t->ev[s.last].ts ? d->last_ts : t->ev[s.last].ts);
+	if (s.first != GRAPH_NONE) {
+		/* still polling at the end of the trace, unless the attempts
+		   stopped well before it: a recorder that keeps only the
+		   failed attempts (the BPF one) does not show the one that
+		   worked */
+		uint64_t last = t->ev[s.last].ts;
+		uint64_t tend = t->ev[t->nev - 1].ts;
+		if (d->last_ts > tend)
+			tend = d->last_ts;
+		poll_hang(d, ti, &s, tend - last > gap ? last : tend);
+	}
 }
 
 /* --- file lock holders ------------------------------------------------ */
 
-/* The attempt of thread ti around event range [a, b]: its TT_FILELOCK
-   event that did not get the lock (queued or refused). */
+/* The attempt of thread ti around event range [a, b] (entry of a call
+   to its switch or exit): its TT_FILELOCK event that did not get the
+   lock (queued or refused). A recorder that writes the entry of a call
+   only when the call ends (the BPF one, for a failed non-blocking
+   attempt) puts the lock event before it: the events back to the
+   previous call count too. */
 static const struct graph_event *
 lock_attempt(const struct graph *g, uint32_t ti, uint32_t a, uint32_t b)
 {
 	const struct gthread *t = &g->th[ti];
 
+	while (a > 0 && t->ev[a - 1].type != TT_SYS_EXIT &&
+	    t->ev[a - 1].type != TT_SYS_ENTER && !is_wait(&t->ev[a - 1]))
+		a--;
 	for (uint32_t i = a; i < t->nev && i <= b; i++)
 		if (t->ev[i].type == TT_FILELOCK &&
 		    (FL_RES(&t->ev[i]) == GRAPH_FL_BLOCKED ||

@@ -28,6 +28,13 @@ golden() {
 	fi
 }
 
+# gone PID: the process has ended: no such process, or a zombie that its
+# new parent (init, which may reap late) has not collected yet.
+gone() {
+	kill -0 "$1" 2>/dev/null || return 0
+	grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null
+}
+
 # skip_if_wedged WHAT: true (after printing a "skip" line, which
 # tests/run-checks counts) when tests/run-checks found the kernel's
 # tracing wedged, so a script that also checks other things can leave

@@ -32,17 +32,34 @@ by_tid_seq(const void *x, const void *y)
 	return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
-int
-trace_reader_read_ahead_threads(struct trace_reader *r)
+/* The thread record of event ev. */
+static void
+thread_of(const struct trace_event *ev, struct trace_thread *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->tid = (uint32_t)ev->arg[0];
+	t->pid = (uint32_t)ev->arg[1];
+	t->ppid = (uint32_t)ev->arg[2];
+	t->start_ts = ev->arg[3];
+	t->flags = (uint32_t)ev->arg[4];
+	if (ev->blob != NULL) {
+		size_t l = ev->blob_len < TRACE_COMM_LEN - 1 ?
+		    ev->blob_len : TRACE_COMM_LEN - 1;
+		memcpy(t->comm, ev->blob, l);
+	}
+}
+
+/* Calls fn on every thread record of the metadata stream, in stream
+   order (its chunks come in time order). Returns as
+   trace_reader_read_ahead_threads(). */
+static int
+each_thread_record(struct trace_reader *r,
+    void (*fn)(void *arg, const struct trace_thread *t), void *arg)
 {
 	struct trace_chunk_buf *b = trace_chunk_buf_new();
 	struct trace_event *evs = NULL;
-	size_t cap = 0, n = 0, acap = 0, decoded = 0, meta = 0;
-	struct rec *v = NULL;
+	size_t cap = 0, decoded = 0, meta = 0;
 
-	free(r->ahead);
-	r->ahead = NULL;
-	r->nahead = 0;
 	for (size_t i = 0; i < trace_reader_nchunks(r); i++) {
 		const struct trace_chunk_info *ci = trace_reader_chunk(r, i);
 		if (ci->cpu != TRACE_CPU_META || ci->count == 0)
@@ -54,42 +71,70 @@ trace_reader_read_ahead_threads(struct trace_reader *r)
 		}
 		size_t k = trace_reader_decode_chunk(r, i, b, evs);
 		decoded += k > 0;
-		/* chunks of a stream come in time order: the first record
-		   of a tid met is its earliest */
 		for (size_t j = 0; j < k; j++) {
+			struct trace_thread t;
 			if (evs[j].type != TT_THREAD)
 				continue;
-			DGROW(v, acap, n + 1, 256);
-			v[n].seq = n;
-			struct trace_thread *t = &v[n++].t;
-			memset(t, 0, sizeof(*t));
-			t->tid = (uint32_t)evs[j].arg[0];
-			t->pid = (uint32_t)evs[j].arg[1];
-			t->ppid = (uint32_t)evs[j].arg[2];
-			t->start_ts = evs[j].arg[3];
-			t->flags = (uint32_t)evs[j].arg[4];
-			if (evs[j].blob != NULL) {
-				size_t l = evs[j].blob_len < TRACE_COMM_LEN - 1 ?
-				    evs[j].blob_len : TRACE_COMM_LEN - 1;
-				memcpy(t->comm, evs[j].blob, l);
-			}
+			thread_of(&evs[j], &t);
+			fn(arg, &t);
 		}
 	}
 	free(evs);
 	trace_chunk_buf_free(b);
-	/* by tid, each tid's first record kept */
-	if (n > 1)
-		qsort(v, n, sizeof(*v), by_tid_seq);
-	struct trace_thread *out = xreallocarray(NULL, n ? n : 1,
+	return meta > 0 && decoded == 0 ? TRACE_ECORRUPT : 0;
+}
+
+/* Records met so far, for trace_reader_read_ahead_threads(). */
+struct recs {
+	struct rec *v;
+	size_t n, cap;
+};
+
+static void
+add_rec(void *arg, const struct trace_thread *t)
+{
+	struct recs *rs = arg;
+
+	DGROW(rs->v, rs->cap, rs->n + 1, 256);
+	rs->v[rs->n].seq = rs->n;
+	rs->v[rs->n++].t = *t;
+}
+
+int
+trace_reader_read_ahead_threads(struct trace_reader *r)
+{
+	struct recs rs = { NULL, 0, 0 };
+
+	free(r->ahead);
+	r->ahead = NULL;
+	r->nahead = 0;
+	int err = each_thread_record(r, add_rec, &rs);
+	/* by tid, each tid's first record kept: the first met is its
+	   earliest */
+	if (rs.n > 1)
+		qsort(rs.v, rs.n, sizeof(*rs.v), by_tid_seq);
+	struct trace_thread *out = xreallocarray(NULL, rs.n ? rs.n : 1,
 	    sizeof(*out));
 	size_t m = 0;
-	for (size_t i = 0; i < n; i++)
-		if (m == 0 || out[m - 1].tid != v[i].t.tid)
-			out[m++] = v[i].t;
-	free(v);
+	for (size_t i = 0; i < rs.n; i++)
+		if (m == 0 || out[m - 1].tid != rs.v[i].t.tid)
+			out[m++] = rs.v[i].t;
+	free(rs.v);
 	r->ahead = out;
 	r->nahead = m;
-	return meta > 0 && decoded == 0 ? TRACE_ECORRUPT : 0;
+	return err;
+}
+
+static void
+update(void *arg, const struct trace_thread *t)
+{
+	rd_thread_update(arg, t);
+}
+
+int
+trace_reader_read_threads(struct trace_reader *r)
+{
+	return each_thread_record(r, update, r);
 }
 
 const struct trace_thread *

@@ -336,6 +336,11 @@ rec_bpf_open(struct recorder *r, const struct record_opts *o, char **cause)
 	b->skel->rodata->blocking = o->set == RECORD_SET_DEFAULT;
 	b->skel->rodata->eventfd_write_fn = ksym("eventfd_write");
 	b->skel->rodata->marker_write_fn = ksym("tracing_mark_raw_write");
+	if (b->skel->rodata->eventfd_write_fn == 0 ||
+	    b->skel->rodata->marker_write_fn == 0)
+		rec_warn(r, "/proc/kallsyms hides kernel addresses (kptr_restrict "
+		    "without CAP_SYSLOG): eventfd writes and libargus's records "
+		    "will be missing");
 	{
 		struct stat st;
 

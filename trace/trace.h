@@ -469,6 +469,15 @@ int trace_reader_read_ahead_threads(struct trace_reader *r);
    trace_reader_read_ahead_threads()), or NULL. */
 const struct trace_thread *trace_reader_thread_ahead(
     const struct trace_reader *r, uint32_t tid);
+/*
+ * Fill the reader's thread table (trace_reader_thread(),
+ * trace_reader_thread_at()) from every thread record of the metadata
+ * stream, as reading the whole trace would leave it (latest name, exit
+ * flags), without decoding the event chunks. For listings that read no
+ * event; not to be mixed with trace_reader_next(). Returns as
+ * trace_reader_read_ahead_threads().
+ */
+int trace_reader_read_threads(struct trace_reader *r);
 
 /* Duplicate of a string interned for the reader's life (for comm names). */
 const char *trace_reader_intern(struct trace_reader *r, const char *s);

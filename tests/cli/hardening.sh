@@ -159,7 +159,7 @@ kill -KILL $rp
 wait $rp 2>/dev/null
 sleep 2
 inst=/sys/kernel/tracing/instances/argus-$rp
-if [ -n "$child" ] && ! kill -0 "$child" 2>/dev/null; then
+if [ -n "$child" ] && gone "$child"; then
 	ok "7 the command dies with a killed recorder"
 else
 	nok "7 the command dies with a killed recorder" "child=$child"

@@ -308,7 +308,7 @@ if $ARGUS info "$D" > "$T/info" 2>&1; then
 else
 	nok "trace readable while recording" "$(head -3 "$T/info")"
 fi
-if $ARGUS stop -o "$D" && ! kill -0 "$pid" 2>/dev/null; then
+if $ARGUS stop -o "$D" && gone "$pid"; then
 	ok "stop ends the daemon"
 else
 	nok "stop ends the daemon"

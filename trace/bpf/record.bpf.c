@@ -15,8 +15,12 @@
  * RB_SYS_EXIT. Besides, sys_exit keeps the calls that wake others
  * without blocking: reads and writes of pipes (FIFO inodes), terminals
  * and eventfds, close (so fd numbers reused are looked up again) and
- * sched_yield; and the bytes written to the recorder's trace_marker_raw
- * (libargus's records). The full set records every call instead.
+ * sched_yield; the attempts of a polling loop: a call failing with "try
+ * again" (EAGAIN, EBUSY, EALREADY, a refused connect) within the few
+ * calls that follow a wait that ended by its own timeout (a sleep, a
+ * poll or futex wait returning 0 or ETIMEDOUT); and the bytes written to
+ * the recorder's trace_marker_raw (libargus's records). The full set
+ * records every call instead.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -49,7 +53,13 @@ struct {
 
 struct blk {
 	__u32 on;	/* a RB_SYS_ENTER was written for the current call */
+	__u32 retry;	/* calls left, after a timed-out wait, whose "try
+			   again" failure is kept (a polling attempt) */
 };
+
+/* Calls after a timed-out wait in which a failed attempt is looked for
+   (a polling loop may check the clock or a file before it retries). */
+#define RETRY_WINDOW 16
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -98,6 +108,24 @@ struct {
 #define NR_read 0
 #define NR_write 1
 #define NR_close 3
+#define NR_poll 7
+#define NR_select 23
+#define NR_nanosleep 35
+#define NR_connect 42
+#define NR_futex 202
+#define NR_clock_nanosleep 230
+#define NR_epoll_wait 232
+#define NR_pselect6 270
+#define NR_ppoll 271
+#define NR_epoll_pwait 281
+#define NR_epoll_pwait2 441
+#define ENOENT 2
+#define EAGAIN 11
+#define EBUSY 16
+#define ECONNREFUSED 111
+#define ETIMEDOUT 110
+#define EALREADY 114
+#define EINPROGRESS 115
 #define NR_readv 19
 #define NR_writev 20
 #define NR_sched_yield 24
@@ -607,6 +635,29 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 	return 0;
 }
 
+/* A blocked call that ended by its own timeout. */
+static __always_inline int
+timed_out(long nr, long ret)
+{
+	if (nr == NR_nanosleep || nr == NR_clock_nanosleep)
+		return 1;
+	if (nr == NR_futex)
+		return ret == -ETIMEDOUT;
+	return ret == 0 && (nr == NR_poll || nr == NR_ppoll ||
+	    nr == NR_select || nr == NR_pselect6 || nr == NR_epoll_wait ||
+	    nr == NR_epoll_pwait || nr == NR_epoll_pwait2);
+}
+
+/* A result that says "not now, try again" (engine/diag-poll.c). */
+static __always_inline int
+try_again(long nr, long ret)
+{
+	if (ret == -EAGAIN || ret == -EBUSY || ret == -EALREADY)
+		return 1;
+	return nr == NR_connect && (ret == -ECONNREFUSED ||
+	    ret == -ENOENT || ret == -EINPROGRESS);
+}
+
 SEC("tp_btf/sys_exit")
 int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 {
@@ -629,11 +680,19 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 
 		if (b && b->on) {
 			b->on = 0;
+			b->retry = timed_out(nr, ret) ? RETRY_WINDOW : 0;
 			EMIT(2, RB_SYS_EXIT, tid, (__u64)nr, (__u64)ret);
 			goto marker;
 		}
 		if (nr == NR_close || nr == NR_sched_yield)
 			goto both;
+		if (b && b->retry) {
+			b->retry--;
+			if (ret < 0 && try_again(nr, ret)) {
+				b->retry = 0;
+				goto both;
+			}
+		}
 	}
 	if (nr != NR_read && nr != NR_write && nr != NR_readv &&
 	    nr != NR_writev)
