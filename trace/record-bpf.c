@@ -62,6 +62,7 @@ rec_bpf_decode_page(struct recorder *r, const uint8_t *page, size_t len)
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <linux/types.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -378,6 +379,69 @@ fail:
 
 static int on_sample(void *ctx, void *data, size_t size);
 
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL	/* linux/pidfd.h, kernel 6.9 */
+#endif
+
+/*
+ * The programs keep the exit of a call only when they saw the task block
+ * in it; a thread asleep in a call since before the programs were
+ * attached would lose its exit, where its wait ends. Mark every such
+ * thread (its /proc/PID/task/TID/syscall names a call) in the task
+ * storage, through a pidfd of the thread. A thread that wakes meanwhile
+ * only gets one spurious exit; one the programs marked already is kept.
+ * Best effort: kernels without thread pidfds mark main threads only.
+ */
+static void
+mark_sleepers(struct recorder *r)
+{
+	struct rbpf *b = r->bpf;
+	const struct blk mark = { 1, 0 };
+	char path[64], buf[128];
+	DIR *pd = opendir("/proc"), *td;
+	struct dirent *pe, *te;
+
+	if (pd == NULL)
+		return;
+	while ((pe = readdir(pd)) != NULL) {
+		long pid = strtol(pe->d_name, NULL, 10);
+
+		if (pid <= 0 || pid == (long)getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/task", pid);
+		if ((td = opendir(path)) == NULL)
+			continue;
+		while ((te = readdir(td)) != NULL) {
+			long tid = strtol(te->d_name, NULL, 10);
+			int fd, pfd;
+			ssize_t n;
+
+			if (tid <= 0)
+				continue;
+			snprintf(path, sizeof(path), "/proc/%ld/task/%ld/syscall",
+			    pid, tid);
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				continue;
+			n = read(fd, buf, sizeof(buf) - 1);
+			close(fd);
+			/* "NR args...", or "running", or "-1 ..." outside
+			   any call */
+			if (n <= 0 || buf[0] < '0' || buf[0] > '9')
+				continue;
+			pfd = (int)syscall(SYS_pidfd_open, (pid_t)tid,
+			    tid == pid ? 0 : PIDFD_THREAD);
+			if (pfd < 0)
+				continue;
+			(void)bpf_map__update_elem(b->skel->maps.blocked, &pfd,
+			    sizeof(pfd), &mark, sizeof(mark), BPF_NOEXIST);
+			close(pfd);
+		}
+		closedir(td);
+	}
+	closedir(pd);
+}
+
 /* Attach what was loaded (tracing starts) and the ring reader. */
 int
 rec_bpf_start(struct recorder *r, char **cause)
@@ -403,6 +467,8 @@ rec_bpf_start(struct recorder *r, char **cause)
 		}
 		add_link(b, l);
 	}
+	if (b->skel->rodata->blocking)
+		mark_sleepers(r);
 	b->ring = ring_buffer__new(bpf_map__fd(b->skel->maps.rb), on_sample,
 	    r, NULL);
 	if (b->ring == NULL) {
@@ -546,7 +612,7 @@ dec_one(struct recorder *r, const uint8_t *p, size_t len)
 	if (h.kind == RB_LOST) {
 		ev.type = TT_LOST;
 		ev.cpu = h.cpu;
-		ev.ts = r->cpus[h.cpu].last_ts;
+		ev.ts = rec_lost_ts(r, h.cpu, 0);
 		ev.arg[0] = a[0];
 		r->lost += a[0];
 		rec_add(r, &ev);

@@ -258,6 +258,11 @@ void rec_warn(struct recorder *r, const char *fmt, ...)
  * since the last one. Page counts are not used, so nothing counts twice.
  */
 void rec_sync_lost(struct recorder *r, unsigned cpu, uint64_t ts);
+/* The time of a TT_LOST of cpu noticed at ts (0: unknown): not before
+   the CPU's last event, nor before the recording started (a loss seen
+   before a CPU's first event would otherwise fall outside the segment,
+   where readers take its chunk for damaged). */
+uint64_t rec_lost_ts(const struct recorder *r, unsigned cpu, uint64_t ts);
 /* Add an event to the writer, keeping the first error. */
 void rec_add(struct recorder *r, const struct trace_event *ev);
 

@@ -657,6 +657,14 @@ record_marker_path(const struct recorder *r)
 	return r->marker_path;
 }
 
+uint64_t
+rec_lost_ts(const struct recorder *r, unsigned cpu, uint64_t ts)
+{
+	if (ts < r->cpus[cpu].last_ts)
+		ts = r->cpus[cpu].last_ts;
+	return ts < r->start_ts ? r->start_ts : ts;
+}
+
 void
 rec_sync_lost(struct recorder *r, unsigned cpu, uint64_t ts)
 {
@@ -683,7 +691,7 @@ rec_sync_lost(struct recorder *r, unsigned cpu, uint64_t ts)
 		memset(&ev, 0, sizeof(ev));
 		ev.type = TT_LOST;
 		ev.cpu = (uint16_t)cpu;
-		ev.ts = ts > r->cpus[cpu].last_ts ? ts : r->cpus[cpu].last_ts;
+		ev.ts = rec_lost_ts(r, cpu, ts);
 		ev.arg[0] = over - r->cpus[cpu].lost;
 		r->lost += ev.arg[0];
 		r->cpus[cpu].lost = over;

@@ -227,6 +227,17 @@ else
 	    [ "$pin2" -le "$pin0" ] && ok "SIGKILL leaves no BPF program attached" ||
 		nok "SIGKILL leaves no BPF program attached" \
 		    "programs $p0 -> $p1 -> $p2, link lines $l0 -> $l2, pins $pin0 -> $pin2"
+	# a thread asleep in a call since before the programs attached
+	# keeps the exit of that call (where its wait ends)
+	sleep 1 &
+	sp=$!
+	sleep 0.3
+	$ARGUS record -q -o "$T/slp" --backend bpf --events default --duration 1.2
+	wait $sp
+	n=$($ARGUS dump "$T/slp" --pid $sp --type sys_exit 2>/dev/null |
+	    grep -c 'nr=clock_nanosleep')
+	[ "$n" = 1 ] && ok "a thread asleep before recording keeps its exit" ||
+		nok "a thread asleep before recording keeps its exit" "$n exits"
 	# the next recorder removes the dead one's tracefs instance
 	$ARGUS record -q -o "$T/bk2" --events sched --duration 0.2
 	[ ! -d "/sys/kernel/tracing/instances/argus-$kp" ] &&

@@ -14,6 +14,17 @@
 #ifndef ARGUS_RECORD_BPF_H
 #define ARGUS_RECORD_BPF_H
 
+/*
+ * A task's state in the task storage map "blocked" (written by the
+ * programs, and by the loader for the threads already asleep in a
+ * system call when recording starts, so that their exit is kept).
+ */
+struct blk {
+	__u32 on;	/* the current call blocked: its exit is kept */
+	__u32 retry;	/* calls left, after a timed-out wait, whose "try
+			   again" failure is kept (a polling attempt) */
+};
+
 enum rb_kind {
 	RB_NONE = 0,
 	RB_SWITCH,		/* prev_state, next_tid, next_prio */

@@ -51,12 +51,6 @@ struct {
 	__type(value, __u64);
 } lost SEC(".maps");
 
-struct blk {
-	__u32 on;	/* a RB_SYS_ENTER was written for the current call */
-	__u32 retry;	/* calls left, after a timed-out wait, whose "try
-			   again" failure is kept (a polling attempt) */
-};
-
 /* Calls after a timed-out wait in which a failed attempt is looked for
    (a polling loop may check the clock or a file before it retries). */
 #define RETRY_WINDOW 16
