@@ -433,6 +433,9 @@ rec_emit(struct recorder *r, struct trace_event *ev, uint64_t group_dead)
 	const char *s = ev->blob;
 	struct rthread *t;
 
+	if (r->lost != 0 && ev->tid != 0 && ev->type != TT_FORK &&
+	    rec_thread_find(r, ev->tid) == NULL)
+		rec_thread_recover(r, ts, ev->tid);
 	switch (ev->type) {
 	case TT_FORK: {
 		uint32_t child = (uint32_t)ev->arg[0];

@@ -197,6 +197,11 @@ struct rthread *rec_thread_add(struct recorder *r, uint32_t tid);
    /proc (0 when it is gone: an event may arrive before its creation's,
    read from another CPU, and the thread is not its own process). */
 struct rthread *rec_thread_learn(struct recorder *r, uint32_t tid);
+/* A thread met in an event at ts but unknown, once events were lost
+   (its fork, exec and renames may be among them): its name and process
+   from /proc, written to the metadata stream; a thread already gone is
+   added nameless, so it is not looked up again. */
+void rec_thread_recover(struct recorder *r, uint64_t ts, uint32_t tid);
 void rec_thread_del(struct recorder *r, uint32_t tid);
 /* Write the thread's identity to the metadata stream (exited once
    rec_thread_exited marked it: a later event read late keeps it so). */

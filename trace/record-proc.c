@@ -156,6 +156,29 @@ rec_thread_learn(struct recorder *r, uint32_t tid)
 	return t;
 }
 
+static int is_kthread(uint32_t pid);
+
+void
+rec_thread_recover(struct recorder *r, uint64_t ts, uint32_t tid)
+{
+	struct rthread s, *t;
+	char path[64];
+
+	memset(&s, 0, sizeof(s));
+	snprintf(path, sizeof(path), "/proc/%u/status", tid);
+	if (read_status(path, &s) != 0 || s.pid == 0) {
+		(void)rec_thread_add(r, tid);	/* gone: not looked up again */
+		return;
+	}
+	t = rec_thread_add(r, tid);
+	t->pid = s.pid;
+	t->ppid = s.ppid;
+	t->flags = is_kthread(s.pid) ? TRACE_THREAD_KERNEL : 0;
+	memcpy(t->comm, s.comm, sizeof(t->comm));
+	t->comm_ts = ts;
+	rec_thread_emit(r, ts, t);
+}
+
 static int
 is_kthread(uint32_t pid)
 {

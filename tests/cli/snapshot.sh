@@ -36,12 +36,17 @@ if ! $ARGUS start -q -o "$T/live" --events full --segment 256k --size 2M \
 	nok "recorder starts" "$(cat "$T/err")"
 	exit 0
 fi
-load 400000
+load 800000
 sleep 0.5
-load 200000
+# the ring keeps turning over while the snapshot is taken, at about two
+# segments a second, so its last second spans a few segments but not all
+(while :; do load 20000; sleep 0.1; done) &
+lp=$!
 sleep 1.2
 $ARGUS snapshot -o "$T/live" --last 1 "$T/s1" > "$T/out" 2> "$T/err"
 rc=$?
+kill $lp 2> /dev/null
+wait $lp 2> /dev/null
 nlive=$(ls "$T/live" | grep -c '^seg-')
 nsnap=$(ls "$T/s1" 2>/dev/null | grep -c '^seg-')
 if [ $rc -eq 0 ] && [ ! -s "$T/err" ] && [ "$nsnap" -ge 2 ] &&
