@@ -376,6 +376,8 @@ rec_fd_seen(struct recorder *r, uint64_t ts, uint32_t pid, int fd)
 	    strncmp(link, "/dev/tty", 8) == 0 ||
 	    strcmp(link, "/dev/console") == 0) {
 		kind = TFD_TTY;
+	} else if (link[0] == '/' && ino != 0 && S_ISFIFO(st.st_mode)) {
+		kind = TFD_PIPE;	/* a named pipe: the same queue */
 	} else if (link[0] == '/') {
 		kind = TFD_FILE;
 	}
