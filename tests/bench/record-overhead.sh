@@ -87,7 +87,7 @@ size_stats() {
 		sz=$(stat -c %s "$T/perf.data")
 		echo "$sz $n" | awk '{ printf "%.1f bytes/event (%d events)", $1 / ($2 ? $2 : 1), $2 }'
 	elif [ -d "$T/trace" ]; then
-		$ARGUS info "$T/trace" > "$T/info" 2>&1
+		$ARGUS info --events "$T/trace" > "$T/info" 2>&1
 		ev=$(sed -n 's/^events: *\([0-9]*\) read (\([0-9.]*\) bytes.*/\2 bytes\/event (\1 events)/p' "$T/info")
 		lost=$(sed -n 's/^lost: *\([0-9]*\).*/\1/p' "$T/info")
 		# the recorder's own CPU (both threads) per kernel record
