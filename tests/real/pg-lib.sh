@@ -39,15 +39,10 @@ pg_session() {
 	remember $psql
 }
 
-# backend_waiting: the pid of the backend whose process title says it
-# waits for a lock
-backend_waiting() {
-	for _p in /proc/[0-9]*; do
-		if tr '\0' ' ' < "$_p/cmdline" 2>/dev/null |
-		    grep -q '^postgres: .* waiting'; then
-			echo "${_p#/proc/}"
-			return 0
-		fi
-	done
-	return 1
+# lock_waiter: the pid of a backend waiting for a lock, from pg_locks
+# (a scan of every process title took seconds on a busy machine, which
+# stretched the hang past the sleep that ends it)
+lock_waiter() {
+	_w=$(pg_sql "SELECT pid FROM pg_locks WHERE NOT granted LIMIT 1")
+	[ -n "$_w" ] && echo "$_w"
 }
