@@ -201,6 +201,7 @@ struct level {
 struct dculprit {
 	struct diag_culprit c;
 	struct dwait w;
+	int holder;		/* named as the idle holder (diag-diff.c) */
 };
 /* The diff of a level against path p (n steps): every thread on it (the
    diagnosed one excepted) busy or blocked on a wait other than its idle
