@@ -16,8 +16,9 @@
  * in the normal case count: the thread the input came from, or one that
  * sent the request before the wait began, waits for its own reasons.
  *
- * One idle thread is a culprit all the same: the thread that ended the
- * diagnosed wait by waking it directly (a wake-up or a signal, no
+ * One idle thread is a culprit all the same: the thread of another
+ * process that ended the diagnosed wait by waking it directly (a
+ * wake-up or a signal, no
  * message or pipe data with it), after sitting in its own idle wait for
  * most of the window until input came (a message or pipe data; a thread
  * woken by a plain wake-up only relays its waker). It held what the
@@ -69,7 +70,7 @@ serving(const struct diag *d, uint32_t ti, uint64_t at,
 }
 
 /*
- * The idle holder of level lv's wait: the user thread of another vertex
+ * The idle holder of level lv's wait: the user thread of another process
  * that woke the thread where its wait ended, by a wake-up or a signal
  * only, and sat in its idle wait for at least half of [lv->a, lv->b]
  * until before that wake-up, a wait that ended with input (a message or
@@ -99,7 +100,9 @@ idle_holder(struct diag *d, const struct level *lv, struct dwait *w)
 			wts = g->th[waker].ev[e->src_ev].ts;
 		}
 	}
-	if (waker == GRAPH_NONE || waker == lv->ti ||
+	/* a thread of the waiter's own process relays to it (the I/O
+	   thread of a client library handing over a reply) */
+	if (waker == GRAPH_NONE || g->th[waker].pid == g->th[lv->ti].pid ||
 	    !diag_user_thread(g, waker))
 		return GRAPH_NONE;
 	/* what it sent came with a message: it answered, it held nothing */

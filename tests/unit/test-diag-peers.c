@@ -338,11 +338,11 @@ holder_iteration(uint64_t hold_ms, int msg)
 
 /* Diagnose M's last wait; the index of X among the culprits or -1. */
 static long
-holder_fixture(int msg)
+holder_fixture(int msg, uint32_t xpid)
 {
 	fx_init(&F);
 	fx_thread(&F, M, M, "main");
-	fx_thread(&F, X, M, "holder");
+	fx_thread(&F, X, xpid, "holder");
 	fx_thread(&F, IN, IN, "input");
 	fx_ev(&F, X, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
 	fx_ev(&F, X, TT_SWITCH, 1, 0, 120, 0);
@@ -380,12 +380,14 @@ holder_fixture(int msg)
 
 Test(diag_peers, idle_holder_that_woke_the_waiter)
 {
-	cr_assert_geq(holder_fixture(1), 0,
+	cr_assert_geq(holder_fixture(1, X), 0,
 	    "the holder, idle in poll until its input, is a culprit");
 }
 
 Test(diag_peers, idle_relay_is_no_holder)
 {
-	cr_assert_eq(holder_fixture(0), -1,
+	cr_assert_eq(holder_fixture(0, X), -1,
 	    "a thread woken by a plain wake-up relays its waker");
+	cr_assert_eq(holder_fixture(1, M), -1,
+	    "a thread of the waiter's process relays its input to it");
 }
