@@ -17,14 +17,13 @@
  * sent the request before the wait began, waits for its own reasons.
  *
  * One idle thread is a culprit all the same: the thread of another
- * process that ended the diagnosed wait by waking it directly (a
- * wake-up or a signal, no
- * message or pipe data with it), after sitting in its own idle wait for
- * most of the window until input came (a message or pipe data; a thread
- * woken by a plain wake-up only relays its waker). It held what the
- * waiter needed across its wait for input (a database session idle in
- * its transaction holding a row lock, a thread holding a lock while it
- * polls), and is listed after the others.
+ * process that ended the diagnosed wait by waking it directly (a wake-up
+ * or a signal, no message or pipe data with it), after sitting in its
+ * own idle wait for most of the window until input came (a message or
+ * pipe data; a thread woken by a plain wake-up only relays its waker).
+ * It held what the waiter needed across its wait for input (a database
+ * session idle in its transaction holding a row lock, a process holding
+ * a lock while it polls), and is listed after the others.
  */
 #include <stdlib.h>
 #include <string.h>

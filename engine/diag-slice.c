@@ -10,13 +10,13 @@
  * an edge costs more the longer it spans (a message queued while its
  * receiver was busy with an earlier request counts from when the
  * receiver was free); the frontier is cut to the beam width after every
- * step. A path ends at a
- * vertex holding an input event, at the diagnosed thread earlier than its
- * node (where the request came from), or where no edge leads further (a
- * dead end, reported as such). The node a baseline slice starts from
- * may itself hold an input (a terminal read, which may be a pty master
- * fed by a child): its wake-up chain is followed first, and the node
- * counts as the input only when that chain reaches no goal.
+ * step. A path ends at a vertex holding an input event, at the diagnosed
+ * thread earlier than its node (where the request came from), or where
+ * no edge leads further (a dead end, reported as such). The node a
+ * baseline slice starts from may itself hold an input (a terminal read,
+ * which may be a pty master fed by a child): its wake-up chain is
+ * followed first, and the node counts as the input only when that chain
+ * reaches no goal.
  *
  * The diff (diag-diff.c) walks the threads of the slice in order and
  * finds every one that was busy or blocked on something other than its

@@ -3,9 +3,10 @@
  * events by key: socket messages (sk_data_ready to sock_recv, one FIFO of
  * senders per receiving socket), pipes (per inode, a FIFO of writes with
  * the byte offset each ends at, so a read is connected to the write of
- * its first byte), eventfds, request/reply, the IPC peer set, keyed
- * hash maps (timers, work, tasks, run-loop sources, flags) and the
- * per-event rules (split, input, connect).
+ * its first byte), eventfds, request/reply, request boundaries (one
+ * vertex per answered request), the IPC peer set, keyed hash maps
+ * (timers, work, tasks, run-loop sources, flags) and the per-event rules
+ * (split, input, connect).
  */
 #include <stdlib.h>
 #include <string.h>
