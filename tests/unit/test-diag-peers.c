@@ -4,7 +4,8 @@
  * process, those whose wait the hang's waker ended rank first, a
  * user-level wait made of two kernel waits is one similar node,
  * every blocked thread of the normal path is a culprit, and so is the
- * idle thread that ended the wait by a plain wake-up (an idle holder).
+ * idle thread that ended the wait by a plain wake-up (an idle holder),
+ * but not an event loop waiting in poll at both ends of the recording.
  */
 #include <criterion/criterion.h>
 
@@ -390,4 +391,75 @@ Test(diag_peers, idle_relay_is_no_holder)
 	    "a thread woken by a plain wake-up relays its waker");
 	cr_assert_eq(holder_fixture(1, M), -1,
 	    "a thread of the waiter's process relays its input to it");
+}
+
+/*
+ * A service's main loop, in poll when the recording starts, takes C's
+ * request, wakes its worker and polls again until the recording ends:
+ * none of its polls both began and ended in the recording. The worker
+ * sleeps 60 ms on a timer, then answers C. Only the worker is a culprit
+ * of C's wait: the main loop is idle.
+ */
+Test(diag_peers, loop_polling_at_both_ends_is_idle)
+{
+	enum { C = 600, SM = 700, SW = 701 };
+
+	fx_init(&F);
+	fx_thread(&F, C, C, "client");
+	fx_thread(&F, SM, SM, "svc");
+	fx_thread(&F, SW, SM, "svc-worker");
+	fx_ev(&F, SW, TT_SYS_ENTER, SYS_futex, IDLE, 0, 0);
+	fx_ev(&F, SW, TT_SWITCH, 1, 0, 120, 0);
+	fx_run(&F, 0, C);
+	fx_ev(&F, C, TT_SOCK_RECV, SKQ, 1, 0, 10);
+	fx_ev(&F, C, TT_SK_DATA_READY, SKP, 1, 0, 0);
+	fx_ev(&F, C, TT_WAKING, SM, 0, 120, 0);
+	fx_block(&F, C, SM, SYS_recvfrom, SKQ);
+	/* the main loop's poll ends: the first system call event seen */
+	fx_ev(&F, SM, TT_SYS_EXIT, SYS_poll, 1, 0, 0);
+	fx_ev(&F, SM, TT_SOCK_RECV, SKP, 1, 0, 10);
+	fx_ev(&F, SM, TT_WAKING, SW, 0, 120, 0);
+	fx_ev(&F, SM, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
+	fx_ev(&F, SM, TT_SWITCH, 1, SW, 120, 0);
+	fx_ev(&F, SW, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	fx_ev(&F, SW, TT_TIMER_START, 0x77, 0xfff, 5, 1);
+	fx_block(&F, SW, 0, SYS_nanosleep, 0);
+	F.ts += 60 * MS;
+	F.cpu = 1;
+	F.ctx = TRACE_CTX_HARDIRQ;
+	fx_ev(&F, 0, TT_IRQ_ENTRY, 0, 0, 0, 0);
+	fx_blob(&F, "apic_timer");
+	fx_ev(&F, 0, TT_TIMER_EXPIRE, 0x77, 1, 0xfff, 0);
+	fx_ev(&F, 0, TT_WAKING, SW, 0, 120, 0);
+	fx_ev(&F, 0, TT_TIMER_EXPIRE_EXIT, 0x77, 1, 0, 0);
+	fx_ev(&F, 0, TT_IRQ_EXIT, 0, 1, 0, 0);
+	F.ctx = TRACE_CTX_TASK;
+	F.cpu = 0;
+	fx_run(&F, 0, SW);
+	fx_ev(&F, SW, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
+	fx_ev(&F, SW, TT_SK_DATA_READY, SKQ, 1, 0, 0);
+	fx_ev(&F, SW, TT_WAKING, C, 0, 120, 0);
+	fx_block(&F, SW, C, SYS_futex, IDLE);
+	fx_ev(&F, C, TT_SYS_EXIT, SYS_recvfrom, 10, 0, 0);
+	fx_ev(&F, C, TT_SOCK_RECV, SKQ, 1, 0, 10);
+	fx_block(&F, C, 0, SYS_nanosleep, 0);
+	F.ts += 5 * MS;
+	struct graph *g = fx_build(&F, NULL);
+	cr_assert_not_null(g);
+	struct diag_opts o = opts();
+	o.tid = C;
+	struct diag *d = NULL;
+	cr_assert_eq(diag_new(g, &o, &d, NULL), 0);
+	cr_assert_geq(diag_nhangs(d), 1);
+	cr_assert_eq(diag_hang(d, 0)->th.tid, C);
+	cr_assert_eq(diag_hang(d, 0)->kind, DIAG_BLOCKED);
+	int worker = 0;
+	for (size_t k = 0; k < diag_nculprits(d, 0); k++) {
+		const struct diag_culprit *c = diag_culprit(d, 0, k);
+		worker |= c->th.tid == SW;
+		cr_assert_neq(c->th.tid, SM, "the main loop polls idle");
+	}
+	cr_assert(worker, "the worker that slept is a culprit");
+	diag_free(d);
+	graph_free(g);
 }
