@@ -15,6 +15,15 @@
  * threads whose part in the path came while the diagnosed thread waited
  * in the normal case count: the thread the input came from, or one that
  * sent the request before the wait began, waits for its own reasons.
+ *
+ * One idle thread is a culprit all the same: the thread of another
+ * process that ended the diagnosed wait by waking it directly (a wake-up
+ * or a signal, no message or pipe data with it), after sitting in its
+ * own idle wait for most of the window until input came (a message or
+ * pipe data; a thread woken by a plain wake-up only relays its waker).
+ * It held what the waiter needed across its wait for input (a database
+ * session idle in its transaction holding a row lock, a process holding
+ * a lock while it polls), and is listed after the others.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +66,66 @@ serving(const struct diag *d, uint32_t ti, uint64_t at,
 		}
 		v = lo > 0 ? t->vtx[lo - 1] : GRAPH_NONE;
 	}
+}
+
+/*
+ * The idle holder of level lv's wait: the user thread of another process
+ * that woke the thread where its wait ended, by a wake-up or a signal
+ * only, and sat in its idle wait for at least half of [lv->a, lv->b]
+ * until before that wake-up, a wait that ended with input (a message or
+ * pipe data). Returns its thread index, or GRAPH_NONE; *w is its idle
+ * wait.
+ */
+static uint32_t
+idle_holder(struct diag *d, const struct level *lv, struct dwait *w)
+{
+	const struct graph *g = d->g;
+	uint64_t len = lv->b - lv->a, ov;
+
+	if (lv->dw.run == GRAPH_NONE || lv->dw.ti != lv->ti)
+		return GRAPH_NONE;
+	uint32_t v = graph_vertex_of_event(g, lv->ti, lv->dw.run);
+	if (v == GRAPH_NONE)
+		return GRAPH_NONE;
+	size_t n;
+	const uint32_t *in = graph_in_edges(g, v, &n);
+	uint32_t waker = GRAPH_NONE;
+	uint64_t wts = 0;
+	for (size_t k = 0; k < n; k++) {
+		const struct graph_edge *e = graph_edge(g, in[k]);
+		if ((e->kind == GE_WAKEUP || e->kind == GE_SIGNAL) &&
+		    waker == GRAPH_NONE) {
+			waker = g->vx[e->src].thread;
+			wts = g->th[waker].ev[e->src_ev].ts;
+		}
+	}
+	/* a thread of the waiter's own process relays to it (the I/O
+	   thread of a client library handing over a reply) */
+	if (waker == GRAPH_NONE || g->th[waker].pid == g->th[lv->ti].pid ||
+	    !diag_user_thread(g, waker))
+		return GRAPH_NONE;
+	/* what it sent came with a message: it answered, it held nothing */
+	for (size_t k = 0; k < n; k++) {
+		const struct graph_edge *e = graph_edge(g, in[k]);
+		if ((e->kind == GE_MSG || e->kind == GE_PIPE) &&
+		    g->vx[e->src].thread == waker)
+			return GRAPH_NONE;
+	}
+	if (!diag_wait_overlapping(d, waker, lv->a, lv->b, w, &ov) ||
+	    ov < len / 2 || w->end > wts || w->run == GRAPH_NONE ||
+	    (g->th[waker].ev[w->sw].sub & 0x30) ||	/* exited */
+	    diag_wait_key(g, w) != diag_idle_key(d, waker))
+		return GRAPH_NONE;
+	/* its idle wait ended with input (a message or pipe data); one
+	   ended by a plain wake-up only relayed that waker's work */
+	v = graph_vertex_of_event(g, waker, w->run);
+	in = v != GRAPH_NONE ? graph_in_edges(g, v, &n) : NULL;
+	for (size_t k = 0; in != NULL && k < n; k++) {
+		const struct graph_edge *e = graph_edge(g, in[k]);
+		if (e->kind == GE_MSG || e->kind == GE_PIPE)
+			return waker;
+	}
+	return GRAPH_NONE;
 }
 
 size_t
@@ -127,6 +196,25 @@ diag_diff_path(struct diag *d, const struct level *lv,
 		if (x.c.kind == DIAG_BUSY)
 			break;	/* it ran the whole time: what is behind it
 				   in the path only fed it earlier */
+	}
+	struct dwait w;
+	uint32_t ih = idle_holder(d, lv, &w);
+	int dup = ih == GRAPH_NONE;
+	for (size_t k = 0; k < cs->n && !dup; k++)
+		dup = cs->v[k].c.th.thread == ih;
+	if (!dup) {
+		struct dculprit x;
+		memset(&x, 0, sizeof(x));
+		diag_thread_fill(g, ih, &x.c.th);
+		x.c.serving.comm = x.c.serving.process = "";
+		x.c.kind = DIAG_BLOCKED;
+		x.c.node = graph_vertex_of_event(g, ih, w.sw);
+		x.c.start_ns = w.start;
+		x.c.end_ns = w.end;
+		x.c.wait = w.w;
+		x.w = w;
+		x.holder = 1;
+		DPUSH(*cs, x);
 	}
 	free(done.v);
 	return cs->n;

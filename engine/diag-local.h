@@ -131,8 +131,9 @@ int diag_user_thread(const struct graph *g, uint32_t ti);
 uint64_t diag_wait_key(const struct graph *g, const struct dwait *dw);
 /* Key of thread ti's idle wait (for work or input): its event-loop wait
    (poll and the like, on the same resource at least 3 times) if it has
-   one, else the wait it spends the most time in, among waits shorter
-   than the threshold. */
+   one, else the poll-like call it waited in both when the recording
+   started and at its end, else the wait it spends the most time in,
+   among waits shorter than the threshold. */
 uint64_t diag_idle_key(struct diag *d, uint32_t ti);
 /* Whether thread ti's idle wait is an event loop's (see above). */
 int diag_event_loop(struct diag *d, uint32_t ti);
@@ -201,6 +202,7 @@ struct level {
 struct dculprit {
 	struct diag_culprit c;
 	struct dwait w;
+	int holder;		/* named as the idle holder (diag-diff.c) */
 };
 /* The diff of a level against path p (n steps): every thread on it (the
    diagnosed one excepted) busy or blocked on a wait other than its idle

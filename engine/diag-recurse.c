@@ -168,6 +168,11 @@ level(struct rec *r, const struct level *lv, const struct diag_step *p,
 		if (again == 2)
 			continue;	/* shared with another branch */
 		diag_add_culprit(h, &x->c, depth, parent);
+		if (x->holder)
+			dnote(h, "%s (%u) woke %s (%u) after its own idle "
+			    "wait: it held what that wait needed meanwhile",
+			    x->c.th.comm, x->c.th.tid,
+			    r->d->g->th[lv->ti].comm, r->d->g->th[lv->ti].tid);
 		if (again || x->c.kind != DIAG_BLOCKED)
 			continue;	/* followed where first found */
 		struct branch nb = { .cul = h->cul.n - 1, .up = b,

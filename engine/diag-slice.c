@@ -6,14 +6,17 @@
  * (struct bnode, kept in one pool with parent links) is a vertex plus the
  * last event of it that may have caused what follows (only edges into
  * the vertex at or before that event count). Strong edges cost less than
- * wake-ups, which cost less than the weak joins of split segments; the
- * frontier is cut to the beam width after every step. A path ends at a
- * vertex holding an input event, at the diagnosed thread earlier than its
- * node (where the request came from), or where no edge leads further (a
- * dead end, reported as such). The node a baseline slice starts from
- * may itself hold an input (a terminal read, which may be a pty master
- * fed by a child): its wake-up chain is followed first, and the node
- * counts as the input only when that chain reaches no goal.
+ * wake-ups, which cost less than the weak joins of split segments, and
+ * an edge costs more the longer it spans (a message queued while its
+ * receiver was busy with an earlier request counts from when the
+ * receiver was free); the frontier is cut to the beam width after every
+ * step. A path ends at a vertex holding an input event, at the diagnosed
+ * thread earlier than its node (where the request came from), or where
+ * no edge leads further (a dead end, reported as such). The node a
+ * baseline slice starts from may itself hold an input (a terminal read,
+ * which may be a pty master fed by a child): its wake-up chain is
+ * followed first, and the node counts as the input only when that chain
+ * reaches no goal.
  *
  * The diff (diag-diff.c) walks the threads of the slice in order and
  * finds every one that was busy or blocked on something other than its
@@ -100,6 +103,27 @@ io_wait_before(const struct graph *g, uint32_t v)
 }
 
 /*
+ * When the cause of edge e into v (sent at ts) could first have been
+ * taken: a message or pipe write that begins a vertex cut at a split (a
+ * request boundary, a second peer) waited in its queue while the thread
+ * was busy with the segment before, so its wait counts only from the end
+ * of that segment.
+ */
+static uint64_t
+queued_since(const struct graph *g, uint32_t v, const struct graph_edge *e,
+    uint64_t ts)
+{
+	const struct graph_vertex *vx = &g->vx[v];
+
+	if ((e->kind != GE_MSG && e->kind != GE_PIPE) ||
+	    !(vx->flags & GRAPH_VF_SPLIT) || e->dst_ev != vx->first ||
+	    vx->first == 0)
+		return ts;
+	uint64_t free_at = g->th[vx->thread].ev[vx->first - 1].ts;
+	return free_at > ts ? free_at : ts;
+}
+
+/*
  * Slice backwards from vertex v (events up to lim). self: the diagnosed
  * thread, whose earlier vertices (before since) end a path.
  */
@@ -183,7 +207,9 @@ slice_run(struct diag *d, struct slice *s, uint32_t v, uint32_t lim,
 				   likely than one just before it */
 				uint64_t ts = g->th[g->vx[e->src].thread].ev[
 				    e->src_ev].ts, td = g->th[vx->thread].ev[
-				    e->dst_ev].ts, gap = td > ts ? td - ts : 0;
+				    e->dst_ev].ts, gap;
+				ts = queued_since(g, b.v, e, ts);
+				gap = td > ts ? td - ts : 0;
 				unsigned late = gap / GAP_UNIT > 20 ? 20 :
 				    (unsigned)(gap / GAP_UNIT);
 				uint32_t cost = b.cost + edge_cost(e->kind) +

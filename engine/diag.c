@@ -452,6 +452,40 @@ diag_wait_key(const struct graph *g, const struct dwait *dw)
 	return diag_res_key(&g->th[dw->ti].ev[dw->enter]);
 }
 
+/*
+ * The key of the multiplexing wait (poll, select, epoll) thread ti sat
+ * in when the recording started and sits in again at its end, the same
+ * system call: an event loop seen for one turn, whose waits never both
+ * began and ended in the recording. 0 when there is none.
+ */
+static uint64_t
+loop_at_both_ends(const struct graph *g, uint32_t ti)
+{
+	const struct gthread *t = &g->th[ti];
+	uint32_t first = GRAPH_NONE, last = GRAPH_NONE;
+
+	for (uint32_t i = 0; i < t->nev && first == GRAPH_NONE; i++)
+		if (t->ev[i].type == TT_SYS_ENTER ||
+		    t->ev[i].type == TT_SYS_EXIT)
+			first = i;
+	if (first == GRAPH_NONE || t->ev[first].type != TT_SYS_EXIT ||
+	    !is_sys(t->ev[first].aux, polls))
+		return 0;
+	for (uint32_t i = t->nev; i-- > first + 1 && last == GRAPH_NONE;) {
+		if (t->ev[i].type == TT_SYS_EXIT)
+			return 0;
+		if (t->ev[i].type == TT_SYS_ENTER)
+			last = i;
+	}
+	if (last == GRAPH_NONE || t->ev[last].aux != t->ev[first].aux)
+		return 0;
+	for (uint32_t i = last + 1; i < t->nev; i++)
+		if (t->ev[i].type == TT_SWITCH &&
+		    (t->ev[i].flags & GRAPH_EVF_WAIT))
+			return diag_res_key(&t->ev[last]);
+	return 0;
+}
+
 uint64_t
 diag_idle_key(struct diag *d, uint32_t ti)
 {
@@ -485,6 +519,12 @@ diag_idle_key(struct diag *d, uint32_t ti)
 	}
 	hmap_free(&tot);
 	hmap_free(&cnt);
+	if (!best_loop) {
+		/* no loop turned 3 times: one waiting at both ends */
+		uint64_t k = loop_at_both_ends(g, ti);
+		if (k != 0)
+			best = k;
+	}
 	*hmap_put(&d->idle, ti, 0, NULL) = best + 1;
 	if (best_loop)
 		*hmap_put(&d->loops, ti, 0, NULL) = 1;

@@ -166,6 +166,9 @@ struct thread_replay {
 	uint8_t handed;		/* since its last wait it runs because
 				   another thread of its process woke it
 				   (it relays that thread's work) */
+	uint8_t answered;	/* the open vertex sent a reply to the
+				   process it received a request from: the
+				   next receive is another request */
 };
 
 /* A message sent and not yet received (or pipe bytes not yet read). */
@@ -232,6 +235,10 @@ uint32_t gb_add(struct build_pass *b, uint32_t ti, uint32_t i);
 /* End the open vertex of thread ti at a boundary that is not a wait. */
 void gb_split(struct build_pass *b, uint32_t ti);
 void gb_peer_pre(struct build_pass *b, uint32_t ti, uint32_t pid);
+/* Before a receive from process pid (0: unknown): the request boundary
+   rule, a thread that answered a request in its open vertex starts a new
+   vertex at the next receive from another process. */
+void gb_request_pre(struct build_pass *b, uint32_t ti, uint32_t pid);
 void gb_peer_post(struct build_pass *b, uint32_t ti, uint32_t pid);
 void gb_reply_check(struct build_pass *b, uint32_t ti, uint32_t pid, uint32_t v,
     uint32_t e);

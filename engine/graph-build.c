@@ -60,6 +60,7 @@ vopen(struct build_pass *b, uint32_t ti, uint32_t i, unsigned kind)
 	s->cur = v;
 	s->peer = 0;
 	s->had_rx = 0;
+	s->answered = 0;
 	if (s->split_from != GRAPH_NONE) {
 		const struct graph_vertex *p = &g->vx[s->split_from];
 		g->vx[v].flags |= GRAPH_VF_SPLIT;
@@ -363,6 +364,7 @@ step(struct build_pass *b, uint32_t ti, uint32_t i)
 		pid = src != GRAPH_NONE ? b->qn[src].pid : 0;
 		if ((t->flags & GRAPH_THREAD_BATCH) && s->had_rx)
 			gb_split(b, ti);
+		gb_request_pre(b, ti, pid);
 		gb_peer_pre(b, ti, pid);
 		v = gb_add(b, ti, i);
 		if (src != GRAPH_NONE) {

@@ -3,9 +3,10 @@
  * events by key: socket messages (sk_data_ready to sock_recv, one FIFO of
  * senders per receiving socket), pipes (per inode, a FIFO of writes with
  * the byte offset each ends at, so a read is connected to the write of
- * its first byte), eventfds, request/reply, the IPC peer set, keyed
- * hash maps (timers, work, tasks, run-loop sources, flags) and the
- * per-event rules (split, input, connect).
+ * its first byte), eventfds, request/reply, request boundaries (one
+ * vertex per answered request), the IPC peer set, keyed hash maps
+ * (timers, work, tasks, run-loop sources, flags) and the per-event rules
+ * (split, input, connect).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,23 @@ gb_peer_post(struct build_pass *b, uint32_t ti, uint32_t pid)
 		s->peer = pid;
 }
 
+/*
+ * The request boundary: once the open vertex has answered a request (a
+ * message back to the process it received from), the next receive from
+ * another process (or an unknown one) is the next request and begins a
+ * new vertex, joined to the last by a weak edge. A server that takes
+ * queued or pipelined requests without blocking between them then has
+ * one vertex per request, like one that waits for each.
+ */
+void
+gb_request_pre(struct build_pass *b, uint32_t ti, uint32_t pid)
+{
+	struct thread_replay *s = &b->st[ti];
+
+	if (s->answered && s->cur != GRAPH_NONE && pid != b->g->th[ti].pid)
+		gb_split(b, ti);
+}
+
 /* A message was sent to process pid from (v, e): request/reply rule. */
 void
 gb_reply_check(struct build_pass *b, uint32_t ti, uint32_t pid, uint32_t v,
@@ -47,6 +65,7 @@ gb_reply_check(struct build_pass *b, uint32_t ti, uint32_t pid, uint32_t v,
 		if (s->rx_v != v && !s->handed)
 			gb_edge(b, s->rx_v, s->rx_e, v, e, GE_REPLY);
 		s->rx_pid = 0;
+		s->answered = v == s->cur;
 	}
 }
 
@@ -229,6 +248,7 @@ gb_on_sys_exit(struct build_pass *b, uint32_t ti, uint32_t i)
 		uint32_t src = q != NULL ? q->head : GRAPH_NONE;
 		if (src != GRAPH_NONE)
 			pid = b->qn[src].pid;
+		gb_request_pre(b, ti, pid);
 		gb_peer_pre(b, ti, pid);
 		v = gb_add(b, ti, i);
 		if (src != GRAPH_NONE) {

@@ -39,13 +39,10 @@ pg_session() {
 	remember $psql
 }
 
-# backend_waiting: the pid of the backend whose process title says it
-# waits for a lock
-backend_waiting() {
-	# one grep over every command line (a pair of processes per /proc
-	# entry took seconds under a recorder of every system call)
-	_f=$(grep -las '^postgres: .* waiting' /proc/[0-9]*/cmdline | head -n 1)
-	[ -n "$_f" ] || return 1
-	_f=${_f#/proc/}
-	echo "${_f%/cmdline}"
+# lock_waiter: the pid of a backend waiting for a lock, from pg_locks
+# (a scan of every process title took seconds on a busy machine, which
+# stretched the hang past the sleep that ends it)
+lock_waiter() {
+	_w=$(pg_sql "SELECT pid FROM pg_locks WHERE NOT granted LIMIT 1")
+	[ -n "$_w" ] && echo "$_w"
 }

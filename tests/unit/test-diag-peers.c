@@ -2,8 +2,10 @@
  * test-diag-peers.c: criterion tests of the diagnosis (engine/diag*.c)
  * on traces built in code: similar nodes must talk to the same peer
  * process, those whose wait the hang's waker ended rank first, a
- * user-level wait made of two kernel waits is one similar node, and
- * every blocked thread of the normal path is a culprit.
+ * user-level wait made of two kernel waits is one similar node,
+ * every blocked thread of the normal path is a culprit, and so is the
+ * idle thread that ended the wait by a plain wake-up (an idle holder),
+ * but not an event loop waiting in poll at both ends of the recording.
  */
 #include <criterion/criterion.h>
 
@@ -301,6 +303,163 @@ Test(diag_peers, every_blocked_path_thread_is_a_culprit)
 	cr_assert_not_null(strstr(buf, "\"helper\""));
 	cr_assert_not_null(strstr(buf, "\"worker\""));
 	free(buf);
+	diag_free(d);
+	graph_free(g);
+}
+
+/* M waits on LOCK until X wakes it; X wakes it as soon as the input
+   thread wakes X out of its idle poll on POLLA, with a message when msg
+   (X holds the lock across its wait for input), else by a plain wake-up
+   (X merely relays the input thread). hold_ms: how long X's idle wait
+   lasts. */
+static void
+holder_iteration(uint64_t hold_ms, int msg)
+{
+	fx_run(&F, 0, IN);
+	fx_ev(&F, IN, TT_WAKING, M, 0, 120, 0);
+	fx_block(&F, IN, M, SYS_nanosleep, 0);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
+	fx_block(&F, M, 0, SYS_futex, LOCK);
+	F.ts += hold_ms * MS;
+	fx_run(&F, 0, IN);
+	if (msg)
+		fx_ev(&F, IN, TT_SK_DATA_READY, SKP, 1, 0, 0);
+	fx_ev(&F, IN, TT_WAKING, X, 0, 120, 0);
+	fx_block(&F, IN, X, SYS_nanosleep, 0);
+	fx_ev(&F, X, TT_SYS_EXIT, SYS_poll, 1, 0, 0);
+	if (msg)
+		fx_ev(&F, X, TT_SOCK_RECV, SKP, 1, 0, 10);
+	fx_ev(&F, X, TT_WAKING, M, 0, 120, 0);
+	fx_ev(&F, X, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
+	fx_ev(&F, X, TT_SWITCH, 1, M, 120, 0);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	fx_block(&F, M, 0, SYS_nanosleep, 0);
+	F.ts += 5 * MS;
+}
+
+/* Diagnose M's last wait; the index of X among the culprits or -1. */
+static long
+holder_fixture(int msg, uint32_t xpid)
+{
+	fx_init(&F);
+	fx_thread(&F, M, M, "main");
+	fx_thread(&F, X, xpid, "holder");
+	fx_thread(&F, IN, IN, "input");
+	fx_ev(&F, X, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
+	fx_ev(&F, X, TT_SWITCH, 1, 0, 120, 0);
+	fx_ev(&F, IN, TT_SYS_ENTER, SYS_nanosleep, 0, 0, 0);
+	fx_ev(&F, IN, TT_SWITCH, 1, 0, 120, 0);
+	fx_ev(&F, M, TT_SYS_ENTER, SYS_nanosleep, 0, 0, 0);
+	fx_ev(&F, M, TT_SWITCH, 1, 0, 120, 0);
+	for (int i = 0; i < 4; i++)
+		holder_iteration(1, msg);
+	holder_iteration(60, msg);
+	struct graph *g = fx_build(&F, NULL);
+	cr_assert_not_null(g);
+	struct diag_opts o = opts();
+	o.tid = M;
+	struct diag *d = NULL;
+	cr_assert_eq(diag_new(g, &o, &d, NULL), 0);
+	cr_assert_geq(diag_nhangs(d), 1);
+	const struct diag_hang *h = diag_hang(d, 0);
+	cr_assert_eq(h->kind, DIAG_BLOCKED);
+	cr_assert_geq(h->end_ns - h->start_ns, 60 * MS);
+	long at = -1;
+	for (size_t k = 0; k < diag_nculprits(d, 0); k++) {
+		const struct diag_culprit *c = diag_culprit(d, 0, k);
+		if (c->th.tid != X)
+			continue;
+		at = (long)k;
+		cr_assert_eq(c->kind, DIAG_BLOCKED);
+		cr_assert_eq(c->depth, 1);
+		cr_assert_geq(c->end_ns - c->start_ns, 60 * MS);
+	}
+	diag_free(d);
+	graph_free(g);
+	return at;
+}
+
+Test(diag_peers, idle_holder_that_woke_the_waiter)
+{
+	cr_assert_geq(holder_fixture(1, X), 0,
+	    "the holder, idle in poll until its input, is a culprit");
+}
+
+Test(diag_peers, idle_relay_is_no_holder)
+{
+	cr_assert_eq(holder_fixture(0, X), -1,
+	    "a thread woken by a plain wake-up relays its waker");
+	cr_assert_eq(holder_fixture(1, M), -1,
+	    "a thread of the waiter's process relays its input to it");
+}
+
+/*
+ * A service's main loop, in poll when the recording starts, takes C's
+ * request, wakes its worker and polls again until the recording ends:
+ * none of its polls both began and ended in the recording. The worker
+ * sleeps 60 ms on a timer, then answers C. Only the worker is a culprit
+ * of C's wait: the main loop is idle.
+ */
+Test(diag_peers, loop_polling_at_both_ends_is_idle)
+{
+	enum { C = 600, SM = 700, SW = 701 };
+
+	fx_init(&F);
+	fx_thread(&F, C, C, "client");
+	fx_thread(&F, SM, SM, "svc");
+	fx_thread(&F, SW, SM, "svc-worker");
+	fx_ev(&F, SW, TT_SYS_ENTER, SYS_futex, IDLE, 0, 0);
+	fx_ev(&F, SW, TT_SWITCH, 1, 0, 120, 0);
+	fx_run(&F, 0, C);
+	fx_ev(&F, C, TT_SOCK_RECV, SKQ, 1, 0, 10);
+	fx_ev(&F, C, TT_SK_DATA_READY, SKP, 1, 0, 0);
+	fx_ev(&F, C, TT_WAKING, SM, 0, 120, 0);
+	fx_block(&F, C, SM, SYS_recvfrom, SKQ);
+	/* the main loop's poll ends: the first system call event seen */
+	fx_ev(&F, SM, TT_SYS_EXIT, SYS_poll, 1, 0, 0);
+	fx_ev(&F, SM, TT_SOCK_RECV, SKP, 1, 0, 10);
+	fx_ev(&F, SM, TT_WAKING, SW, 0, 120, 0);
+	fx_ev(&F, SM, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
+	fx_ev(&F, SM, TT_SWITCH, 1, SW, 120, 0);
+	fx_ev(&F, SW, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	fx_ev(&F, SW, TT_TIMER_START, 0x77, 0xfff, 5, 1);
+	fx_block(&F, SW, 0, SYS_nanosleep, 0);
+	F.ts += 60 * MS;
+	F.cpu = 1;
+	F.ctx = TRACE_CTX_HARDIRQ;
+	fx_ev(&F, 0, TT_IRQ_ENTRY, 0, 0, 0, 0);
+	fx_blob(&F, "apic_timer");
+	fx_ev(&F, 0, TT_TIMER_EXPIRE, 0x77, 1, 0xfff, 0);
+	fx_ev(&F, 0, TT_WAKING, SW, 0, 120, 0);
+	fx_ev(&F, 0, TT_TIMER_EXPIRE_EXIT, 0x77, 1, 0, 0);
+	fx_ev(&F, 0, TT_IRQ_EXIT, 0, 1, 0, 0);
+	F.ctx = TRACE_CTX_TASK;
+	F.cpu = 0;
+	fx_run(&F, 0, SW);
+	fx_ev(&F, SW, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
+	fx_ev(&F, SW, TT_SK_DATA_READY, SKQ, 1, 0, 0);
+	fx_ev(&F, SW, TT_WAKING, C, 0, 120, 0);
+	fx_block(&F, SW, C, SYS_futex, IDLE);
+	fx_ev(&F, C, TT_SYS_EXIT, SYS_recvfrom, 10, 0, 0);
+	fx_ev(&F, C, TT_SOCK_RECV, SKQ, 1, 0, 10);
+	fx_block(&F, C, 0, SYS_nanosleep, 0);
+	F.ts += 5 * MS;
+	struct graph *g = fx_build(&F, NULL);
+	cr_assert_not_null(g);
+	struct diag_opts o = opts();
+	o.tid = C;
+	struct diag *d = NULL;
+	cr_assert_eq(diag_new(g, &o, &d, NULL), 0);
+	cr_assert_geq(diag_nhangs(d), 1);
+	cr_assert_eq(diag_hang(d, 0)->th.tid, C);
+	cr_assert_eq(diag_hang(d, 0)->kind, DIAG_BLOCKED);
+	int worker = 0;
+	for (size_t k = 0; k < diag_nculprits(d, 0); k++) {
+		const struct diag_culprit *c = diag_culprit(d, 0, k);
+		worker |= c->th.tid == SW;
+		cr_assert_neq(c->th.tid, SM, "the main loop polls idle");
+	}
+	cr_assert(worker, "the worker that slept is a culprit");
 	diag_free(d);
 	graph_free(g);
 }
