@@ -115,6 +115,8 @@ static const long epolls[] = { SYS_epoll_wait, SYS_epoll_pwait,
 	SYS_epoll_pwait2,
 #endif
 	-1 };
+/* a wait for a child process: for work the thread started */
+static const long children[] = { SYS_wait4, SYS_waitid, -1 };
 static const long recvs[] = { SYS_recvfrom, SYS_recvmsg, SYS_recvmmsg,
 	SYS_sendto, SYS_sendmsg, SYS_accept, SYS_accept4, SYS_connect, -1 };
 
@@ -503,6 +505,10 @@ diag_idle_key(struct diag *d, uint32_t ti)
 		uint64_t dt = t->ev[w.end].ts - t->ev[w.sw].ts;
 		const struct graph_event *en = &t->ev[w.enter];
 		uint64_t k = diag_res_key(en);
+		/* waiting for a child is never idle: the thread waits for
+		   what it started (shells, build tools, supervisors) */
+		if (is_sys(en->aux, children))
+			continue;
 		uint64_t *x = hmap_put(&tot, k, 0, NULL);
 		/* a loop comes back to its wait: one poll (a start
 		   barrier) does not make an event loop */

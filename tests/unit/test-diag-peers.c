@@ -463,3 +463,70 @@ Test(diag_peers, loop_polling_at_both_ends_is_idle)
 	diag_free(d);
 	graph_free(g);
 }
+
+/* The stage S of a pipeline runs a child K for each item and waits for
+   it (wait4), then wakes M, which waits on LOCK for the item; S has no
+   other wait, so its usual wait is the wait for a child. hung: K sleeps
+   50 ms. Returns when M blocked. */
+enum { PM = 900, PS = 910, K0 = 920 };
+
+static uint64_t
+child_iteration(uint32_t k, int hung)
+{
+	uint64_t at = fx_block(&F, PM, PS, SYS_futex, LOCK);
+	fx_ev(&F, PS, TT_SYS_EXIT, SYS_wait4, 1, 0, 0);
+	fx_ev(&F, PS, TT_WAKEUP_NEW, k, 0, 0, 0);
+	fx_block(&F, PS, k, SYS_wait4, (uint64_t)-1);
+	if (hung) {
+		fx_block(&F, k, 0, SYS_nanosleep, 0);
+		F.ts += 50 * MS;
+		fx_run(&F, 0, k);
+		fx_ev(&F, k, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
+	} else {
+		F.ts += 100000;
+	}
+	fx_ev(&F, k, TT_WAKING, PS, 0, 120, 0);
+	fx_ev(&F, k, TT_SWITCH, 0x20, PS, 120, 0);	/* exits */
+	fx_ev(&F, PS, TT_SYS_EXIT, SYS_wait4, k, 0, 0);
+	fx_ev(&F, PS, TT_WAKING, PM, 0, 120, 0);
+	fx_block(&F, PS, PM, SYS_wait4, (uint64_t)-1);
+	fx_ev(&F, PM, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	F.ts += 5 * MS;
+	return at;
+}
+
+Test(diag_peers, a_wait_for_a_child_is_never_idle)
+{
+	fx_init(&F);
+	fx_thread(&F, PM, PM, "main");
+	fx_thread(&F, PS, PS, "stage");
+	for (uint32_t i = 0; i < 6; i++)
+		fx_thread(&F, K0 + i, K0 + i, "child");
+	fx_ev(&F, PS, TT_SYS_ENTER, SYS_wait4, (uint64_t)-1, 0, 0);
+	fx_ev(&F, PS, TT_SWITCH, 1, PM, 120, 0);
+	F.ts += 5 * MS;
+	for (uint32_t i = 0; i < 5; i++)
+		child_iteration(K0 + i, 0);
+	uint64_t th = child_iteration(K0 + 5, 1);
+
+	struct graph *g = fx_build(&F, NULL);
+	cr_assert_not_null(g);
+	struct diag_opts o = opts();
+	o.tid = PM;
+	o.at = th + 20 * MS;
+	struct diag *d = NULL;
+	cr_assert_eq(diag_new(g, &o, &d, NULL), 0);
+	cr_assert_eq(diag_nhangs(d), 1);
+	int stage = 0;
+	for (size_t i = 0; i < diag_nculprits(d, 0); i++) {
+		const struct diag_culprit *c = diag_culprit(d, 0, i);
+		if (c->th.tid == PS && c->depth == 1) {
+			stage = 1;
+			cr_assert_eq(c->kind, DIAG_BLOCKED);
+			cr_assert_str_eq(c->wait.syscall, "wait4");
+		}
+	}
+	cr_assert(stage, "the stage waiting for its child is a culprit");
+	diag_free(d);
+	graph_free(g);
+}
