@@ -4,9 +4,13 @@
  * See engine.h for the model and engine-local.h for struct graph. The
  * queries here only read the arrays built by graph-load.c and
  * graph-build.c; a vertex's events are th[vx.thread].ev[first..first+n).
+ * graph_build() reads the trace on a second thread (struct feed, a ring
+ * of event batches) while the caller's thread loads and builds.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine-local.h"
 
@@ -83,41 +87,142 @@ graph_build_events(const struct trace_event *evs, size_t n,
 	return finish(g, rules, out, cause);
 }
 
+/* Load one batch of events, prefetching the event arrays of the threads
+   that the events a few places ahead go to. */
+static void
+load_batch(struct graph *g, const struct trace_event *evs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (i + 8 < n && evs[i + 8].tid < TID_DIRECT &&
+		    g->tiddirect[evs[i + 8].tid] != 0) {
+			const struct gthread *t =
+			    &g->th[g->tiddirect[evs[i + 8].tid] - 1];
+			__builtin_prefetch(&t->ev[t->nev], 1);
+		}
+		if (i + 8 < n && evs[i + 8].type == TT_SWITCH &&
+		    evs[i + 8].arg[1] < TID_DIRECT &&
+		    g->tiddirect[evs[i + 8].arg[1]] != 0) {
+			/* the thread taking the CPU gets an event too */
+			const struct gthread *t =
+			    &g->th[g->tiddirect[evs[i + 8].arg[1]] - 1];
+			__builtin_prefetch(&t->ev[t->nev], 1);
+		}
+		graph_load_event(g, &evs[i]);
+	}
+}
+
+/*
+ * The two-core load: a reading thread decodes and merges the trace into
+ * a ring of FEED_NBUF batches while the caller's thread loads and builds
+ * them, so that decoding and building overlap. head counts the batches
+ * filled, tail those loaded; the reader stops after a batch of 0 events
+ * (the end).
+ */
+enum { FEED_NBUF = 4, FEED_BATCH = 4096 };
+
+struct feed {
+	struct trace_reader *r;
+	struct trace_event *buf[FEED_NBUF];
+	size_t n[FEED_NBUF];
+	unsigned head, tail;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+};
+
+static void *
+feed_main(void *arg)
+{
+	struct feed *f = arg;
+
+	pthread_mutex_lock(&f->mu);
+	for (;;) {
+		while (f->head - f->tail == FEED_NBUF)
+			pthread_cond_wait(&f->cv, &f->mu);
+		unsigned k = f->head % FEED_NBUF;
+		pthread_mutex_unlock(&f->mu);
+		size_t n = trace_reader_read(f->r, f->buf[k], FEED_BATCH);
+		pthread_mutex_lock(&f->mu);
+		f->n[k] = n;
+		f->head++;
+		pthread_cond_broadcast(&f->cv);
+		if (n == 0)
+			break;
+	}
+	pthread_mutex_unlock(&f->mu);
+	return NULL;
+}
+
+/* Load every event of r through a reading thread; 0, or -1 when the
+   thread could not start (nothing was read then). */
+static int
+load_fed(struct graph *g, struct trace_reader *r)
+{
+	struct feed f = { .r = r };
+	pthread_t th;
+
+	pthread_mutex_init(&f.mu, NULL);
+	pthread_cond_init(&f.cv, NULL);
+	for (unsigned k = 0; k < FEED_NBUF; k++)
+		f.buf[k] = xmalloc(FEED_BATCH * sizeof(*f.buf[k]));
+	int err = pthread_create(&th, NULL, feed_main, &f);
+	if (err == 0) {
+		pthread_mutex_lock(&f.mu);
+		for (;;) {
+			while (f.head == f.tail)
+				pthread_cond_wait(&f.cv, &f.mu);
+			unsigned k = f.tail % FEED_NBUF;
+			size_t n = f.n[k];
+			if (n == 0)
+				break;
+			pthread_mutex_unlock(&f.mu);
+			load_batch(g, f.buf[k], n);
+			pthread_mutex_lock(&f.mu);
+			f.tail++;
+			pthread_cond_broadcast(&f.cv);
+		}
+		pthread_mutex_unlock(&f.mu);
+		pthread_join(th, NULL);
+	}
+	for (unsigned k = 0; k < FEED_NBUF; k++)
+		free(f.buf[k]);
+	pthread_cond_destroy(&f.cv);
+	pthread_mutex_destroy(&f.mu);
+	return err == 0 ? 0 : -1;
+}
+
+/* Whether the load runs on two threads: more than one CPU online, and
+   ARGUS_LOAD_THREADS not 1. */
+static int
+two_threads(void)
+{
+	const char *e = getenv("ARGUS_LOAD_THREADS");
+
+	if (e != NULL && strcmp(e, "1") == 0)
+		return 0;
+	return sysconf(_SC_NPROCESSORS_ONLN) > 1;
+}
+
 int
 graph_build(struct trace_reader *r, const struct rules *rules,
     struct graph **out, char **cause)
 {
 	struct graph *g = graph_alloc();
 	uint64_t t0 = now_ns();
-	enum { BATCH = 256 };
-	struct trace_event *evs = xmalloc(BATCH * sizeof(*evs));
-	size_t n;
 
 	for (size_t i = 0; i < trace_reader_nthreads(r); i++)
 		graph_load_thread(g, trace_reader_thread_at(r, i));
 	g->stream = gb_new(g, rules);
-	while ((n = trace_reader_read(r, evs, BATCH)) > 0) {
-		for (size_t i = 0; i < n; i++) {
-			if (i + 8 < n && evs[i + 8].tid < TID_DIRECT &&
-			    g->tiddirect[evs[i + 8].tid] != 0) {
-				const struct gthread *t =
-				    &g->th[g->tiddirect[evs[i + 8].tid] - 1];
-				__builtin_prefetch(&t->ev[t->nev], 1);
-			}
-			if (i + 8 < n && evs[i + 8].type == TT_SWITCH &&
-			    evs[i + 8].arg[1] < TID_DIRECT &&
-			    g->tiddirect[evs[i + 8].arg[1]] != 0) {
-				/* the thread taking the CPU gets an event too */
-				const struct gthread *t =
-				    &g->th[g->tiddirect[evs[i + 8].arg[1]] - 1];
-				__builtin_prefetch(&t->ev[t->nev], 1);
-			}
-			graph_load_event(g, &evs[i]);
-		}
+	if (!two_threads() || load_fed(g, r) != 0) {
+		struct trace_event *evs =
+		    xmalloc(FEED_BATCH * sizeof(*evs));
+		size_t n;
+
+		while ((n = trace_reader_read(r, evs, FEED_BATCH)) > 0)
+			load_batch(g, evs, n);
+		free(evs);
 	}
 	for (size_t i = 0; i < trace_reader_nthreads(r); i++)
 		graph_load_thread(g, trace_reader_thread_at(r, i));
-	free(evs);
 	g->load_ns = now_ns() - t0;
 	return finish(g, rules, out, cause);
 }
