@@ -88,10 +88,13 @@ graph_build_events(const struct trace_event *evs, size_t n,
 }
 
 /* Load one batch of events, prefetching the event arrays of the threads
-   that the events a few places ahead go to. */
+   that the events a few places ahead go to; events after g->win_to are
+   left out. */
 static void
 load_batch(struct graph *g, const struct trace_event *evs, size_t n)
 {
+	while (n > 0 && evs[n - 1].ts > g->win_to)
+		n--;
 	for (size_t i = 0; i < n; i++) {
 		if (i + 8 < n && evs[i + 8].tid < TID_DIRECT &&
 		    g->tiddirect[evs[i + 8].tid] != 0) {
@@ -122,6 +125,7 @@ enum { FEED_NBUF = 4, FEED_BATCH = 4096 };
 
 struct feed {
 	struct trace_reader *r;
+	uint64_t to;			/* no event after this is needed */
 	struct trace_event *buf[FEED_NBUF];
 	size_t n[FEED_NBUF];
 	unsigned head, tail;
@@ -147,17 +151,27 @@ feed_main(void *arg)
 		pthread_cond_broadcast(&f->cv);
 		if (n == 0)
 			break;
+		if (f->buf[k][n - 1].ts > f->to)
+			f->to = 0;	/* the next batch is the end */
+		if (f->to == 0 && n > 0) {
+			while (f->head - f->tail == FEED_NBUF)
+				pthread_cond_wait(&f->cv, &f->mu);
+			f->n[f->head % FEED_NBUF] = 0;
+			f->head++;
+			pthread_cond_broadcast(&f->cv);
+			break;
+		}
 	}
 	pthread_mutex_unlock(&f->mu);
 	return NULL;
 }
 
-/* Load every event of r through a reading thread; 0, or -1 when the
-   thread could not start (nothing was read then). */
+/* Load every event of r up to g->win_to through a reading thread; 0, or
+   -1 when the thread could not start (nothing was read then). */
 static int
 load_fed(struct graph *g, struct trace_reader *r)
 {
-	struct feed f = { .r = r };
+	struct feed f = { .r = r, .to = g->win_to };
 	pthread_t th;
 
 	pthread_mutex_init(&f.mu, NULL);
@@ -202,6 +216,24 @@ two_threads(void)
 	return sysconf(_SC_NPROCESSORS_ONLN) > 1;
 }
 
+/* Load the events of r from its position to g->win_to, on two threads
+   when two_threads(). */
+static void
+load_reader(struct graph *g, struct trace_reader *r)
+{
+	if (two_threads() && load_fed(g, r) == 0)
+		return;
+	struct trace_event *evs = xmalloc(FEED_BATCH * sizeof(*evs));
+	size_t n;
+
+	while ((n = trace_reader_read(r, evs, FEED_BATCH)) > 0) {
+		load_batch(g, evs, n);
+		if (evs[n - 1].ts > g->win_to)
+			break;
+	}
+	free(evs);
+}
+
 int
 graph_build(struct trace_reader *r, const struct rules *rules,
     struct graph **out, char **cause)
@@ -212,19 +244,106 @@ graph_build(struct trace_reader *r, const struct rules *rules,
 	for (size_t i = 0; i < trace_reader_nthreads(r); i++)
 		graph_load_thread(g, trace_reader_thread_at(r, i));
 	g->stream = gb_new(g, rules);
-	if (!two_threads() || load_fed(g, r) != 0) {
-		struct trace_event *evs =
-		    xmalloc(FEED_BATCH * sizeof(*evs));
-		size_t n;
-
-		while ((n = trace_reader_read(r, evs, FEED_BATCH)) > 0)
-			load_batch(g, evs, n);
-		free(evs);
-	}
+	load_reader(g, r);
 	for (size_t i = 0; i < trace_reader_nthreads(r); i++)
 		graph_load_thread(g, trace_reader_thread_at(r, i));
 	g->load_ns = now_ns() - t0;
 	return finish(g, rules, out, cause);
+}
+
+/*
+ * The records of the metadata stream outside the window, as a whole
+ * build would have met them: before it (when after is 0) every record
+ * (descriptors, mappings, thread names) in time order; after it (after
+ * 1) the thread records only, which the whole build applies at its end.
+ */
+static void
+load_meta(struct graph *g, struct trace_reader *r, int after)
+{
+	struct trace_chunk_buf *b = trace_chunk_buf_new();
+	struct trace_event *evs = NULL;
+	size_t cap = 0;
+
+	for (size_t i = 0; i < trace_reader_nchunks(r); i++) {
+		const struct trace_chunk_info *ci = trace_reader_chunk(r, i);
+		if (ci->cpu != TRACE_CPU_META || ci->count == 0 ||
+		    (!after && ci->first_ts >= g->win_from) ||
+		    (after && ci->last_ts <= g->win_to))
+			continue;
+		if (ci->count > cap) {
+			cap = ci->count;
+			evs = xreallocarray(evs, cap, sizeof(*evs));
+		}
+		size_t n = trace_reader_decode_chunk(r, i, b, evs);
+		for (size_t j = 0; j < n; j++) {
+			const struct trace_event *e = &evs[j];
+			if (!after && e->ts < g->win_from) {
+				graph_load_event(g, e);
+			} else if (after && e->ts > g->win_to &&
+			    e->type == TT_THREAD) {
+				struct trace_thread t = {
+				    .tid = (uint32_t)e->arg[0],
+				    .pid = (uint32_t)e->arg[1],
+				    .ppid = (uint32_t)e->arg[2],
+				    .start_ts = e->arg[3],
+				    .flags = (uint32_t)e->arg[4] };
+				size_t len = e->blob != NULL ? e->blob_len : 0;
+				if (len >= TRACE_COMM_LEN)
+					len = TRACE_COMM_LEN - 1;
+				if (len)
+					memcpy(t.comm, e->blob, len);
+				if (graph_thread_find(g, t.tid) != GRAPH_NONE)
+					graph_load_thread(g, &t);
+			}
+		}
+	}
+	free(evs);
+	trace_chunk_buf_free(b);
+}
+
+int
+graph_build_window(struct trace_reader *r, const struct rules *rules,
+    uint64_t from, uint64_t to, struct graph **out, char **cause)
+{
+	const struct trace_info *in = trace_reader_info(r);
+
+	if (from <= in->first_ts && to >= in->last_ts) {
+		int err = trace_reader_seek(r, 0);
+		return err ? err : graph_build(r, rules, out, cause);
+	}
+	struct graph *g = graph_alloc();
+	uint64_t t0 = now_ns();
+
+	g->win_from = from;
+	g->win_to = to;
+	for (size_t i = 0; i < trace_reader_nthreads(r); i++)
+		graph_load_thread(g, trace_reader_thread_at(r, i));
+	g->stream = gb_new(g, rules);
+	load_meta(g, r, 0);
+	int err = trace_reader_seek(r, from);
+	if (err) {
+		gb_abort(g->stream);
+		graph_free(g);
+		if (cause)
+			*cause = xstrdup(trace_strerror(err));
+		return GRAPH_ETRACE;
+	}
+	load_reader(g, r);
+	for (size_t i = 0; i < trace_reader_nthreads(r); i++)
+		graph_load_thread(g, trace_reader_thread_at(r, i));
+	load_meta(g, r, 1);
+	/* times are told from the start of the trace, not of the window */
+	if (in->first_ts != 0 && (g->first_ts == 0 || in->first_ts < g->first_ts))
+		g->first_ts = in->first_ts;
+	g->load_ns = now_ns() - t0;
+	return finish(g, rules, out, cause);
+}
+
+void
+graph_window(const struct graph *g, uint64_t *from, uint64_t *to)
+{
+	*from = g->win_from;
+	*to = g->win_to;
 }
 
 int
