@@ -180,7 +180,11 @@ cmd_diagnose(int argc, char **argv)
 		    r);
 		err = diag_at_window(r, rs, &o, &g, &d, &cause);
 		cmd_progress_end(pg);
-		if (err) {
+		if (err == GRAPH_ERANGE) {	/* the options name nobody */
+			cmd_error("diagnose", "%s", cause ? cause :
+			    graph_strerror(err));
+			goto out;
+		} else if (err) {
 			cmd_error("diagnose", "%s: %s", path, cause ? cause :
 			    graph_strerror(err));
 			goto out;
