@@ -108,7 +108,7 @@ load_batch(struct graph *g, const struct trace_event *evs, size_t n)
  * filled, tail those loaded; the reader stops after a batch of 0 events
  * (the end).
  */
-enum { FEED_NBUF = 4, FEED_BATCH = 4096 };
+enum { FEED_NBUF = 8, FEED_BATCH = 1024 };
 
 struct feed {
 	struct trace_reader *r;
@@ -210,10 +210,12 @@ load_reader(struct graph *g, struct trace_reader *r)
 {
 	if (two_threads() && load_fed(g, r) == 0)
 		return;
-	struct trace_event *evs = xmalloc(FEED_BATCH * sizeof(*evs));
+	/* a small batch stays in the cache between reading and loading */
+	enum { BATCH = 256 };
+	struct trace_event *evs = xmalloc(BATCH * sizeof(*evs));
 	size_t n;
 
-	while ((n = trace_reader_read(r, evs, FEED_BATCH)) > 0) {
+	while ((n = trace_reader_read(r, evs, BATCH)) > 0) {
 		load_batch(g, evs, n);
 		if (evs[n - 1].ts > g->win_to)
 			break;

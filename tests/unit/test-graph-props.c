@@ -299,7 +299,7 @@ Test(graph_props, two_thread_load_is_the_one_thread_load)
 			cr_assert_eq(trace_writer_add(w, &e), 0);
 		}
 	cr_assert_eq(trace_writer_close(w), 0);
-	cr_assert_gt(F.n * COPIES, 4 * 4096, "more events than the ring");
+	cr_assert_gt(F.n * COPIES, 2 * 8 * 1024, "more events than the ring");
 
 	cr_assert_eq(setenv("ARGUS_LOAD_THREADS", "1", 1), 0);
 	cr_assert_eq(trace_reader_open(&r, dir, &cause), 0, "%s", cause);
