@@ -90,11 +90,11 @@ struct diag {
 					   event loop's */
 	DARR(struct delf) elfs;		/* files read for symbols */
 	char *why;			/* why no hang was found, or NULL */
-	int needs_start;		/* an answer read the trace's first
-					   events (a rule about what a thread
-					   did when the recording started): a
-					   window of the trace must begin at
-					   its start (diag-window.c) */
+	int needs_ends;			/* an answer read the trace's first
+					   or last events (a rule about what a
+					   thread did when the recording began
+					   or ended): a window of the trace
+					   must reach both (diag-window.c) */
 };
 
 /* diag.c */

@@ -15,9 +15,9 @@
  * struct span gathers the earliest and latest times an answer rests on;
  * need_end says it rests on the end of the trace (a hang that never
  * ended), need_history on waits outside the window (similar nodes
- * that older or later ones could outrank); d->needs_start, set by the
- * rules that read what a thread did when the recording began, asks for
- * a window from the trace's start.
+ * that older or later ones could outrank); d->needs_ends, set by the
+ * rules that read what a thread did when the recording began or ended,
+ * asks for the whole trace.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -133,10 +133,10 @@ diag_window_short(const struct diag *d, uint64_t *from, uint64_t *to)
 	uint64_t at = d->o.at != 0 ? d->o.at : a + (b - a) / 2;
 	uint64_t lm = a + (at - a) / 8, hm = b - (b - at) / 8;
 	int back = a != 0 && (s.need_history || s.lo <= lm || d->h.n == 0 ||
-	    d->needs_start);
+	    d->needs_ends);
 	/* candidates after the hang rank too, below those before it */
 	int fwd = b != UINT64_MAX && (s.need_end || s.need_history ||
-	    s.hi >= hm);
+	    d->needs_ends || s.hi >= hm);
 	if (!back && !fwd)
 		return 0;
 	*from = a;
@@ -144,7 +144,7 @@ diag_window_short(const struct diag *d, uint64_t *from, uint64_t *to)
 	if (back)
 		*from = a > 0 && at - a < at / 4 ? at - 4 * (at - a) : 0;
 	/* a thread's whole history has no bound in time */
-	if (s.need_history || d->needs_start)
+	if (s.need_history || d->needs_ends)
 		*from = 0;
 	if (fwd)
 		*to = UINT64_MAX;
