@@ -18,7 +18,7 @@
 static const char diagnose_usage[] =
     "usage: argus diagnose [TRACE] [--pid PID | --tid TID | --comm NAME]\n"
     "                      [--at TIME] [--threshold MS] [--pick N]\n"
-    "                      [--rules FILE]... [--json]\n"
+    "                      [--rules FILE]... [--json] [--whole]\n"
     "\n"
     "Find the hangs in TRACE (default " ARGUS_DEFAULT_TRACE ") and explain\n"
     "them: what the hung thread did, similar normal nodes, the normal\n"
@@ -34,6 +34,9 @@ static const char diagnose_usage[] =
     "  --pick N         take similar node N (1 = most recent, the default)\n"
     "  --rules FILE     add the rules of FILE (argus-rules(5))\n"
     "  --json           print one JSON object (argus-diagnose(1))\n"
+    "  --whole          with --at, build the graph of the whole trace\n"
+    "                   rather than of a window around TIME (the same\n"
+    "                   answer, more time and memory)\n"
     "  -h, --help       show this help\n";
 
 static int
@@ -74,13 +77,14 @@ cmd_diagnose(int argc, char **argv)
 		{ "pick", required_argument, NULL, 'k' },
 		CMD_RULES_OPTION,
 		{ "json", no_argument, NULL, 'j' },
+		{ "whole", no_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct diag_opts o = { 0 };
 	struct cmd_rules_opts ro = { 0 };
 	const char *at = NULL;
-	int c, json = 0, rc = 1, nsel = 0;
+	int c, json = 0, whole = 0, rc = 1, nsel = 0;
 	uint64_t v;
 	char *cause = NULL;
 
@@ -129,6 +133,9 @@ cmd_diagnose(int argc, char **argv)
 		case 'j':
 			json = 1;
 			break;
+		case 'W':
+			whole = 1;
+			break;
 		case 'h':
 			fputs(diagnose_usage, stdout);
 			cmd_rules_opts_free(&ro);
@@ -156,29 +163,58 @@ cmd_diagnose(int argc, char **argv)
 	}
 	struct graph *g = NULL;
 	struct diag *d = NULL;
-	struct cmd_progress *pg = cmd_progress("diagnose", "loading", r);
-	int err = graph_build(r, rs, &g, &cause);
+	const struct trace_info *in = trace_reader_info(r);
+	int err;
 
-	cmd_progress_end(pg);
-	if (err) {
-		cmd_error("diagnose", "%s: %s", path, cause ? cause :
-		    graph_strerror(err));
-		goto out;
+	if (at != NULL && !whole && in->first_ts != 0) {
+		/* a window around the time: its graph only */
+		if (parse_at(at, in->first_ts, &o.at) != 0) {
+			rc = cmd_usage_error("diagnose", "bad time '%s' "
+			    "(seconds since the trace start, or @NS)", at);
+			goto out;
+		}
+		if (cmd_check_time("diagnose", at, o.at, in->first_ts,
+		    in->last_ts) != 0)
+			goto out;
+		struct cmd_progress *pg = cmd_progress("diagnose", "loading",
+		    r);
+		err = diag_at_window(r, rs, &o, &g, &d, &cause);
+		cmd_progress_end(pg);
+		if (err == GRAPH_ERANGE) {	/* the options name nobody */
+			cmd_error("diagnose", "%s", cause ? cause :
+			    graph_strerror(err));
+			goto out;
+		} else if (err) {
+			cmd_error("diagnose", "%s: %s", path, cause ? cause :
+			    graph_strerror(err));
+			goto out;
+		}
 	}
-	uint64_t first = trace_reader_info(r)->first_ts;
+	if (d == NULL) {
+		struct cmd_progress *pg = cmd_progress("diagnose", "loading",
+		    r);
+		err = graph_build(r, rs, &g, &cause);
+		cmd_progress_end(pg);
+		if (err) {
+			cmd_error("diagnose", "%s: %s", path, cause ? cause :
+			    graph_strerror(err));
+			goto out;
+		}
+	}
+	uint64_t first = in->first_ts;
 	if (first == 0 || (graph_first_ts(g) != 0 && graph_first_ts(g) < first))
 		first = graph_first_ts(g);
-	if (at != NULL && parse_at(at, first, &o.at) != 0) {
+	if (d == NULL && at != NULL && parse_at(at, first, &o.at) != 0) {
 		rc = cmd_usage_error("diagnose", "bad time '%s' (seconds since "
 		    "the trace start, or @NS)", at);
 		goto out;
 	}
-	if (at != NULL && cmd_check_time("diagnose", at, o.at, first,
-	    trace_reader_info(r)->last_ts) != 0) {
+	if (d == NULL && at != NULL && cmd_check_time("diagnose", at, o.at,
+	    first, in->last_ts) != 0) {
 		rc = 1;
 		goto out;
 	}
-	if ((err = diag_new(g, &o, &d, &cause)) != 0) {
+	if (d == NULL && (err = diag_new(g, &o, &d, &cause)) != 0) {
 		cmd_error("diagnose", "%s", cause ? cause : graph_strerror(err));
 		goto out;
 	}

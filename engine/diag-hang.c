@@ -136,9 +136,8 @@ diag_new_hang(struct diag *d, uint32_t ti, uint64_t a, uint64_t b, int src)
 	return h;
 }
 
-/* Whether thread ti is selected by the options. */
-static int
-selected(const struct diag *d, uint32_t ti, int main_only)
+int
+diag_selected(const struct diag *d, uint32_t ti, int main_only)
 {
 	const struct graph_thread *t = graph_thread(d->g, ti);
 
@@ -163,7 +162,7 @@ from_marks(struct diag *d)
 	for (uint32_t ti = 0; ti < g->nth; ti++) {
 		const struct gthread *t = &g->th[ti];
 		int begun = 0;
-		if (!selected(d, ti, 0))
+		if (!diag_selected(d, ti, 0))
 			continue;
 		for (uint32_t i = 0; i < t->nev; i++) {
 			const struct graph_event *e = &t->ev[i];
@@ -333,7 +332,7 @@ from_kernel(struct diag *d)
 	size_t nsel = 0;
 
 	for (uint32_t ti = 0; ti < d->g->nth; ti++)
-		if (selected(d, ti, 1)) {
+		if (diag_selected(d, ti, 1)) {
 			kernel_thread_hangs(d, ti, &lg);
 			nsel++;
 		}
@@ -383,7 +382,7 @@ from_at(struct diag *d)
 	for (uint32_t ti = 0; ti < g->nth; ti++) {
 		struct dwait dw;
 		uint64_t ov;
-		if (!selected(d, ti, d->o.tid == 0 && d->o.comm == NULL))
+		if (!diag_selected(d, ti, d->o.tid == 0 && d->o.comm == NULL))
 			continue;
 		if (best == GRAPH_NONE)
 			best = ti;

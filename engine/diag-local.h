@@ -70,6 +70,12 @@ struct dhang {
 					   request/reply or lock wait, 2 the
 					   longest wait of a thread the user
 					   named */
+	size_t sim_sure;		/* the first sim_sure similar nodes
+					   rank first whatever earlier waits
+					   the thread had (exact signature,
+					   before the hang, ended by its known
+					   peer): more history cannot change
+					   them (diag-window.c) */
 	uint32_t poll_enter, poll_exit;	/* a polling hang: the first failed
 					   attempt (entry, exit), else GRAPH_NONE */
 };
@@ -84,6 +90,11 @@ struct diag {
 					   event loop's */
 	DARR(struct delf) elfs;		/* files read for symbols */
 	char *why;			/* why no hang was found, or NULL */
+	int needs_ends;			/* an answer read the trace's first
+					   or last events (a rule about what a
+					   thread did when the recording began
+					   or ended): a window of the trace
+					   must reach both (diag-window.c) */
 };
 
 /* diag.c */
@@ -126,6 +137,9 @@ void dnote(struct dhang *h, const char *fmt, ...)
 void ddead(struct dhang *h, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 int diag_user_thread(const struct graph *g, uint32_t ti);
+/* Whether thread ti is selected by the options (main_only: and is the
+   main thread of its process when no thread or name is given). */
+int diag_selected(const struct diag *d, uint32_t ti, int main_only);
 
 /* Key of a wait for grouping: system call and resource (0: none). */
 uint64_t diag_wait_key(const struct graph *g, const struct dwait *dw);

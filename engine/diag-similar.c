@@ -210,6 +210,7 @@ diag_find_similar(struct diag *d, struct dhang *h)
 	DARR(struct cand) cs = { 0 };
 
 	h->sim.n = 0;
+	h->sim_sure = 0;
 	/* one pass over the thread's vertices, most recent first: those
 	   ending in a wait in the same system call that differs from the
 	   hang's (result or length) */
@@ -277,6 +278,9 @@ diag_find_similar(struct diag *d, struct dhang *h)
 			    .duration_ns = c->c.end - c->c.start,
 			    .differs = why, .wait = c->c.w };
 			DPUSH(h->sim, sm);
+			if (rank == 0 && peer != 0 &&
+			    h->sim_sure + 1 == h->sim.n)
+				h->sim_sure++;
 		}
 	free(cs.v);
 }

@@ -115,6 +115,10 @@ struct graph {
 	size_t nuargv, capuargv;
 	uint64_t trace_events, lost;
 	uint64_t first_ts;		/* earliest event loaded */
+	uint64_t win_from, win_to;	/* the events loaded: those in
+					   [win_from, win_to], with every
+					   record of the metadata stream
+					   before (0, UINT64_MAX: all) */
 	uint64_t load_ns;
 	uint32_t ncpu_threads;
 	/* built */

@@ -87,6 +87,20 @@ int graph_build(struct trace_reader *r, const struct rules *rules,
     struct graph **out, char **cause);
 
 /*
+ * Build a graph from the events of r in [from, to] (absolute ns) only:
+ * the graph of a trace that began at from and ended at to, except that
+ * the metadata records before from (descriptors, mappings, names) and
+ * the thread records after to count as in the whole trace, and times
+ * are told from the trace's first event. A window holding the whole
+ * trace is the whole build (graph_build() from its start). Moves r.
+ */
+int graph_build_window(struct trace_reader *r, const struct rules *rules,
+    uint64_t from, uint64_t to, struct graph **out, char **cause);
+/* The window a graph was built over: 0 and UINT64_MAX for a whole
+   build. */
+void graph_window(const struct graph *g, uint64_t *from, uint64_t *to);
+
+/*
  * Recompute vertices and edges with another rules set, reusing the loaded
  * events. Indices from before are invalid afterwards.
  */
@@ -563,6 +577,28 @@ const char *diag_watch_hint(const struct diag *d, size_t h);
  * not a vertex.
  */
 int diag_add_node(struct diag *d, uint32_t v, size_t *h);
+
+/*
+ * Diagnose time o->at (not 0) over a window of the trace rather than
+ * the whole of it: the graph of about DIAG_WINDOW_EVENTS events around
+ * o->at (graph_build_window()), grown further back or to the end while
+ * diag_window_short() says the answer could rest on what lies outside,
+ * up to the whole trace. The answer is the one of the whole trace.
+ * Returns 0 with the graph in *gp and its diagnosis in *dp (the caller
+ * frees both), or an error with *cause set. Moves r.
+ */
+#define DIAG_WINDOW_EVENTS 2000000.0
+int diag_at_window(struct trace_reader *r, const struct rules *rules,
+    const struct diag_opts *o, struct graph **gp, struct diag **dp,
+    char **cause);
+/*
+ * For a diagnosis of a graph built over a window: 1 when its answer
+ * could rest on events outside the window (a wait begun before it,
+ * similar nodes older ones could outrank, a hang that never ended, a
+ * step or culprit near an edge), with the window to try next in *from
+ * and *to; 0 when the answer stands (always for a whole build).
+ */
+int diag_window_short(const struct diag *d, uint64_t *from, uint64_t *to);
 
 /* The text report of every hang (argus-diagnose(1)); base_ts is the time
    printed as 0 (trace start), or UINT64_MAX for absolute ns. */

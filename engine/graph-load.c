@@ -22,6 +22,7 @@ graph_alloc(void)
 {
 	struct graph *g = xcalloc(1, sizeof(*g));
 
+	g->win_to = UINT64_MAX;
 	hmap_init(&g->tidmap);
 	hmap_init(&g->strmap);
 	hmap_init(&g->fdmap);

@@ -4,6 +4,7 @@
  * See engine.h for the model and engine-local.h for struct graph. The
  * queries here only read the arrays built by graph-load.c and
  * graph-build.c; a vertex's events are th[vx.thread].ev[first..first+n).
+ * Building from a trace is graph-read.c.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -23,103 +24,6 @@ graph_strerror(int err)
 	if (err > 0 && err < GRAPH_EBASE)
 		return strerror(err);
 	return "unknown error";
-}
-
-/*
- * End of a load that fed a streamed build (g->stream): finish it, or
- * replay when names learnt late made it stale.
- */
-static int
-finish(struct graph *g, const struct rules *rules, struct graph **out,
-    char **cause)
-{
-	struct build_pass *b = g->stream;
-
-	g->stream = NULL;
-	graph_load_finish(g);
-	int big = g->toomany;
-	for (uint32_t i = 0; i < g->nth; i++)
-		if (g->th[i].nev >= UINT32_MAX - 1)
-			big = 1;
-	if (big) {
-		if (cause)
-			*cause = xstrdup("more than 2^20 threads or 2^32 "
-			    "events in a thread");
-		gb_abort(b);
-		graph_free(g);
-		return GRAPH_ETOOBIG;
-	}
-	int err;
-	b->t0 = now_ns();	/* build_ns: what remains after the load */
-	if (gb_stale(b)) {
-		gb_abort(b);
-		g->pid_changed = 0;
-		err = graph_do_build(g, rules, cause);
-	} else {
-		err = gb_finish(b, cause);
-	}
-	if (err) {
-		graph_free(g);
-		return err;
-	}
-	*out = g;
-	return 0;
-}
-
-int
-graph_build_events(const struct trace_event *evs, size_t n,
-    const struct trace_thread *threads, size_t nthreads,
-    const struct rules *rules, struct graph **out, char **cause)
-{
-	struct graph *g = graph_alloc();
-	uint64_t t0 = now_ns();
-
-	for (size_t i = 0; i < nthreads; i++)
-		graph_load_thread(g, &threads[i]);
-	g->stream = gb_new(g, rules);
-	for (size_t i = 0; i < n; i++)
-		graph_load_event(g, &evs[i]);
-	g->load_ns = now_ns() - t0;
-	return finish(g, rules, out, cause);
-}
-
-int
-graph_build(struct trace_reader *r, const struct rules *rules,
-    struct graph **out, char **cause)
-{
-	struct graph *g = graph_alloc();
-	uint64_t t0 = now_ns();
-	enum { BATCH = 256 };
-	struct trace_event *evs = xmalloc(BATCH * sizeof(*evs));
-	size_t n;
-
-	for (size_t i = 0; i < trace_reader_nthreads(r); i++)
-		graph_load_thread(g, trace_reader_thread_at(r, i));
-	g->stream = gb_new(g, rules);
-	while ((n = trace_reader_read(r, evs, BATCH)) > 0) {
-		for (size_t i = 0; i < n; i++) {
-			if (i + 8 < n && evs[i + 8].tid < TID_DIRECT &&
-			    g->tiddirect[evs[i + 8].tid] != 0) {
-				const struct gthread *t =
-				    &g->th[g->tiddirect[evs[i + 8].tid] - 1];
-				__builtin_prefetch(&t->ev[t->nev], 1);
-			}
-			if (i + 8 < n && evs[i + 8].type == TT_SWITCH &&
-			    evs[i + 8].arg[1] < TID_DIRECT &&
-			    g->tiddirect[evs[i + 8].arg[1]] != 0) {
-				/* the thread taking the CPU gets an event too */
-				const struct gthread *t =
-				    &g->th[g->tiddirect[evs[i + 8].arg[1]] - 1];
-				__builtin_prefetch(&t->ev[t->nev], 1);
-			}
-			graph_load_event(g, &evs[i]);
-		}
-	}
-	for (size_t i = 0; i < trace_reader_nthreads(r); i++)
-		graph_load_thread(g, trace_reader_thread_at(r, i));
-	free(evs);
-	g->load_ns = now_ns() - t0;
-	return finish(g, rules, out, cause);
 }
 
 int

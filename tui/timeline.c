@@ -113,6 +113,15 @@ ruler(struct tui *t, struct pane *p, int y)
 		if (c + 1 + (int)strlen(lab) < (int)nc)
 			tui_put(p->win, y, x0 + c + 1, lab);
 	}
+	/* the edges of the loaded window: nothing is loaded past them */
+	if (t->win_from > t->first_ts && t->win_from >= t->pos.t0 &&
+	    t->win_from < t->pos.t1)
+		mvwaddch(p->win, y, x0 + (int)((t->win_from - t->pos.t0) *
+		    nc / span), '[' | A_BOLD);
+	if (t->win_to < t->last_ts && t->win_to >= t->pos.t0 &&
+	    t->win_to < t->pos.t1)
+		mvwaddch(p->win, y, x0 + (int)((t->win_to - t->pos.t0) *
+		    nc / span), ']' | A_BOLD);
 	/* the cursor's column */
 	if (t->pos.cursor >= t->pos.t0 && t->pos.cursor < t->pos.t1) {
 		int c = (int)((t->pos.cursor - t->pos.t0) * nc / span);

@@ -125,6 +125,8 @@ struct tui {
 	struct view *vw;
 	struct diag_opts dopts;
 	uint64_t first_ts, last_ts;
+	uint64_t win_from, win_to;	/* the events loaded (--at: a window
+					   of the trace); 0, UINT64_MAX: all */
 	unsigned gen;		/* bumped when the model is rebuilt */
 
 	/* position and history */

@@ -449,10 +449,17 @@ load_main(void *arg)
 	struct loader *l = arg;
 
 	l->stage = "building the event graph";
-	l->err = graph_build(l->r, l->rules, &l->g, &l->cause);
-	if (l->err == 0) {
-		l->stage = "diagnosing";
-		l->err = diag_new(l->g, &l->dopts, &l->d, &l->cause);
+	if (l->dopts.at != 0) {
+		/* a window of the trace around the time, grown as the
+		   diagnosis needs */
+		l->err = diag_at_window(l->r, l->rules, &l->dopts, &l->g,
+		    &l->d, &l->cause);
+	} else {
+		l->err = graph_build(l->r, l->rules, &l->g, &l->cause);
+		if (l->err == 0) {
+			l->stage = "diagnosing";
+			l->err = diag_new(l->g, &l->dopts, &l->d, &l->cause);
+		}
 	}
 	__atomic_store_n(&l->done, 1, __ATOMIC_RELEASE);
 	return NULL;
@@ -514,6 +521,7 @@ load(struct tui *t, struct tui_opts *o, char **cause)
 	free(l.cause);
 	t->g = l.g;
 	t->d = l.d;
+	graph_window(t->g, &t->win_from, &t->win_to);
 	if (l.damaged)
 		tui_message(t, 1, "warning: %llu damaged spot(s) skipped in "
 		    "the trace", (unsigned long long)l.damaged);
@@ -720,6 +728,14 @@ tui_run(struct tui_opts *o)
 			t->first_ts = f;
 		t->vw = view_new(t->g);
 		tui_open_hang(t, 0, 1);
+		if (t->win_from != 0 || t->win_to != UINT64_MAX) {
+			char a[32], b[32];
+			tui_message(t, 0, "loaded %s to %s of the trace "
+			    "([ ] on the ruler)", tui_fmt_time(t, t->win_from >
+			    t->first_ts ? t->win_from : t->first_ts, a,
+			    sizeof(a)), tui_fmt_time(t, t->win_to < t->last_ts ?
+			    t->win_to : t->last_ts, b, sizeof(b)));
+		}
 		redraw = R_ALL | R_LAYOUT;
 		while (!t->quit && !tui_sig) {
 			if (redraw & R_LAYOUT)

@@ -6,6 +6,7 @@
  * the screen update (the output then stays quiet for QUIET_MS). Prints,
  * per key, the median and the maximum, and checks them against the
  * targets: 50 ms per key, 100 ms to zoom out to the whole trace (key 0).
+ * With DEBUG_BENCH_AT set, the debugger opens with --at that time.
  * Exit status 1 when a target is missed.
  */
 #include <errno.h>
@@ -131,7 +132,12 @@ main(int argc, char **argv)
 		setenv("TERM", "xterm-256color", 1);
 		setenv("HOME", "/nonexistent", 1);
 		unsetenv("XDG_STATE_HOME");
-		execl(argv[1], "argus", "debug", argv[2], (char *)NULL);
+		/* DEBUG_BENCH_AT: open on that time (a window of the trace) */
+		if (getenv("DEBUG_BENCH_AT") != NULL)
+			execl(argv[1], "argus", "debug", "--at",
+			    getenv("DEBUG_BENCH_AT"), argv[2], (char *)NULL);
+		else
+			execl(argv[1], "argus", "debug", argv[2], (char *)NULL);
 		_exit(127);
 	}
 	/* the first screen: the status line of a hang, or "no hang" */

@@ -6,7 +6,8 @@
 # reports the redraw time per key against 50 ms, and zooming out to the
 # whole trace against 100 ms, at 120x40 and 200x60.
 # Environment: B, ARGUS, GRAPH_BENCH_EVENTS (default 19000000),
-# DEBUG_BENCH_TRACE (use this trace instead).
+# DEBUG_BENCH_TRACE (use this trace instead), DEBUG_BENCH_AT (open with
+# --at this time: a window of the trace; first screen target 2 s).
 set -u
 B=${B:-build}
 ARGUS=${ARGUS:-./argus}

@@ -285,6 +285,23 @@ else
 	nok "C-c (SIGINT) restores the terminal" "$(screen | grep -v '^$')"
 fi
 
+# --at loads a window of the trace around the time (of 20 events here,
+# ARGUS_WINDOW_EVENTS): the status line says which, the ruler marks its
+# start, and the hang is the one of the whole trace
+A0=$ARGUS
+ARGUS="env ARGUS_WINDOW_EVENTS=20 $A0"
+start 120 30 --at 3.0 "$T/mk"
+ARGUS=$A0
+if wait_for 'Spinning node' 5 &&
+    status_line | grep -Eq '^loaded 0\.[0-9]+ s to 3\.8[0-9]* s of the trace' &&
+    screen | grep -Eq '/col +\+0\.0s-*\[' &&
+    screen | grep -q 'hang at 1.260920 s'; then
+	ok "--at over a window: status line and ruler mark"
+else
+	nok "--at over a window" "$(screen | grep -v '^$')"
+fi
+keys q
+
 # no colours (vt100) at 80x24
 tm kill-session -t "$SESS" >/dev/null 2>&1
 SESS=vt100

@@ -11,7 +11,8 @@
 # written (listed in KNOWN below) and is no longer prints "not ok" (a
 # regression); one not met yet prints "ok ... # TODO why"; one that cannot
 # be judged (needs a watchpoint, or the recording named threads wrongly)
-# prints "ok ... # SKIP why". About 50 s. UPDATE_GOLDEN=1 rewrites the
+# prints "ok ... # SKIP why". On each trace, diagnose --at over a window
+# must give the answer of the whole trace (same_window). About 80 s. UPDATE_GOLDEN=1 rewrites the
 # golden files; DIAG_KEEP=DIR keeps the recordings that regress.
 set -u
 ARGUS=${ARGUS:-./argus}
@@ -23,6 +24,46 @@ trap 'rm -rf "$T"' EXIT
 SUITE=diagnose
 . tests/lib.sh
 
+# same_window LABEL TRACE: at the start, middle and end of each hang the
+# whole search finds and at ten times spread over the trace, diagnose
+# --at over a window (of 200 events, ARGUS_WINDOW_EVENTS) gives the
+# answer of --whole: the same hangs, picks, paths and culprits (vertex
+# ids differ between graphs; the windowed list of similar nodes may be
+# shorter past the one picked).
+ANS='walk(if type == "object" then del(.node) else . end) |
+    .hangs |= map(.similar = (if .picked == null then [] else
+    .similar[:.picked] end))'
+same_window() {
+	label=$1 trace=$2
+	if ! command -v jq > /dev/null 2>&1; then
+		ok "$label: windowed --at is --whole # SKIP no jq"
+		return
+	fi
+	span=$($ARGUS info "$trace" | awk '$1 == "span:" { print $2 }')
+	times=$($ARGUS diagnose --json "$trace" 2>/dev/null | jq -r \
+	    '.hangs[] | "@\(.start_ns + 1) @\((.start_ns + .end_ns) / 2 |
+	    floor) @\(.end_ns - 1)"')
+	times="$times $(awk -v s="${span:-0}" 'BEGIN { for (i = 1; i <= 10;
+	    i++) printf "%.6f ", s * (i - 0.5) / 10 }')"
+	bad= n=0
+	for at in $times; do
+		ARGUS_WINDOW_EVENTS=200 $ARGUS diagnose --json --at "$at" \
+		    "$trace" 2> "$T/w.err" | jq -cS "$ANS" > "$T/w.json"
+		$ARGUS diagnose --whole --json --at "$at" "$trace" \
+		    2> "$T/f.err" | jq -cS "$ANS" > "$T/f.json"
+		if [ -s "$T/f.json" ] && cmp -s "$T/w.json" "$T/f.json"; then
+			n=$((n + 1))
+		elif [ -s "$T/f.json" ] || [ -s "$T/w.json" ]; then
+			bad="$bad $at"
+		fi
+	done
+	if [ -z "$bad" ] && [ "$n" -gt 0 ]; then
+		ok "$label: windowed --at is --whole at $n times"
+	else
+		nok "$label: windowed --at is --whole" "differs at$bad" \
+		    "(the same at $n times)"
+	fi
+}
 
 if $ARGUS diagnose --help | grep -q '^usage: argus diagnose'; then
 	ok "help"
@@ -89,6 +130,7 @@ if [ -x "$B/tests/tools/mkhang" ] && "$B/tests/tools/mkhang" "$T/mk" \
 	else
 		ok "JSON keys # SKIP no jq"
 	fi
+	same_window mkhang "$T/mk"
 else
 	nok "mkhang" "$(cat "$T/mk.log" 2>/dev/null)"
 fi
@@ -193,6 +235,7 @@ for name in chromium lockio busy batchserver timerchain yieldflag; do
 			continue
 		fi
 		check "$mode" "$name" "$T/$mode-$name"
+		same_window "$mode $name" "$T/$mode-$name"
 		# the command itself on the same recording
 		if [ "$mode" = kernel ] && ! timeout 30 $ARGUS diagnose --json \
 		    "$T/$mode-$name" > "$T/cmd.json" 2> "$T/cmd.err"; then

@@ -245,6 +245,82 @@ Test(graph_props, through_the_store)
 	cr_assert_eq(system(cmd), 0);
 }
 
+/* Whether two graphs hold the same threads, events, vertices and edges. */
+static void
+same_graph(const struct graph *a, const struct graph *b)
+{
+	cr_assert_eq(graph_nthreads(a), graph_nthreads(b));
+	for (uint32_t t = 0; t < graph_nthreads(a); t++) {
+		const struct graph_thread *x = graph_thread(a, t),
+		    *y = graph_thread(b, t);
+		cr_assert_eq(x->tid, y->tid);
+		cr_assert_eq(x->nevents, y->nevents, "thread %u", x->tid);
+		for (uint32_t i = 0; i < x->nevents; i++)
+			cr_assert_eq(memcmp(graph_event(a, t, i),
+			    graph_event(b, t, i), sizeof(struct graph_event)),
+			    0, "event %u of thread %u differs", i, x->tid);
+	}
+	cr_assert_eq(graph_nvertices(a), graph_nvertices(b));
+	cr_assert_eq(graph_nedges(a), graph_nedges(b));
+	for (uint32_t v = 0; v < graph_nvertices(a); v++)
+		cr_assert_eq(memcmp(graph_vertex(a, v), graph_vertex(b, v),
+		    sizeof(struct graph_vertex)), 0, "vertex %u differs", v);
+	for (uint32_t e = 0; e < graph_nedges(a); e++)
+		cr_assert_eq(memcmp(graph_edge(a, e), graph_edge(b, e),
+		    sizeof(struct graph_edge)), 0, "edge %u differs", e);
+}
+
+/*
+ * The load on two threads (a reading thread filling a ring of batches)
+ * gives the graph of the load on one, on a trace of many batches: the
+ * simulated trace written 12 times over, one copy after another.
+ */
+Test(graph_props, two_thread_load_is_the_one_thread_load)
+{
+	char dir[] = "/tmp/argus-graph-XXXXXX";
+	struct trace_writer *w;
+	struct trace_reader *r;
+	char *cause = NULL;
+	struct graph *g1, *g2;
+	enum { COPIES = 12 };
+
+	simulate();
+	cr_assert_not_null(mkdtemp(dir));
+	struct trace_writer_opts o = { .ncpus = NCPU, .hostname = "t",
+	    .release = "t", .boot_id = "t", .chunk_size = 4096 };
+	cr_assert_eq(trace_writer_open(&w, dir, &o, &cause), 0, "%s", cause);
+	for (size_t i = 0; i < F.nth; i++)
+		cr_assert_eq(trace_writer_thread(w, 1, &F.th[i]), 0);
+	uint64_t span = F.ev[F.n - 1].ts + 1000;
+	for (unsigned c = 0; c < COPIES; c++)
+		for (size_t i = 0; i < F.n; i++) {
+			struct trace_event e = F.ev[i];
+			e.ts += c * span;
+			cr_assert_eq(trace_writer_add(w, &e), 0);
+		}
+	cr_assert_eq(trace_writer_close(w), 0);
+	cr_assert_gt(F.n * COPIES, 2 * 8 * 1024, "more events than the ring");
+
+	cr_assert_eq(setenv("ARGUS_LOAD_THREADS", "1", 1), 0);
+	cr_assert_eq(trace_reader_open(&r, dir, &cause), 0, "%s", cause);
+	cr_assert_eq(graph_build(r, NULL, &g1, &cause), 0);
+	trace_reader_close(r);
+	cr_assert_eq(setenv("ARGUS_LOAD_THREADS", "2", 1), 0);
+	cr_assert_eq(trace_reader_open(&r, dir, &cause), 0, "%s", cause);
+	cr_assert_eq(graph_build(r, NULL, &g2, &cause), 0);
+	trace_reader_close(r);
+	unsetenv("ARGUS_LOAD_THREADS");
+	struct graph_stats st;
+	graph_get_stats(g1, &st);
+	cr_assert_eq(st.trace_events, F.n * COPIES + F.nth);
+	same_graph(g1, g2);
+	graph_free(g1);
+	graph_free(g2);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	cr_assert_eq(system(cmd), 0);
+}
+
 /* The hash map against a plain array, with deletions in probe runs. */
 #include "engine/engine-local.h"
 

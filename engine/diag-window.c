@@ -1,0 +1,213 @@
+/*
+ * diag-window.c: the diagnosis at a time over a window of the trace.
+ *
+ * diag_at_window() builds the graph of a window around the time asked
+ * (graph_build_window()), diagnoses it and asks diag_window_short()
+ * whether anything the answer rests on lies near the window's edges or
+ * outside: the hang's wait, the similar nodes taken, every step of the
+ * slices and chains, the culprits, and the state at that time of every
+ * thread the hang was chosen among. When it does, the window grows
+ * (four times further back, or to the end of the trace; to the whole
+ * trace at once when the similar nodes need the thread's history) and the
+ * diagnosis starts over; a window holding the whole trace is the whole
+ * build, so the answer is always the one of the whole trace.
+ *
+ * struct span gathers the earliest and latest times an answer rests on;
+ * need_end says it rests on the end of the trace (a hang that never
+ * ended), need_history on waits outside the window (similar nodes
+ * that older or later ones could outrank); d->needs_ends, set by the
+ * rules that read what a thread did when the recording began or ended,
+ * asks for the whole trace.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "diag-local.h"
+
+struct span {
+	uint64_t lo, hi;
+	int need_end;
+	int need_history;
+};
+
+static void
+span_add(struct span *s, uint64_t ts)
+{
+	if (ts < s->lo)
+		s->lo = ts;
+	if (ts > s->hi)
+		s->hi = ts;
+}
+
+static void
+span_steps(struct span *s, const struct diag_step *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		span_add(s, v[i].ts);
+}
+
+/* The times hang h rests on. */
+static void
+span_hang(const struct diag *d, const struct dhang *h, struct span *s)
+{
+	const struct graph *g = d->g;
+
+	span_add(s, h->pub.start_ns);
+	if (!h->pub.ended)
+		s->need_end = 1;
+	else
+		span_add(s, h->pub.end_ns);
+	if (h->pub.node != GRAPH_NONE && h->pub.node < g->nvx)
+		span_add(s, graph_vertex_start(g, h->pub.node));
+	if (h->pub.kind == DIAG_BLOCKED) {
+		/* the similar nodes up to the one taken must rank first
+		   whatever older waits the thread had */
+		size_t upto = h->picked >= 0 ? (size_t)h->picked + 1 : 1;
+		if (h->sim.n == 0 || h->sim_sure < upto)
+			s->need_history = 1;
+		for (size_t i = 0; i < upto && i < h->sim.n; i++) {
+			span_add(s, graph_vertex_start(g, h->sim.v[i].node));
+			span_add(s, h->sim.v[i].start_ns +
+			    h->sim.v[i].duration_ns);
+		}
+	}
+	span_steps(s, h->path.v, h->path.n);
+	span_steps(s, h->crit.v, h->crit.n);
+	for (size_t i = 0; i < h->cul.n; i++) {
+		span_add(s, h->cul.v[i].start_ns);
+		span_add(s, h->cul.v[i].end_ns);
+		if (h->cul.v[i].node != GRAPH_NONE &&
+		    h->cul.v[i].node < g->nvx)
+			span_add(s, graph_vertex_start(g, h->cul.v[i].node));
+	}
+	for (size_t i = 0; i < h->wk.n; i++)
+		span_add(s, h->wk.v[i].ts);
+	for (size_t i = 0; i < h->stk.n; i++)
+		span_add(s, h->stk.v[i].ts);
+}
+
+/*
+ * The hang at a time is the longest wait at that time among the
+ * threads selected: each of them must be seen from well inside the
+ * window (a thread with no event in [from, at] may have been blocked
+ * since before it, in a wait longer than any the window shows).
+ */
+static void
+span_at(const struct diag *d, uint64_t from, struct span *s)
+{
+	const struct graph *g = d->g;
+	uint64_t at = d->o.at;
+
+	for (uint32_t ti = 0; ti < g->nth; ti++) {
+		struct dwait dw;
+		uint64_t ov;
+		if (!diag_selected(d, ti, d->o.tid == 0 && d->o.comm == NULL))
+			continue;
+		if (diag_wait_overlapping(d, ti, at, at + 1, &dw, &ov)) {
+			span_add(s, dw.start);
+			continue;
+		}
+		const struct gthread *t = &g->th[ti];
+		uint32_t i = diag_event_at(g, ti, at + 1);
+		/* the last event at or before at, else it is unseen */
+		span_add(s, i > 0 && t->ev[i - 1].ts > from ?
+		    t->ev[i - 1].ts : from);
+	}
+}
+
+int
+diag_window_short(const struct diag *d, uint64_t *from, uint64_t *to)
+{
+	uint64_t a, b;
+
+	graph_window(d->g, &a, &b);
+	if (a == 0 && b == UINT64_MAX)
+		return 0;
+	struct span s = { UINT64_MAX, 0, 0, 0 };
+	for (size_t i = 0; i < d->h.n; i++)
+		span_hang(d, &d->h.v[i], &s);
+	if (d->o.at != 0)
+		span_at(d, a, &s);
+	/* a margin of an eighth of each side: vertices cut by the
+	   window's edge are never the ones an answer rests on */
+	uint64_t at = d->o.at != 0 ? d->o.at : a + (b - a) / 2;
+	uint64_t lm = a + (at - a) / 8, hm = b - (b - at) / 8;
+	int back = a != 0 && (s.need_history || s.lo <= lm || d->h.n == 0 ||
+	    d->needs_ends);
+	/* candidates after the hang rank too, below those before it */
+	int fwd = b != UINT64_MAX && (s.need_end || s.need_history ||
+	    d->needs_ends || s.hi >= hm);
+	if (!back && !fwd)
+		return 0;
+	*from = a;
+	*to = b;
+	if (back)
+		*from = a > 0 && at - a < at / 4 ? at - 4 * (at - a) : 0;
+	/* a thread's whole history has no bound in time */
+	if (s.need_history || d->needs_ends)
+		*from = 0;
+	if (fwd)
+		*to = UINT64_MAX;
+	return 1;
+}
+
+int
+diag_at_window(struct trace_reader *r, const struct rules *rules,
+    const struct diag_opts *o, struct graph **gp, struct diag **dp,
+    char **cause)
+{
+	const struct trace_info *in = trace_reader_info(r);
+	uint64_t at = o->at, first = in->first_ts, last = in->last_ts;
+	uint64_t from = 0, to = UINT64_MAX;
+
+	*gp = NULL;
+	*dp = NULL;
+	if (at > first && last > first && in->nevents > 0) {
+		/* about DIAG_WINDOW_EVENTS events before the time and a
+		   quarter of that after, and a second at least; tests
+		   take fewer with ARGUS_WINDOW_EVENTS (and no least) */
+		double per_ns = (double)in->nevents / (double)(last - first);
+		double nev = DIAG_WINDOW_EVENTS;
+		uint64_t least = 1000000000ULL, v;
+		const char *e = getenv("ARGUS_WINDOW_EVENTS");
+		if (e != NULL && parse_u64(e, &v) == 0 && v > 0) {
+			nev = (double)v;
+			least = 1;
+		}
+		uint64_t back = (uint64_t)(nev / per_ns);
+		if (back < least)
+			back = least;
+		from = at - first > back ? at - back : 0;
+		to = last - at > back / 4 ? at + back / 4 : UINT64_MAX;
+	}
+	for (;;) {
+		struct graph *g;
+		struct diag *d;
+		int err = graph_build_window(r, rules, from, to, &g, cause);
+		if (err)
+			return err;
+		err = diag_new(g, o, &d, cause);
+		if (err && (from != 0 || to != UINT64_MAX)) {
+			/* a thread the options name may lie outside */
+			if (cause != NULL) {
+				free(*cause);
+				*cause = NULL;
+			}
+			graph_free(g);
+			from = 0;
+			to = UINT64_MAX;
+			continue;
+		}
+		if (err) {
+			graph_free(g);
+			return err;
+		}
+		if (!diag_window_short(d, &from, &to)) {
+			*gp = g;
+			*dp = d;
+			return 0;
+		}
+		diag_free(d);
+		graph_free(g);
+	}
+}

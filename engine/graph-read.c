@@ -1,0 +1,336 @@
+/*
+ * graph-read.c: building a graph from a trace: from an array of events,
+ * from a reader (the whole trace, or a window of it).
+ *
+ * graph_build() reads the trace on a second thread while the caller's
+ * thread loads and builds: struct feed is a ring of FEED_NBUF batches of
+ * decoded events between them. A window's graph (graph_build_window())
+ * also takes the metadata stream's records outside the window (read
+ * chunk by chunk, load_meta()), so that descriptors, mappings and names
+ * are those of the whole trace.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine-local.h"
+
+/*
+ * End of a load that fed a streamed build (g->stream): finish it, or
+ * replay when names learnt late made it stale.
+ */
+static int
+finish(struct graph *g, const struct rules *rules, struct graph **out,
+    char **cause)
+{
+	struct build_pass *b = g->stream;
+
+	g->stream = NULL;
+	graph_load_finish(g);
+	int big = g->toomany;
+	for (uint32_t i = 0; i < g->nth; i++)
+		if (g->th[i].nev >= UINT32_MAX - 1)
+			big = 1;
+	if (big) {
+		if (cause)
+			*cause = xstrdup("more than 2^20 threads or 2^32 "
+			    "events in a thread");
+		gb_abort(b);
+		graph_free(g);
+		return GRAPH_ETOOBIG;
+	}
+	int err;
+	b->t0 = now_ns();	/* build_ns: what remains after the load */
+	if (gb_stale(b)) {
+		gb_abort(b);
+		g->pid_changed = 0;
+		err = graph_do_build(g, rules, cause);
+	} else {
+		err = gb_finish(b, cause);
+	}
+	if (err) {
+		graph_free(g);
+		return err;
+	}
+	*out = g;
+	return 0;
+}
+
+int
+graph_build_events(const struct trace_event *evs, size_t n,
+    const struct trace_thread *threads, size_t nthreads,
+    const struct rules *rules, struct graph **out, char **cause)
+{
+	struct graph *g = graph_alloc();
+	uint64_t t0 = now_ns();
+
+	for (size_t i = 0; i < nthreads; i++)
+		graph_load_thread(g, &threads[i]);
+	g->stream = gb_new(g, rules);
+	for (size_t i = 0; i < n; i++)
+		graph_load_event(g, &evs[i]);
+	g->load_ns = now_ns() - t0;
+	return finish(g, rules, out, cause);
+}
+
+/* Load one batch of events, prefetching the event arrays of the threads
+   that the events a few places ahead go to; events after g->win_to are
+   left out. */
+static void
+load_batch(struct graph *g, const struct trace_event *evs, size_t n)
+{
+	while (n > 0 && evs[n - 1].ts > g->win_to)
+		n--;
+	for (size_t i = 0; i < n; i++) {
+		if (i + 8 < n && evs[i + 8].tid < TID_DIRECT &&
+		    g->tiddirect[evs[i + 8].tid] != 0) {
+			const struct gthread *t =
+			    &g->th[g->tiddirect[evs[i + 8].tid] - 1];
+			__builtin_prefetch(&t->ev[t->nev], 1);
+		}
+		if (i + 8 < n && evs[i + 8].type == TT_SWITCH &&
+		    evs[i + 8].arg[1] < TID_DIRECT &&
+		    g->tiddirect[evs[i + 8].arg[1]] != 0) {
+			/* the thread taking the CPU gets an event too */
+			const struct gthread *t =
+			    &g->th[g->tiddirect[evs[i + 8].arg[1]] - 1];
+			__builtin_prefetch(&t->ev[t->nev], 1);
+		}
+		graph_load_event(g, &evs[i]);
+	}
+}
+
+/*
+ * The two-core load: a reading thread decodes and merges the trace into
+ * a ring of FEED_NBUF batches while the caller's thread loads and builds
+ * them, so that decoding and building overlap. head counts the batches
+ * filled, tail those loaded; the reader stops after a batch of 0 events
+ * (the end).
+ */
+enum { FEED_NBUF = 8, FEED_BATCH = 1024 };
+
+struct feed {
+	struct trace_reader *r;
+	uint64_t to;			/* no event after this is needed */
+	struct trace_event *buf[FEED_NBUF];
+	size_t n[FEED_NBUF];
+	unsigned head, tail;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+};
+
+static void *
+feed_main(void *arg)
+{
+	struct feed *f = arg;
+
+	pthread_mutex_lock(&f->mu);
+	for (;;) {
+		while (f->head - f->tail == FEED_NBUF)
+			pthread_cond_wait(&f->cv, &f->mu);
+		unsigned k = f->head % FEED_NBUF;
+		pthread_mutex_unlock(&f->mu);
+		size_t n = trace_reader_read(f->r, f->buf[k], FEED_BATCH);
+		pthread_mutex_lock(&f->mu);
+		f->n[k] = n;
+		f->head++;
+		pthread_cond_broadcast(&f->cv);
+		if (n == 0)
+			break;
+		if (f->buf[k][n - 1].ts > f->to)
+			f->to = 0;	/* the next batch is the end */
+		if (f->to == 0 && n > 0) {
+			while (f->head - f->tail == FEED_NBUF)
+				pthread_cond_wait(&f->cv, &f->mu);
+			f->n[f->head % FEED_NBUF] = 0;
+			f->head++;
+			pthread_cond_broadcast(&f->cv);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&f->mu);
+	return NULL;
+}
+
+/* Load every event of r up to g->win_to through a reading thread; 0, or
+   -1 when the thread could not start (nothing was read then). */
+static int
+load_fed(struct graph *g, struct trace_reader *r)
+{
+	struct feed f = { .r = r, .to = g->win_to };
+	pthread_t th;
+
+	pthread_mutex_init(&f.mu, NULL);
+	pthread_cond_init(&f.cv, NULL);
+	for (unsigned k = 0; k < FEED_NBUF; k++)
+		f.buf[k] = xmalloc(FEED_BATCH * sizeof(*f.buf[k]));
+	int err = pthread_create(&th, NULL, feed_main, &f);
+	if (err == 0) {
+		pthread_mutex_lock(&f.mu);
+		for (;;) {
+			while (f.head == f.tail)
+				pthread_cond_wait(&f.cv, &f.mu);
+			unsigned k = f.tail % FEED_NBUF;
+			size_t n = f.n[k];
+			if (n == 0)
+				break;
+			pthread_mutex_unlock(&f.mu);
+			load_batch(g, f.buf[k], n);
+			pthread_mutex_lock(&f.mu);
+			f.tail++;
+			pthread_cond_broadcast(&f.cv);
+		}
+		pthread_mutex_unlock(&f.mu);
+		pthread_join(th, NULL);
+	}
+	for (unsigned k = 0; k < FEED_NBUF; k++)
+		free(f.buf[k]);
+	pthread_cond_destroy(&f.cv);
+	pthread_mutex_destroy(&f.mu);
+	return err == 0 ? 0 : -1;
+}
+
+/* Whether the load runs on two threads: more than one CPU online, and
+   ARGUS_LOAD_THREADS not 1. */
+static int
+two_threads(void)
+{
+	const char *e = getenv("ARGUS_LOAD_THREADS");
+
+	if (e != NULL && strcmp(e, "1") == 0)
+		return 0;
+	return sysconf(_SC_NPROCESSORS_ONLN) > 1;
+}
+
+/* Load the events of r from its position to g->win_to, on two threads
+   when two_threads(). */
+static void
+load_reader(struct graph *g, struct trace_reader *r)
+{
+	if (two_threads() && load_fed(g, r) == 0)
+		return;
+	/* a small batch stays in the cache between reading and loading */
+	enum { BATCH = 256 };
+	struct trace_event *evs = xmalloc(BATCH * sizeof(*evs));
+	size_t n;
+
+	while ((n = trace_reader_read(r, evs, BATCH)) > 0) {
+		load_batch(g, evs, n);
+		if (evs[n - 1].ts > g->win_to)
+			break;
+	}
+	free(evs);
+}
+
+int
+graph_build(struct trace_reader *r, const struct rules *rules,
+    struct graph **out, char **cause)
+{
+	struct graph *g = graph_alloc();
+	uint64_t t0 = now_ns();
+
+	for (size_t i = 0; i < trace_reader_nthreads(r); i++)
+		graph_load_thread(g, trace_reader_thread_at(r, i));
+	g->stream = gb_new(g, rules);
+	load_reader(g, r);
+	for (size_t i = 0; i < trace_reader_nthreads(r); i++)
+		graph_load_thread(g, trace_reader_thread_at(r, i));
+	g->load_ns = now_ns() - t0;
+	return finish(g, rules, out, cause);
+}
+
+/*
+ * The records of the metadata stream outside the window, as a whole
+ * build would have met them: before it (when after is 0) every record
+ * (descriptors, mappings, thread names) in time order; after it (after
+ * 1) the thread records only, which the whole build applies at its end.
+ */
+static void
+load_meta(struct graph *g, struct trace_reader *r, int after)
+{
+	struct trace_chunk_buf *b = trace_chunk_buf_new();
+	struct trace_event *evs = NULL;
+	size_t cap = 0;
+
+	for (size_t i = 0; i < trace_reader_nchunks(r); i++) {
+		const struct trace_chunk_info *ci = trace_reader_chunk(r, i);
+		if (ci->cpu != TRACE_CPU_META || ci->count == 0 ||
+		    (!after && ci->first_ts >= g->win_from) ||
+		    (after && ci->last_ts <= g->win_to))
+			continue;
+		if (ci->count > cap) {
+			cap = ci->count;
+			evs = xreallocarray(evs, cap, sizeof(*evs));
+		}
+		size_t n = trace_reader_decode_chunk(r, i, b, evs);
+		for (size_t j = 0; j < n; j++) {
+			const struct trace_event *e = &evs[j];
+			if (!after && e->ts < g->win_from) {
+				graph_load_event(g, e);
+			} else if (after && e->ts > g->win_to &&
+			    e->type == TT_THREAD) {
+				struct trace_thread t = {
+				    .tid = (uint32_t)e->arg[0],
+				    .pid = (uint32_t)e->arg[1],
+				    .ppid = (uint32_t)e->arg[2],
+				    .start_ts = e->arg[3],
+				    .flags = (uint32_t)e->arg[4] };
+				size_t len = e->blob != NULL ? e->blob_len : 0;
+				if (len >= TRACE_COMM_LEN)
+					len = TRACE_COMM_LEN - 1;
+				if (len)
+					memcpy(t.comm, e->blob, len);
+				if (graph_thread_find(g, t.tid) != GRAPH_NONE)
+					graph_load_thread(g, &t);
+			}
+		}
+	}
+	free(evs);
+	trace_chunk_buf_free(b);
+}
+
+int
+graph_build_window(struct trace_reader *r, const struct rules *rules,
+    uint64_t from, uint64_t to, struct graph **out, char **cause)
+{
+	const struct trace_info *in = trace_reader_info(r);
+
+	if (from <= in->first_ts && to >= in->last_ts) {
+		int err = trace_reader_seek(r, 0);
+		return err ? err : graph_build(r, rules, out, cause);
+	}
+	struct graph *g = graph_alloc();
+	uint64_t t0 = now_ns();
+
+	g->win_from = from;
+	g->win_to = to;
+	for (size_t i = 0; i < trace_reader_nthreads(r); i++)
+		graph_load_thread(g, trace_reader_thread_at(r, i));
+	g->stream = gb_new(g, rules);
+	load_meta(g, r, 0);
+	int err = trace_reader_seek(r, from);
+	if (err) {
+		gb_abort(g->stream);
+		graph_free(g);
+		if (cause)
+			*cause = xstrdup(trace_strerror(err));
+		return GRAPH_ETRACE;
+	}
+	load_reader(g, r);
+	for (size_t i = 0; i < trace_reader_nthreads(r); i++)
+		graph_load_thread(g, trace_reader_thread_at(r, i));
+	load_meta(g, r, 1);
+	/* times are told from the start of the trace, not of the window */
+	if (in->first_ts != 0 && (g->first_ts == 0 || in->first_ts < g->first_ts))
+		g->first_ts = in->first_ts;
+	g->load_ns = now_ns() - t0;
+	return finish(g, rules, out, cause);
+}
+
+void
+graph_window(const struct graph *g, uint64_t *from, uint64_t *to)
+{
+	*from = g->win_from;
+	*to = g->win_to;
+}

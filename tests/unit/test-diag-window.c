@@ -1,0 +1,205 @@
+/*
+ * test-diag-window.c: the diagnosis at a time over a window of the trace
+ * (diag_at_window()) gives the answer of the whole trace.
+ *
+ * The fixture, written through the real store in small chunks: a main
+ * thread M in an event loop asks a worker W for something and waits on
+ * a lock, about a hundred and forty times; W is slow three times (M
+ * hangs), the last time for good (the hang never ends). At times spread
+ * over the whole trace, the windowed diagnosis (with windows of a few
+ * hundred events, ARGUS_WINDOW_EVENTS) must name the same hangs, the
+ * same picked similar node, the same paths and the same culprits as the
+ * diagnosis of the whole graph; and some of those windows must stay
+ * windows (not grow to the whole trace), or nothing was tested.
+ */
+#include <criterion/criterion.h>
+
+#include "graph-fixture.h"
+
+#define MS 1000000ULL
+
+static struct fx F;
+
+enum { M = 100, W = 101, IN = 102 };
+#define LOCK 0x1000
+#define IDLE 0x2000
+#define SLOW 0x3000
+#define POLLA 0x4000
+
+/* One request of M to W; hung: W waits on SLOW for wait_us first (and
+   for good when forever). */
+static void
+iteration(int hung, uint64_t wait_us, int forever)
+{
+	fx_run(&F, 0, IN);
+	fx_ev(&F, IN, TT_WAKING, M, 0, 120, 0);
+	fx_block(&F, IN, M, SYS_nanosleep, 0);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_poll, 1, 0, 0);
+	fx_ev(&F, M, TT_WAKING, W, 0, 120, 0);
+	fx_block(&F, M, W, SYS_futex, LOCK);
+	fx_ev(&F, W, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	if (hung) {
+		fx_block(&F, W, 0, SYS_futex, SLOW);
+		F.ts += wait_us * 1000;
+		if (forever)
+			return;
+		fx_run(&F, 0, W);
+		fx_ev(&F, W, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	} else {
+		F.ts += wait_us * 1000;
+	}
+	fx_ev(&F, W, TT_WAKING, M, 0, 120, 0);
+	fx_block(&F, W, M, SYS_futex, IDLE);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	fx_ev(&F, M, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
+	fx_ev(&F, M, TT_SWITCH, 1, 0, 120, 0);
+	F.ts += 5 * MS;
+}
+
+static void
+fixture(void)
+{
+	fx_init(&F);
+	fx_thread(&F, M, M, "main");
+	fx_thread(&F, W, M, "worker");
+	fx_thread(&F, IN, M, "input");
+	fx_ev(&F, M, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
+	fx_ev(&F, M, TT_SWITCH, 1, 0, 120, 0);
+	fx_ev(&F, W, TT_SYS_ENTER, SYS_futex, IDLE, 0, 0);
+	fx_ev(&F, W, TT_SWITCH, 1, 0, 120, 0);
+	fx_ev(&F, IN, TT_SYS_ENTER, SYS_nanosleep, 0, 0, 0);
+	fx_ev(&F, IN, TT_SWITCH, 1, 0, 120, 0);
+	F.ts += 5 * MS;
+	for (int i = 0; i < 140; i++) {
+		int hung = i == 50 || i == 100;
+		iteration(hung, hung ? 60000 : 100 + 37 * (uint64_t)(i % 7),
+		    0);
+	}
+	iteration(1, 80000, 1);
+}
+
+static void
+same_steps(const struct diag *a, const struct diag *b, size_t h, int crit)
+{
+	size_t n = crit ? diag_ncritical(a, h) : diag_npath(a, h);
+
+	cr_assert_eq(n, crit ? diag_ncritical(b, h) : diag_npath(b, h));
+	for (size_t i = 0; i < n; i++) {
+		const struct diag_step *x = crit ? diag_critical(a, h, i) :
+		    diag_path(a, h, i), *y = crit ? diag_critical(b, h, i) :
+		    diag_path(b, h, i);
+		cr_assert_eq(x->th.tid, y->th.tid);
+		cr_assert_eq(x->ts, y->ts);
+		cr_assert_eq(x->edge, y->edge);
+		cr_assert_eq(x->input, y->input);
+	}
+}
+
+/* The answers of a and b are the same: hangs, picks, paths, culprits. */
+static void
+same_answer(const struct diag *a, const struct diag *b, uint64_t at)
+{
+	cr_assert_eq(diag_nhangs(a), diag_nhangs(b), "at %lu",
+	    (unsigned long)at);
+	for (size_t h = 0; h < diag_nhangs(a); h++) {
+		const struct diag_hang *x = diag_hang(a, h),
+		    *y = diag_hang(b, h);
+		cr_assert_eq(x->th.tid, y->th.tid);
+		cr_assert_eq(x->start_ns, y->start_ns, "at %lu",
+		    (unsigned long)at);
+		cr_assert_eq(x->end_ns, y->end_ns);
+		cr_assert_eq(x->kind, y->kind);
+		cr_assert_eq(x->ended, y->ended);
+		cr_assert_str_eq(x->wait.resource, y->wait.resource);
+		long p = diag_picked(a, h);
+		cr_assert_eq(p, diag_picked(b, h), "at %lu",
+		    (unsigned long)at);
+		if (p >= 0) {
+			const struct diag_similar *s = diag_similar(a, h,
+			    (size_t)p), *t = diag_similar(b, h, (size_t)p);
+			cr_assert_eq(s->start_ns, t->start_ns, "at %lu",
+			    (unsigned long)at);
+			cr_assert_eq(s->duration_ns, t->duration_ns);
+			cr_assert_str_eq(s->differs, t->differs);
+		}
+		same_steps(a, b, h, 0);
+		same_steps(a, b, h, 1);
+		cr_assert_eq(diag_nculprits(a, h), diag_nculprits(b, h));
+		for (size_t i = 0; i < diag_nculprits(a, h); i++) {
+			const struct diag_culprit *c = diag_culprit(a, h, i),
+			    *d = diag_culprit(b, h, i);
+			cr_assert_eq(c->th.tid, d->th.tid);
+			cr_assert_eq(c->kind, d->kind);
+			cr_assert_eq(c->depth, d->depth);
+			cr_assert_eq(c->parent, d->parent);
+			cr_assert_eq(c->start_ns, d->start_ns);
+			cr_assert_eq(c->end_ns, d->end_ns);
+			cr_assert_str_eq(c->wait.resource, d->wait.resource);
+		}
+		cr_assert_eq(diag_cycle(a, h) == NULL, diag_cycle(b, h) == NULL);
+	}
+}
+
+Test(diag_window, same_answers_as_the_whole_trace)
+{
+	char dir[] = "/tmp/argus-window-XXXXXX";
+	struct trace_writer *w;
+	struct trace_reader *r;
+	char *cause = NULL;
+	struct graph *whole;
+
+	fixture();
+	cr_assert_not_null(mkdtemp(dir));
+	struct trace_writer_opts o = { .ncpus = 1, .hostname = "t",
+	    .release = "t", .boot_id = "t", .chunk_size = 1024 };
+	cr_assert_eq(trace_writer_open(&w, dir, &o, &cause), 0, "%s", cause);
+	for (size_t i = 0; i < F.nth; i++)
+		cr_assert_eq(trace_writer_thread(w, F.ev[0].ts, &F.th[i]), 0);
+	for (size_t i = 0; i < F.n; i++)
+		cr_assert_eq(trace_writer_add(w, &F.ev[i]), 0);
+	cr_assert_eq(trace_writer_close(w), 0);
+	cr_assert_eq(trace_reader_open(&r, dir, &cause), 0, "%s", cause);
+	cr_assert_eq(graph_build(r, NULL, &whole, &cause), 0, "%s", cause);
+
+	cr_assert_eq(setenv("ARGUS_WINDOW_EVENTS", "300", 1), 0);
+	uint64_t first = F.ev[0].ts, last = F.ev[F.n - 1].ts;
+	unsigned windows = 0, wholes = 0, hangs = 0, hang_windows = 0;
+	for (uint64_t at = first + 3 * MS; at < last; at += 7 * MS + 311) {
+		struct diag_opts dop = { .threshold_ns = 10 * MS, .at = at };
+		struct diag *dw, *dfull;
+		struct graph *g;
+		cr_assert_eq(diag_at_window(r, NULL, &dop, &g, &dw, &cause),
+		    0, "%s", cause);
+		cr_assert_eq(diag_new(whole, &dop, &dfull, &cause), 0);
+		same_answer(dw, dfull, at);
+		uint64_t a, b;
+		graph_window(g, &a, &b);
+		if (a == 0 && b == UINT64_MAX)
+			wholes++;
+		else
+			windows++;
+		if (diag_nhangs(dw) > 0 &&
+		    diag_hang(dw, 0)->end_ns - diag_hang(dw, 0)->start_ns >
+		    50 * MS) {
+			hangs++;
+			hang_windows += a != 0;
+		}
+		diag_free(dw);
+		diag_free(dfull);
+		graph_free(g);
+	}
+	unsetenv("ARGUS_WINDOW_EVENTS");
+	/* the three hangs were asked about, and the two that ended were
+	   diagnosed from windows (those of the idle loop have no similar
+	   node in the window, and need the whole history) */
+	cr_assert_geq(hangs, 3, "hangs %u", hangs);
+	cr_assert_geq(hang_windows, 2, "hangs %u, in windows %u", hangs,
+	    hang_windows);
+	cr_assert_gt(windows, 0);
+	cr_assert_gt(wholes, 0);
+	graph_free(whole);
+	trace_reader_close(r);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	cr_assert_eq(system(cmd), 0);
+}
