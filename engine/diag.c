@@ -528,8 +528,15 @@ diag_idle_key(struct diag *d, uint32_t ti)
 	if (!best_loop) {
 		/* no loop turned 3 times: one waiting at both ends */
 		uint64_t k = loop_at_both_ends(g, ti);
-		if (k != 0)
+		if (k != 0) {
+			uint64_t from, to;
 			best = k;
+			/* the rule reads the recording's ends: a window
+			   must reach them (diag-window.c) */
+			graph_window(g, &from, &to);
+			if (from != 0 || to != UINT64_MAX)
+				d->needs_ends = 1;
+		}
 	}
 	*hmap_put(&d->idle, ti, 0, NULL) = best + 1;
 	if (best_loop)
