@@ -128,6 +128,19 @@ idle_holder(struct diag *d, const struct level *lv, struct dwait *w)
 	return GRAPH_NONE;
 }
 
+/* x blocked in wait w of thread ti. */
+static void
+set_blocked(const struct graph *g, uint32_t ti, const struct dwait *w,
+    struct dculprit *x)
+{
+	x->c.kind = DIAG_BLOCKED;
+	x->c.node = graph_vertex_of_event(g, ti, w->sw);
+	x->c.start_ns = w->start;
+	x->c.end_ns = w->end;
+	x->c.wait = w->w;
+	x->w = *w;
+}
+
 size_t
 diag_diff_path(struct diag *d, const struct level *lv,
     const struct diag_step *p, size_t n, void *out)
@@ -183,12 +196,7 @@ diag_diff_path(struct diag *d, const struct level *lv,
 		    &ov) && ov >= len / 2 &&
 		    !(g->th[ti].ev[w.sw].sub & 0x30) &&	/* exited */
 		    diag_wait_key(g, &w) != diag_idle_key(d, ti)) {
-			x.c.kind = DIAG_BLOCKED;
-			x.c.node = graph_vertex_of_event(g, ti, w.sw);
-			x.c.start_ns = w.start;
-			x.c.end_ns = w.end;
-			x.c.wait = w.w;
-			x.w = w;
+			set_blocked(g, ti, &w, &x);
 		} else {
 			continue;
 		}
@@ -207,12 +215,7 @@ diag_diff_path(struct diag *d, const struct level *lv,
 		memset(&x, 0, sizeof(x));
 		diag_thread_fill(g, ih, &x.c.th);
 		x.c.serving.comm = x.c.serving.process = "";
-		x.c.kind = DIAG_BLOCKED;
-		x.c.node = graph_vertex_of_event(g, ih, w.sw);
-		x.c.start_ns = w.start;
-		x.c.end_ns = w.end;
-		x.c.wait = w.w;
-		x.w = w;
+		set_blocked(g, ih, &w, &x);
 		x.holder = 1;
 		DPUSH(*cs, x);
 	}
