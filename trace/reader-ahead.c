@@ -32,23 +32,6 @@ by_tid_seq(const void *x, const void *y)
 	return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
-/* The thread record of event ev. */
-static void
-thread_of(const struct trace_event *ev, struct trace_thread *t)
-{
-	memset(t, 0, sizeof(*t));
-	t->tid = (uint32_t)ev->arg[0];
-	t->pid = (uint32_t)ev->arg[1];
-	t->ppid = (uint32_t)ev->arg[2];
-	t->start_ts = ev->arg[3];
-	t->flags = (uint32_t)ev->arg[4];
-	if (ev->blob != NULL) {
-		size_t l = ev->blob_len < TRACE_COMM_LEN - 1 ?
-		    ev->blob_len : TRACE_COMM_LEN - 1;
-		memcpy(t->comm, ev->blob, l);
-	}
-}
-
 /* Calls fn on every thread record of the metadata stream, in stream
    order (its chunks come in time order). Returns as
    trace_reader_read_ahead_threads(). */
@@ -75,7 +58,7 @@ each_thread_record(struct trace_reader *r,
 			struct trace_thread t;
 			if (evs[j].type != TT_THREAD)
 				continue;
-			thread_of(&evs[j], &t);
+			rd_thread_of(&evs[j], &t);
 			fn(arg, &t);
 		}
 	}

@@ -320,16 +320,9 @@ took(struct trace_reader *r, const struct trace_event *ev)
 {
 	r->st.events++;
 	if (ev->type == TT_THREAD) {
-		struct trace_thread t = { 0 };
+		struct trace_thread t;
 
-		t.tid = (uint32_t)ev->arg[0];
-		t.pid = (uint32_t)ev->arg[1];
-		t.ppid = (uint32_t)ev->arg[2];
-		t.start_ts = ev->arg[3];
-		t.flags = (uint32_t)ev->arg[4];
-		if (ev->blob)
-			snprintf(t.comm, sizeof(t.comm), "%s",
-			    (const char *)ev->blob);
+		rd_thread_of(ev, &t);
 		rd_thread_update(r, &t);
 	} else if (ev->type == TT_LOST) {
 		r->st.lost += ev->arg[0];

@@ -132,6 +132,8 @@ const void *rd_intern(struct trace_reader *r, const void *p, size_t n);
 void rd_report(struct trace_reader *r, const char *path, uint64_t off,
     const char *reason);
 void rd_thread_update(struct trace_reader *r, const struct trace_thread *t);
+/* The thread record a TT_THREAD event holds. */
+void rd_thread_of(const struct trace_event *ev, struct trace_thread *t);
 /* The thread tid of v[0 .. n), sorted by tid; NULL when absent. */
 const struct trace_thread *rd_thread_find(const struct trace_thread *v,
     size_t n, uint32_t tid);

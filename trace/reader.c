@@ -167,6 +167,22 @@ rd_thread_update(struct trace_reader *r, const struct trace_thread *t)
 		s->ppid = ppid;
 }
 
+void
+rd_thread_of(const struct trace_event *ev, struct trace_thread *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->tid = (uint32_t)ev->arg[0];
+	t->pid = (uint32_t)ev->arg[1];
+	t->ppid = (uint32_t)ev->arg[2];
+	t->start_ts = ev->arg[3];
+	t->flags = (uint32_t)ev->arg[4];
+	if (ev->blob != NULL) {
+		size_t l = ev->blob_len < TRACE_COMM_LEN - 1 ?
+		    ev->blob_len : TRACE_COMM_LEN - 1;
+		memcpy(t->comm, ev->blob, l);
+	}
+}
+
 const struct trace_thread *
 rd_thread_find(const struct trace_thread *v, size_t n, uint32_t tid)
 {
