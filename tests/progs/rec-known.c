@@ -86,14 +86,19 @@ thread_b(void *arg)
 	return NULL;
 }
 
-/* Wait until thread tid sleeps (state S in /proc), at most 5 s: a signal
-   then always wakes it, however loaded the machine. */
+/*
+ * Wait until thread tid (of any process) sleeps, state S in /proc, at
+ * most 5 s: a signal then always wakes it, however loaded the machine,
+ * and its call blocks for sure. A recorder of blocking calls sees a
+ * call's fd only when the call blocks, and on one CPU a wake-up may
+ * preempt its waker, so that no call of a ping-pong ever blocks.
+ */
 static void
 wait_sleeping(pid_t tid)
 {
 	char path[64], buf[256];
 
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)tid);
 	for (int i = 0; i < 5000; i++) {
 		FILE *f = fopen(path, "re");
 		char *p = NULL;
@@ -194,13 +199,18 @@ phase_unix(int n)
 	if (c == 0) {
 		close(104);
 		for (int i = 0; i < n; i++) {
-			if (recv(105, &ch, 1, 0) != 1 || send(105, &ch, 1, 0) != 1)
+			if (recv(105, &ch, 1, 0) != 1)
+				_exit(3);
+			if (i == 0)
+				wait_sleeping(getppid());
+			if (send(105, &ch, 1, 0) != 1)
 				_exit(3);
 		}
 		msleep(LINGER_MS);
 		_exit(0);
 	}
 	close(105);
+	wait_sleeping(c);	/* in its first recv */
 	for (int i = 0; i < n; i++) {
 		if (send(104, &ch, 1, 0) != 1 || recv(104, &ch, 1, 0) != 1)
 			exit(3);
