@@ -182,6 +182,20 @@ prog_of(struct record_bpf *s, const char *tp)
 	return NULL;
 }
 
+/* A tracepoint named in ARGUS_BPF_SKIP (a comma list): left out, to
+   measure what each costs. */
+static int
+skipped(const char *tp)
+{
+	const char *e = getenv("ARGUS_BPF_SKIP");
+	size_t n = strlen(tp);
+
+	for (const char *p = e; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+		if (strncmp(p, tp, n) == 0 && (p[n] == ',' || p[n] == '\0'))
+			return 1;
+	return 0;
+}
+
 static const struct progspec progs[] = {
 	{ "sched_switch", RECORD_SET_SCHED },
 	{ "sched_waking", RECORD_SET_SCHED },
@@ -321,6 +335,8 @@ rec_bpf_open(struct recorder *r, const struct record_opts *o, char **cause)
 
 		if (progs[i].set > o->set && !(strcmp(progs[i].tp,
 		    "sys_exit") == 0 && o->marker_file))
+			continue;
+		if (skipped(progs[i].tp))
 			continue;
 		tn = xasprintf("btf_trace_%s", progs[i].tp);
 		if (btf__find_by_name_kind(vmlinux, tn, BTF_KIND_TYPEDEF) < 0) {

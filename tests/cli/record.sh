@@ -238,6 +238,33 @@ else
 	    grep -c 'nr=clock_nanosleep')
 	[ "$n" = 1 ] && ok "a thread asleep before recording keeps its exit" ||
 		nok "a thread asleep before recording keeps its exit" "$n exits"
+	# messages in a burst: one record each way for the burst in the
+	# default set (a socket that holds an unread message takes more
+	# without a record), every one in the full set; a ping-pong keeps
+	# all of its messages
+	if command -v python3 > /dev/null; then
+		burst='
+import socket, time
+a, b = socket.socketpair()
+time.sleep(0.1)
+for i in range(20):
+    a.send(b"x")
+for i in range(20):
+    b.recv(1)
+for i in range(10):
+    a.send(b"p"); b.recv(1)
+time.sleep(0.1)'
+		for set in default full; do
+			$ARGUS record -q -o "$T/burst-$set" --backend bpf \
+			    --events $set -- python3 -c "$burst" > /dev/null 2>&1
+			eval n_$set=\"$($ARGUS dump "$T/burst-$set" --type sk_data_ready,sock_recv 2>/dev/null |
+			    awk '$5 == "python3" { n[$6]++ } END { printf "%d/%d", n["sk_data_ready"], n["sock_recv"] }')\"
+		done
+		[ "$n_default" = 11/11 ] && [ "$n_full" = 30/30 ] &&
+			ok "a burst of messages is one record each way" ||
+			nok "a burst of messages is one record each way" \
+			    "default $n_default, full $n_full (ready/recv)"
+	fi
 	# the next recorder removes the dead one's tracefs instance
 	$ARGUS record -q -o "$T/bk2" --events sched --duration 0.2
 	[ ! -d "/sys/kernel/tracing/instances/argus-$kp" ] &&

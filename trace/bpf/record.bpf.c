@@ -20,7 +20,13 @@
  * calls that follow a wait that ended by its own timeout (a sleep, a
  * poll or futex wait returning 0 or ETIMEDOUT); and the bytes written to
  * the recorder's trace_marker_raw (libargus's records). The full set
- * records every call instead.
+ * records every call instead. Socket messages come in bursts: one
+ * record each way per burst (the socket storage "skq").
+ *
+ * Every program runs on a hot path and this kernel charges each call
+ * and return (retpolines, return thunks): fields of the tracepoints'
+ * typed arguments are read by plain loads, not helper calls, and no
+ * record wakes the reader, which drains the ring on a timer.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -126,6 +132,10 @@ struct {
 #define NR_exit 60
 #define NR_exit_group 231
 
+/* The loader drains the ring on a timer and never sleeps on it: no
+   record needs to wake it (a wake-up costs an irq_work). */
+#define RB_FLAGS BPF_RB_NO_WAKEUP
+
 #define REC(n) struct { struct rb_head h; __u64 a[n]; }
 #define RECS(n, sz) struct { struct rb_head h; __u64 a[n]; char s[sz]; }
 
@@ -211,7 +221,7 @@ cur_tid(void)
 	} \
 	head(&p_->h, kind, tid); \
 	__builtin_memcpy(p_->a, v_, sizeof(v_)); \
-	bpf_ringbuf_submit(p_, 0); \
+	bpf_ringbuf_submit(p_, RB_FLAGS); \
 } while (0)
 
 /* The switch's prev_state as the sched_switch trace event reports it. */
@@ -222,7 +232,7 @@ sw_state(bool preempt, unsigned int ps, struct task_struct *p)
 
 	if (preempt)
 		return 0x100;
-	s = (ps | (unsigned int)BPF_CORE_READ(p, exit_state)) & 0x7f;
+	s = (ps | (unsigned int)p->exit_state) & 0x7f;
 	if ((ps & 0x402) == 0x402)
 		s = 0x80;
 	if (ps & (0x1000 | 0x8000))
@@ -247,8 +257,8 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
 	if (blocking && !preempt && prev_state != 0 &&
 	    !(prev->flags & PF_KTHREAD) && prev->tgid != (int)self_tgid) {
 		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
-		long nr = BPF_CORE_READ(regs, orig_ax);
-		long ax = BPF_CORE_READ(regs, ax);
+		long nr = regs->orig_ax;
+		long ax = regs->ax;
 
 		if (nr >= 0 && ax == -ENOSYS && nr != NR_exit &&
 		    nr != NR_exit_group) {
@@ -258,11 +268,11 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
 			if (b && !b->on) {
 				b->on = 1;
 				EMIT(6, RB_SYS_ENTER, ptid, (__u64)nr,
-				    BPF_CORE_READ(regs, di),
-				    BPF_CORE_READ(regs, si),
-				    BPF_CORE_READ(regs, dx),
-				    BPF_CORE_READ(regs, r10),
-				    BPF_CORE_READ(regs, r8));
+				    regs->di,
+				    regs->si,
+				    regs->dx,
+				    regs->r10,
+				    regs->r8);
 			}
 		}
 	}
@@ -275,7 +285,7 @@ SEC("tp_btf/sched_waking")
 int BPF_PROG(on_waking, struct task_struct *p)
 {
 	EMIT(3, RB_WAKING, cur_tid(), (__u64)(__u32)p->pid,
-	    (__u64)BPF_CORE_READ(p, thread_info.cpu), (__u64)(__u32)p->prio);
+	    (__u64)p->thread_info.cpu, (__u64)(__u32)p->prio);
 	return 0;
 }
 
@@ -283,7 +293,7 @@ SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(on_wakeup_new, struct task_struct *p)
 {
 	EMIT(2, RB_WAKEUP_NEW, cur_tid(), (__u64)(__u32)p->pid,
-	    (__u64)BPF_CORE_READ(p, thread_info.cpu));
+	    (__u64)p->thread_info.cpu);
 	return 0;
 }
 
@@ -294,7 +304,7 @@ int BPF_PROG(on_newtask, struct task_struct *task, __u64 clone_flags)
 	p->a[0] = (__u32)task->pid;
 	p->a[1] = clone_flags;
 	bpf_probe_read_kernel_str(p->s, sizeof(p->s), task->comm);
-	bpf_ringbuf_submit(p, 0);
+	bpf_ringbuf_submit(p, RB_FLAGS);
 	return 0;
 }
 
@@ -307,7 +317,7 @@ int BPF_PROG(on_exec, struct task_struct *task, pid_t old_pid,
 	p->a[1] = (__u32)old_pid;
 	bpf_probe_read_kernel_str(p->s, sizeof(p->s), BPF_CORE_READ(bprm,
 	    filename));
-	bpf_ringbuf_submit(p, 0);
+	bpf_ringbuf_submit(p, RB_FLAGS);
 	return 0;
 }
 
@@ -325,7 +335,7 @@ int BPF_PROG(on_rename, struct task_struct *task, const char *comm)
 	RESERVE(RECS(1, 16), p, RB_RENAME, cur_tid());
 	p->a[0] = (__u32)task->pid;
 	bpf_probe_read_kernel_str(p->s, sizeof(p->s), comm);
-	bpf_ringbuf_submit(p, 0);
+	bpf_ringbuf_submit(p, RB_FLAGS);
 	return 0;
 }
 
@@ -337,7 +347,7 @@ int BPF_PROG(on_irq_entry, int irq, struct irqaction *action)
 	p->a[0] = (__u32)irq;
 	bpf_probe_read_kernel_str(p->s, sizeof(p->s), BPF_CORE_READ(action,
 	    name));
-	bpf_ringbuf_submit(p, 0);
+	bpf_ringbuf_submit(p, RB_FLAGS);
 	return 0;
 }
 
@@ -415,8 +425,8 @@ SEC("tp_btf/hrtimer_start")
 int BPF_PROG(on_hrt_start, struct hrtimer *t, enum hrtimer_mode mode)
 {
 	EMIT(5, RB_TIMER_START, cur_tid(), (__u64)t,
-	    (__u64)BPF_CORE_READ(t, function),
-	    (__u64)BPF_CORE_READ(t, node.expires), 1, (__u64)mode);
+	    (__u64)t->function,
+	    (__u64)t->node.expires, 1, (__u64)mode);
 	return 0;
 }
 
@@ -431,7 +441,7 @@ SEC("tp_btf/hrtimer_expire_entry")
 int BPF_PROG(on_hrt_expire, struct hrtimer *t)
 {
 	EMIT(3, RB_TIMER_EXPIRE, cur_tid(), (__u64)t, 1,
-	    (__u64)BPF_CORE_READ(t, function));
+	    (__u64)t->function);
 	return 0;
 }
 
@@ -446,9 +456,9 @@ SEC("tp_btf/timer_start")
 int BPF_PROG(on_tmr_start, struct timer_list *t)
 {
 	EMIT(5, RB_TIMER_START, cur_tid(), (__u64)t,
-	    (__u64)BPF_CORE_READ(t, function),
-	    (__u64)BPF_CORE_READ(t, expires), 0,
-	    (__u64)BPF_CORE_READ(t, flags));
+	    (__u64)t->function,
+	    (__u64)t->expires, 0,
+	    (__u64)t->flags);
 	return 0;
 }
 
@@ -463,7 +473,7 @@ SEC("tp_btf/timer_expire_entry")
 int BPF_PROG(on_tmr_expire, struct timer_list *t)
 {
 	EMIT(3, RB_TIMER_EXPIRE, cur_tid(), (__u64)t, 0,
-	    (__u64)BPF_CORE_READ(t, function));
+	    (__u64)t->function);
 	return 0;
 }
 
@@ -480,12 +490,12 @@ int BPF_PROG(on_wq_queue, int req_cpu, struct pool_workqueue *pwq,
 {
 	RESERVE(RECS(4, RB_NAME), p, RB_WQ_QUEUE, cur_tid());
 	p->a[0] = (__u64)work;
-	p->a[1] = (__u64)BPF_CORE_READ(work, func);
+	p->a[1] = (__u64)work->func;
 	p->a[2] = (__u32)req_cpu;
 	p->a[3] = (__u32)BPF_CORE_READ(pwq, pool, cpu);
 	bpf_probe_read_kernel_str(p->s, sizeof(p->s), BPF_CORE_READ(pwq, wq,
 	    name));
-	bpf_ringbuf_submit(p, 0);
+	bpf_ringbuf_submit(p, RB_FLAGS);
 	return 0;
 }
 
@@ -493,7 +503,7 @@ SEC("tp_btf/workqueue_execute_start")
 int BPF_PROG(on_wq_start, struct work_struct *work)
 {
 	EMIT(2, RB_WQ_START, cur_tid(), (__u64)work,
-	    (__u64)BPF_CORE_READ(work, func));
+	    (__u64)work->func);
 	return 0;
 }
 
@@ -533,18 +543,53 @@ SEC("tp_btf/sock_send_length")
 int BPF_PROG(on_sock_send, struct sock *sk, int ret, int flags)
 {
 	EMIT(5, RB_SOCK_SEND, cur_tid(), (__u64)sk,
-	    (__u64)BPF_CORE_READ(sk, __sk_common.skc_family),
-	    (__u64)BPF_CORE_READ(sk, sk_protocol), (__u64)(__s64)ret,
+	    (__u64)sk->__sk_common.skc_family,
+	    (__u64)sk->sk_protocol, (__u64)(__s64)ret,
 	    (__u64)(__u32)flags);
 	return 0;
 }
 
+/*
+ * Messages in bursts: the default set records a message into a socket
+ * only when the socket holds no announced message yet unread, and a
+ * receive only when it takes one. A burst of messages is then one
+ * record each way: the engine's edge goes from the sender that filled
+ * the empty socket to the receive that found it (a thread that waits
+ * for a message always waits on an empty socket, so its wake-up always
+ * has its message). A mark left by a message never read by a traced
+ * receive (a kernel reader) goes stale after SK_STALE_NS.
+ */
+struct skq {
+	__u64 ts;	/* the unread announced message, 0: none */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct skq);
+} skq SEC(".maps");
+
+#define SK_STALE_NS 100000000ull
+#define MSG_PEEK 2
+
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(on_sock_recv, struct sock *sk, int ret, int flags)
 {
+	if (!full && ret != 0) {
+		struct skq *q;
+
+		if (ret < 0 || (flags & MSG_PEEK))
+			return 0;	/* nothing taken */
+		q = bpf_sk_storage_get(&skq, sk, 0, 0);
+		if (q && q->ts == 0)
+			return 0;	/* the rest of a burst */
+		if (q)
+			q->ts = 0;
+	}
 	EMIT(5, RB_SOCK_RECV, cur_tid(), (__u64)sk,
-	    (__u64)BPF_CORE_READ(sk, __sk_common.skc_family),
-	    (__u64)BPF_CORE_READ(sk, sk_protocol), (__u64)(__s64)ret,
+	    (__u64)sk->__sk_common.skc_family,
+	    (__u64)sk->sk_protocol, (__u64)(__s64)ret,
 	    (__u64)(__u32)flags);
 	return 0;
 }
@@ -552,45 +597,65 @@ int BPF_PROG(on_sock_recv, struct sock *sk, int ret, int flags)
 SEC("tp_btf/sk_data_ready")
 int BPF_PROG(on_sk_ready, const struct sock *sk)
 {
+	if (!full) {
+		struct skq *q = bpf_sk_storage_get(&skq, (struct sock *)sk, 0,
+		    BPF_SK_STORAGE_GET_F_CREATE);
+		__u64 now = bpf_ktime_get_boot_ns();
+
+		if (q) {
+			if (q->ts != 0 && now - q->ts < SK_STALE_NS)
+				return 0;	/* joins the unread one */
+			q->ts = now;
+		}
+	}
 	EMIT(3, RB_SK_DATA_READY, cur_tid(), (__u64)sk,
-	    (__u64)BPF_CORE_READ(sk, __sk_common.skc_family),
-	    (__u64)BPF_CORE_READ(sk, sk_protocol));
+	    (__u64)sk->__sk_common.skc_family,
+	    (__u64)sk->sk_protocol);
 	return 0;
 }
 
-/* 1 pipe, FIFO or terminal, 2 eventfd, 3 our trace_marker_raw, 0 any
-   other file. */
+/* The kernel's cast of an address to a typed, read-only pointer: its
+   fields are then read by plain loads the verifier guards, not by a
+   helper call each. */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+
+/*
+ * 1 pipe, FIFO or terminal, 2 eventfd, 3 our trace_marker_raw, 0 any
+ * other file. On every read and write of the system: one helper call
+ * (the fd array's slot), the rest plain loads.
+ */
 static __always_inline int
 fd_kind(struct task_struct *t, __u64 fd)
 {
-	struct fdtable *fdt = BPF_CORE_READ(t, files, fdt);
-	struct file **fds;
+	struct fdtable *fdt = t->files->fdt;
 	struct file *f = NULL;
+	struct inode *in;
 	__u64 w;
 	__u32 mode;
 
-	if (!fdt || fd >= BPF_CORE_READ(fdt, max_fds))
+	if (!fdt || fd >= fdt->max_fds)
 		return 0;
-	fds = BPF_CORE_READ(fdt, fd);
-	bpf_probe_read_kernel(&f, sizeof(f), fds + fd);
+	bpf_probe_read_kernel(&f, sizeof(f), (void *)((__u64)fdt->fd +
+	    fd * sizeof(f)));
 	if (!f)
 		return 0;
-	mode = BPF_CORE_READ(f, f_inode, i_mode) & S_IFMT;
+	f = bpf_rdonly_cast(f, bpf_core_type_id_kernel(struct file));
+	in = f->f_inode;
+	mode = in->i_mode & S_IFMT;
 	if (mode == S_IFIFO)
 		return 1;
 	if (mode == S_IFCHR) {
 		/* terminals: tty, console and ptmx (4, 5), pty ends (136-143) */
-		__u32 major = BPF_CORE_READ(f, f_inode, i_rdev) >> 20;
+		__u32 major = in->i_rdev >> 20;
 
 		if (major == 4 || major == 5 || (major >= 136 && major <= 143))
 			return 1;
 		return 0;
 	}
-	w = (__u64)BPF_CORE_READ(f, f_op, write);
+	w = (__u64)f->f_op->write;
 	if (w && w == eventfd_write_fn)
 		return 2;
-	if (w && w == marker_write_fn &&
-	    BPF_CORE_READ(f, f_inode, i_ino) == marker_ino)
+	if (w && w == marker_write_fn && in->i_ino == marker_ino)
 		return 3;
 	return 0;
 }
@@ -611,7 +676,7 @@ emit_marker(__u32 tid, __u64 buf, long n)
 	    (RB_MARKER_MAX | (RB_MARKER_MAX - 1)), (void *)buf) != 0)
 		return 0;
 	if (bpf_ringbuf_output(&rb, m, sizeof(m->h) + 8 + (n &
-	    (RB_MARKER_MAX | (RB_MARKER_MAX - 1))), 0) != 0)
+	    (RB_MARKER_MAX | (RB_MARKER_MAX - 1))), RB_FLAGS) != 0)
 		lost_one();
 	return 0;
 }
@@ -623,9 +688,9 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 
 	if ((__u32)(pt >> 32) == self_tgid)
 		return 0;
-	EMIT(6, RB_SYS_ENTER, (__u32)pt, (__u64)id, BPF_CORE_READ(regs, di),
-	    BPF_CORE_READ(regs, si), BPF_CORE_READ(regs, dx),
-	    BPF_CORE_READ(regs, r10), BPF_CORE_READ(regs, r8));
+	EMIT(6, RB_SYS_ENTER, (__u32)pt, (__u64)id, regs->di,
+	    regs->si, regs->dx,
+	    regs->r10, regs->r8);
 	return 0;
 }
 
@@ -663,7 +728,7 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 
 	if ((__u32)(pt >> 32) == self_tgid)
 		return 0;
-	nr = BPF_CORE_READ(regs, orig_ax);
+	nr = regs->orig_ax;
 	if (full) {
 		EMIT(2, RB_SYS_EXIT, tid, (__u64)nr, (__u64)ret);
 		goto marker;
@@ -691,21 +756,22 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	if (nr != NR_read && nr != NR_write && nr != NR_readv &&
 	    nr != NR_writev)
 		return 0;
-	k = fd_kind(t, BPF_CORE_READ(regs, di));
+	k = fd_kind(t, regs->di);
+
 	if (k == 3 && nr == NR_write && ret > 0)
-		return emit_marker(tid, BPF_CORE_READ(regs, si), ret);
+		return emit_marker(tid, regs->si, ret);
 	if (!blocking || (k != 1 && k != 2))
 		return 0;
 both:
-	EMIT(6, RB_SYS_ENTER, tid, (__u64)nr, BPF_CORE_READ(regs, di),
-	    BPF_CORE_READ(regs, si), BPF_CORE_READ(regs, dx),
-	    BPF_CORE_READ(regs, r10), BPF_CORE_READ(regs, r8));
+	EMIT(6, RB_SYS_ENTER, tid, (__u64)nr, regs->di,
+	    regs->si, regs->dx,
+	    regs->r10, regs->r8);
 	EMIT(2, RB_SYS_EXIT, tid, (__u64)nr, (__u64)ret);
 	return 0;
 marker:
 	if (nr == NR_write && ret > 0 && marker_write_fn &&
-	    fd_kind(bpf_get_current_task_btf(), BPF_CORE_READ(regs, di)) == 3)
-		return emit_marker(tid, BPF_CORE_READ(regs, si), ret);
+	    fd_kind(bpf_get_current_task_btf(), regs->di) == 3)
+		return emit_marker(tid, regs->si, ret);
 	return 0;
 }
 
