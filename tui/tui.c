@@ -441,6 +441,7 @@ struct loader {
 	const char *stage;
 	volatile int done;
 	uint64_t damaged;
+	uint64_t pdone, ptotal;	/* chunks read of the total, atomics */
 };
 
 static void *
@@ -474,6 +475,34 @@ on_damage(const struct trace_damage *dmg, void *arg)
 	l->damaged++;
 }
 
+/* On the reading thread: the chunks read so far. */
+static void
+on_progress(void *arg, uint64_t done, uint64_t total)
+{
+	struct loader *l = arg;
+
+	__atomic_store_n(&l->ptotal, total, __ATOMIC_RELAXED);
+	__atomic_store_n(&l->pdone, done, __ATOMIC_RELAXED);
+}
+
+/* The loading screen's bar: "[####......]  42%" once anything is known. */
+static void
+draw_bar(int y, int x, int width, uint64_t done, uint64_t total)
+{
+	int fill, pct;
+
+	if (total == 0 || width < 8)
+		return;
+	if (done > total)
+		done = total;
+	pct = (int)(done * 100 / total);
+	fill = (int)(done * (uint64_t)(width - 7) / total);
+	mvaddch(y, x, '[');
+	for (int i = 0; i < width - 7; i++)
+		addch(i < fill ? '#' : '.');
+	printw("] %3d%%", pct);
+}
+
 /* Load with a progress screen; returns 0, an error, or -1 on a signal. */
 static int
 load(struct tui *t, struct tui_opts *o, char **cause)
@@ -490,6 +519,7 @@ load(struct tui *t, struct tui_opts *o, char **cause)
 	l.rules = t->rules;
 	l.dopts = t->dopts;
 	trace_reader_on_damage(o->reader, on_damage, &l);
+	trace_reader_on_progress(o->reader, on_progress, &l);
 	if (pthread_create(&th, NULL, load_main, &l) != 0) {
 		*cause = xasprintf("cannot start the loader: %s",
 		    strerror(errno));
@@ -508,10 +538,14 @@ load(struct tui *t, struct tui_opts *o, char **cause)
 		    "%s", spin[k++ % 4], l.stage ? l.stage : "reading",
 		    (unsigned long long)info->nevents, info->nsegments,
 		    fmt_duration(el, sizeof(el), now_ns() - t0));
+		draw_bar(LINES / 2 + 1, 2, COLS - 4 < 60 ? COLS - 4 : 60,
+		    __atomic_load_n(&l.pdone, __ATOMIC_RELAXED),
+		    __atomic_load_n(&l.ptotal, __ATOMIC_RELAXED));
 		refresh();
 		usleep(100000);
 	}
 	pthread_join(th, NULL);
+	trace_reader_on_progress(o->reader, NULL, NULL);
 	if (l.err != 0) {
 		*cause = l.cause ? l.cause : xstrdup(graph_strerror(l.err));
 		if (l.g)

@@ -302,6 +302,18 @@ else
 fi
 keys q
 
+# loading a trace of millions of events shows a bar with a percentage
+# (the screen is redrawn every 0.1 s; this load takes about a second)
+"$B/tests/tools/mktrace" "$T/big" 8000000 > /dev/null
+start 100 30 "$T/big"
+if wait_for '\[#*\.*\] +[0-9]+%' 10; then
+	ok "loading shows a bar with a percentage"
+else
+	nok "loading shows a bar with a percentage" "$(screen | grep -v '^$')"
+fi
+keys q
+rm -rf "$T/big"
+
 # no colours (vt100) at 80x24
 tm kill-session -t "$SESS" >/dev/null 2>&1
 SESS=vt100
