@@ -412,7 +412,7 @@ static void
 mark_sleepers(struct recorder *r)
 {
 	struct rbpf *b = r->bpf;
-	const struct blk mark = { 1, 0 };
+	const struct blk mark = { 1, 0, 0 };
 	char path[64], buf[128];
 	DIR *pd = opendir("/proc"), *td;
 	struct dirent *pe, *te;

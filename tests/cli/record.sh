@@ -265,6 +265,22 @@ time.sleep(0.1)'
 			nok "a burst of messages is one record each way" \
 			    "default $n_default, full $n_full (ready/recv)"
 	fi
+	# a yield loop keeps one sched_yield a millisecond, not a million
+	# calls a second that would overrun the ring
+	if command -v python3 > /dev/null; then
+		$ARGUS record -q -o "$T/yield" --backend bpf --events default -- \
+		    python3 -c '
+import os, time
+end = time.time() + 1
+while time.time() < end:
+    os.sched_yield()' > /dev/null 2>&1
+		ny=$($ARGUS dump "$T/yield" --type sys_enter 2>/dev/null |
+		    awk '$5 == "python3" && $7 == "nr=sched_yield"' | wc -l)
+		[ "$ny" -ge 300 ] && [ "$ny" -le 1100 ] &&
+			ok "a yield loop keeps one sched_yield a millisecond" ||
+			nok "a yield loop keeps one sched_yield a millisecond" \
+			    "$ny kept in 1 s"
+	fi
 	# the next recorder removes the dead one's tracefs instance
 	$ARGUS record -q -o "$T/bk2" --events sched --duration 0.2
 	[ ! -d "/sys/kernel/tracing/instances/argus-$kp" ] &&

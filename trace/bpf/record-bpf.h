@@ -23,6 +23,7 @@ struct blk {
 	__u32 on;	/* the current call blocked: its exit is kept */
 	__u32 retry;	/* calls left, after a timed-out wait, whose "try
 			   again" failure is kept (a polling attempt) */
+	__u64 yield_ts;	/* the last sched_yield kept */
 };
 
 enum rb_kind {

@@ -15,7 +15,8 @@
  * RB_SYS_EXIT. Besides, sys_exit keeps the calls that wake others
  * without blocking: reads and writes of pipes (FIFO inodes), terminals
  * and eventfds, close (so fd numbers reused are looked up again) and
- * sched_yield; the attempts of a polling loop: a call failing with "try
+ * sched_yield (one a millisecond a thread: a yield loop would flood the
+ * ring); the attempts of a polling loop: a call failing with "try
  * again" (EAGAIN, EBUSY, EALREADY, a refused connect) within the few
  * calls that follow a wait that ended by its own timeout (a sleep, a
  * poll or futex wait returning 0 or ETIMEDOUT); and the bytes written to
@@ -60,6 +61,9 @@ struct {
 /* Calls after a timed-out wait in which a failed attempt is looked for
    (a polling loop may check the clock or a file before it retries). */
 #define RETRY_WINDOW 16
+
+/* sched_yield calls of a thread kept at most this often. */
+#define YIELD_GAP_NS 1000000ull
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -743,8 +747,22 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 			EMIT(2, RB_SYS_EXIT, tid, (__u64)nr, (__u64)ret);
 			goto marker;
 		}
-		if (nr == NR_close || nr == NR_sched_yield)
+		if (nr == NR_close)
 			goto both;
+		if (nr == NR_sched_yield) {
+			/* a yield loop: one kept a millisecond (a busy one
+			   makes a million calls a second) */
+			__u64 now = bpf_ktime_get_boot_ns();
+
+			if (!b)
+				b = bpf_task_storage_get(&blocked, t, 0,
+				    BPF_LOCAL_STORAGE_GET_F_CREATE);
+			if (b && now - b->yield_ts < YIELD_GAP_NS)
+				return 0;
+			if (b)
+				b->yield_ts = now;
+			goto both;
+		}
 		if (b && b->retry) {
 			b->retry--;
 			if (ret < 0 && try_again(nr, ret)) {
