@@ -14,9 +14,9 @@
  * task storage ("blocked"); at sys_exit only a marked task writes its
  * RB_SYS_EXIT. Besides, sys_exit keeps the calls that wake others
  * without blocking: reads and writes of pipes (FIFO inodes), terminals
- * and eventfds, close (so fd numbers reused are looked up again) and
- * sched_yield (one a millisecond a thread: a yield loop would flood the
- * ring); the attempts of a polling loop: a call failing with "try
+ * and eventfds, a close that succeeded (so fd numbers reused are looked
+ * up again) and sched_yield (one a millisecond a thread: a yield loop
+ * would flood the ring); the attempts of a polling loop: a call failing with "try
  * again" (EAGAIN, EBUSY, EALREADY, a refused connect) within the few
  * calls that follow a wait that ended by its own timeout (a sleep, a
  * poll or futex wait returning 0 or ETIMEDOUT); and the bytes written to
@@ -747,8 +747,13 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 			EMIT(2, RB_SYS_EXIT, tid, (__u64)nr, (__u64)ret);
 			goto marker;
 		}
-		if (nr == NR_close)
+		if (nr == NR_close) {
+			/* a daemon may close every fd up to its limit: a
+			   close that failed changed nothing */
+			if (ret < 0)
+				return 0;
 			goto both;
+		}
 		if (nr == NR_sched_yield) {
 			/* a yield loop: one kept a millisecond (a busy one
 			   makes a million calls a second) */
