@@ -13,6 +13,8 @@
 # takes the default, auto); SET+lib also preloads libargus into the workload;
 # floor-SET enables the set's events in a bare tracefs instance that
 # nobody reads: the kernel's share of the cost, which no reader can save.
+# bpf-SET~TP,TP... leaves out the BPF programs of those tracepoints
+# (ARGUS_BPF_SKIP): bpf-default~sys_exit is what the system-call hook costs.
 # Needs root. Environment: ARGUS, B, ROUNDS, PG_SECONDS, CONFIGS.
 set -u
 B=${B:-build}
@@ -74,6 +76,8 @@ run() {
 		rmdir "$I" ;;
 	*+lib)	set_backend "${cfg%+lib}"
 		$ARGUS record -q -o "$T/trace" --backend $be --events "$set" -- "$@" > "$T/out" 2> "$T/argus.err" ;;
+	*~*)	set_backend "${cfg%%~*}"
+		ARGUS_BPF_SKIP=${cfg#*~} $ARGUS record -q -o "$T/trace" --backend $be --events "$set" --no-instrument -- "$@" > "$T/out" 2> "$T/argus.err" ;;
 	*)	set_backend "$cfg"
 		$ARGUS record -q -o "$T/trace" --backend $be --events "$set" --no-instrument -- "$@" > "$T/out" 2> "$T/argus.err" ;;
 	esac
@@ -129,7 +133,7 @@ base=$(median < "$T/msg-none")
 echo "messaging (perf bench sched messaging -g 10 -l 500), median seconds:"
 for c in $CONFIGS; do
 	m=$(median < "$T/msg-$c")
-	echo "$m $base" | awk -v c="$c" '{ printf "  %-13s %7.3f s  slowdown %+6.1f%%", c, $1, ($1 / $2 - 1) * 100 }'
+	echo "$m $base" | awk -v c="$c" '{ printf "  %-22s %7.3f s  slowdown %+6.1f%%", c, $1, ($1 / $2 - 1) * 100 }'
 	[ "$c" != none ] && printf "  %s" "$(cat "$T/msg-size-$c")"
 	echo "  [runs: $(tr '\n' ' ' < "$T/msg-$c")]"
 done
@@ -168,7 +172,7 @@ base=$(median < "$T/pg-none")
 echo "pgbench (TPC-B like, scale 5, 8 clients, $PG_SECONDS s), median tps:"
 for c in $CONFIGS; do
 	m=$(median < "$T/pg-$c")
-	echo "$m $base" | awk -v c="$c" '{ printf "  %-13s %9.1f tps  loss %+6.1f%%", c, $1, (1 - $1 / $2) * 100 }'
+	echo "$m $base" | awk -v c="$c" '{ printf "  %-22s %9.1f tps  loss %+6.1f%%", c, $1, (1 - $1 / $2) * 100 }'
 	[ "$c" != none ] && printf "  %s" "$(cat "$T/pg-size-$c")"
 	echo "  [runs: $(tr '\n' ' ' < "$T/pg-$c")]"
 done
