@@ -182,16 +182,19 @@ tui_open_hang(struct tui *t, size_t h, int record)
 
 	if (t->d == NULL || h >= diag_nhangs(t->d)) {
 		if (t->pos.t1 == 0) {
-			/* no hang: open on the whole trace */
+			/* no hang: open on the whole trace, or on all
+			   of a window loaded */
 			uint32_t best = 0;
 			for (uint32_t i = 0; i < graph_nthreads(t->g); i++)
 				if (graph_thread(t->g, i)->nevents >
 				    graph_thread(t->g, best)->nevents)
 					best = i;
-			t->pos.t0 = t->first_ts;
-			t->pos.t1 = t->last_ts + 1;
+			t->pos.t0 = t->win_from > t->first_ts ? t->win_from :
+			    t->first_ts;
+			t->pos.t1 = t->win_to < t->last_ts ? t->win_to + 1 :
+			    t->last_ts + 1;
 			clamp_window(t);
-			t->pos.cursor = t->pos.vts = t->first_ts;
+			t->pos.cursor = t->pos.vts = t->pos.t0;
 			if (graph_nthreads(t->g) > 0)
 				t->pos.tid = graph_thread(t->g, best)->tid;
 			resolve(t);
@@ -326,18 +329,52 @@ tui_lanes(struct tui *t)
 
 /* --- rebuild ----------------------------------------------------------- */
 
+/* The hang and pick that stay across a change of the model. */
+struct keep {
+	size_t hang;
+	long picked;
+	int by_default;
+};
+
+static struct keep
+keep_of(const struct tui *t)
+{
+	struct keep k = { t->pos.hang, -1, 1 };
+
+	if (t->d != NULL && k.hang != SIZE_MAX && k.hang < diag_nhangs(t->d)) {
+		k.picked = (long)diag_picked(t->d, k.hang);
+		k.by_default = diag_picked_by_default(t->d, k.hang);
+	}
+	return k;
+}
+
+/* After the diagnosis changed: the hang and the pick again where they
+   still exist, the position resolved, the lanes ordered. */
+static void
+restore(struct tui *t, struct keep k)
+{
+	if (t->d == NULL || k.hang >= diag_nhangs(t->d))
+		t->pos.hang = t->d && diag_nhangs(t->d) ? 0 : SIZE_MAX;
+	else if (!k.by_default && k.picked >= 0 &&
+	    (size_t)k.picked < diag_nsimilar(t->d, k.hang))
+		diag_pick(t->d, k.hang, (size_t)k.picked);
+	/* history entries name hangs by index too: drop stale ones */
+	for (size_t i = 0; i < t->nhist; i++)
+		if (t->d == NULL || t->hist[i].hang >= diag_nhangs(t->d))
+			t->hist[i].hang = t->pos.hang;
+	resolve(t);
+	tui_lanes(t);
+}
+
 int
 tui_rebuild(struct tui *t)
 {
 	char *cause = NULL;
-	size_t hang = t->pos.hang;
-	long picked = -1;
-	int by_default = 1, err;
+	struct keep k;
+	int err;
 
-	if (t->d != NULL && hang != SIZE_MAX && hang < diag_nhangs(t->d)) {
-		picked = diag_picked(t->d, hang);
-		by_default = diag_picked_by_default(t->d, hang);
-	}
+	tui_extend_wait(t, 1);	/* the rules apply to the newest graph */
+	k = keep_of(t);
 	view_free(t->vw);
 	t->vw = NULL;
 	diag_free(t->d);
@@ -359,16 +396,21 @@ tui_rebuild(struct tui *t)
 		free(cause);
 		t->d = NULL;
 	}
-	if (t->d == NULL || hang >= diag_nhangs(t->d))
-		t->pos.hang = t->d && diag_nhangs(t->d) ? 0 : SIZE_MAX;
-	else if (!by_default && picked >= 0 &&
-	    (size_t)picked < diag_nsimilar(t->d, hang))
-		diag_pick(t->d, hang, (size_t)picked);
-	/* history entries name hangs by index too: drop stale ones */
-	for (size_t i = 0; i < t->nhist; i++)
-		if (t->d == NULL || t->hist[i].hang >= diag_nhangs(t->d))
-			t->hist[i].hang = t->pos.hang;
-	resolve(t);
-	tui_lanes(t);
+	restore(t, k);
 	return R_ALL;
+}
+
+void
+tui_set_model(struct tui *t, struct graph *g, struct diag *d)
+{
+	struct keep k = keep_of(t);
+
+	view_free(t->vw);
+	diag_free(t->d);
+	graph_free(t->g);
+	t->g = g;
+	t->d = d;
+	t->vw = view_new(g);
+	t->gen++;
+	restore(t, k);
 }

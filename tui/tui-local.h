@@ -128,6 +128,11 @@ struct tui {
 	uint64_t win_from, win_to;	/* the events loaded (--at: a window
 					   of the trace); 0, UINT64_MAX: all */
 	unsigned gen;		/* bumped when the model is rebuilt */
+	struct trace_reader *reader;
+	struct loader *ext;	/* a wider window loading (load.c), or NULL */
+	int at_end;		/* opened on the end of a big trace */
+	int ext_failed;		/* loading more failed or would be too
+				   much: not tried again */
 
 	/* position and history */
 	struct tui_pos pos;
@@ -160,6 +165,18 @@ struct tui {
 	int quit;
 };
 
+/* load.c */
+/* Load the graph and the diagnosis behind a progress screen: 0, an
+   error (with *cause), or -1 when a signal ended the session. */
+int tui_load(struct tui *t, struct tui_opts *o, char **cause);
+/* After a key (key set) or a read timeout: after a key that took the view
+   past an edge of a partial window, start loading a wider one; when that
+   load is done, put it in place. Returns what needs redrawing. */
+int tui_extend_poll(struct tui *t, int key);
+/* Wait for a load under way: its model is put in place when keep is set,
+   else dropped. */
+void tui_extend_wait(struct tui *t, int keep);
+
 /* tui.c */
 /* A terminating signal arrived (the session is ending). */
 int tui_signalled(void);
@@ -185,6 +202,9 @@ int tui_open_hang(struct tui *t, size_t h, int record);
 void tui_lanes(struct tui *t);
 /* Rebuild graph, view and diagnosis with t->rules, keeping position. */
 int tui_rebuild(struct tui *t);
+/* Put graph g and diagnosis d (may be NULL) in place of the model (which
+   is freed), keeping the position, the hang and its pick. */
+void tui_set_model(struct tui *t, struct graph *g, struct diag *d);
 /* Show lines of text in the overlay (takes the array). */
 void tui_show_text(struct tui *t, const char *title, char **lines,
     size_t n);

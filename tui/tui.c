@@ -2,7 +2,7 @@
  * tui.c: the screen and the main loop of argus debug.
  *
  * tui_run() starts curses, loads the graph and the diagnosis on a helper
- * thread while showing progress, then loops: lay out the windows when
+ * thread while showing progress (load.c), then loops: lay out the windows when
  * needed, draw what the last handler asked for (werase + draw +
  * wnoutrefresh per pane, one doupdate), read one key, turn it into an
  * action through the key table and hand it to the global handler or the
@@ -428,140 +428,6 @@ draw(struct tui *t, int what)
 	doupdate();
 }
 
-/* --- loading ----------------------------------------------------------- */
-
-struct loader {
-	struct trace_reader *r;
-	struct rules *rules;
-	struct diag_opts dopts;
-	struct graph *g;
-	struct diag *d;
-	char *cause;
-	int err;
-	const char *stage;
-	volatile int done;
-	uint64_t damaged;
-	uint64_t pdone, ptotal;	/* chunks read of the total, atomics */
-};
-
-static void *
-load_main(void *arg)
-{
-	struct loader *l = arg;
-
-	l->stage = "building the event graph";
-	if (l->dopts.at != 0) {
-		/* a window of the trace around the time, grown as the
-		   diagnosis needs */
-		l->err = diag_at_window(l->r, l->rules, &l->dopts, &l->g,
-		    &l->d, &l->cause);
-	} else {
-		l->err = graph_build(l->r, l->rules, &l->g, &l->cause);
-		if (l->err == 0) {
-			l->stage = "diagnosing";
-			l->err = diag_new(l->g, &l->dopts, &l->d, &l->cause);
-		}
-	}
-	__atomic_store_n(&l->done, 1, __ATOMIC_RELEASE);
-	return NULL;
-}
-
-static void
-on_damage(const struct trace_damage *dmg, void *arg)
-{
-	struct loader *l = arg;
-
-	(void)dmg;
-	l->damaged++;
-}
-
-/* On the reading thread: the chunks read so far. */
-static void
-on_progress(void *arg, uint64_t done, uint64_t total)
-{
-	struct loader *l = arg;
-
-	__atomic_store_n(&l->ptotal, total, __ATOMIC_RELAXED);
-	__atomic_store_n(&l->pdone, done, __ATOMIC_RELAXED);
-}
-
-/* The loading screen's bar: "[####......]  42%" once anything is known. */
-static void
-draw_bar(int y, int x, int width, uint64_t done, uint64_t total)
-{
-	int fill, pct;
-
-	if (total == 0 || width < 8)
-		return;
-	if (done > total)
-		done = total;
-	pct = (int)(done * 100 / total);
-	fill = (int)(done * (uint64_t)(width - 7) / total);
-	mvaddch(y, x, '[');
-	for (int i = 0; i < width - 7; i++)
-		addch(i < fill ? '#' : '.');
-	printw("] %3d%%", pct);
-}
-
-/* Load with a progress screen; returns 0, an error, or -1 on a signal. */
-static int
-load(struct tui *t, struct tui_opts *o, char **cause)
-{
-	struct loader l;
-	pthread_t th;
-	const struct trace_info *info = trace_reader_info(o->reader);
-	static const char spin[] = "|/-\\";
-	uint64_t t0 = now_ns();
-	unsigned k = 0;
-
-	memset(&l, 0, sizeof(l));
-	l.r = o->reader;
-	l.rules = t->rules;
-	l.dopts = t->dopts;
-	trace_reader_on_damage(o->reader, on_damage, &l);
-	trace_reader_on_progress(o->reader, on_progress, &l);
-	if (pthread_create(&th, NULL, load_main, &l) != 0) {
-		*cause = xasprintf("cannot start the loader: %s",
-		    strerror(errno));
-		return 1;
-	}
-	while (!__atomic_load_n(&l.done, __ATOMIC_ACQUIRE)) {
-		char el[32];
-		if (tui_sig) {
-			/* the process ends; the loader dies with it */
-			pthread_detach(th);
-			return -1;
-		}
-		erase();
-		mvprintw(LINES / 2 - 1, 2, "argus debug: loading %s", t->trace);
-		mvprintw(LINES / 2, 2, "%c %s: %llu events in %u segment(s), "
-		    "%s", spin[k++ % 4], l.stage ? l.stage : "reading",
-		    (unsigned long long)info->nevents, info->nsegments,
-		    fmt_duration(el, sizeof(el), now_ns() - t0));
-		draw_bar(LINES / 2 + 1, 2, COLS - 4 < 60 ? COLS - 4 : 60,
-		    __atomic_load_n(&l.pdone, __ATOMIC_RELAXED),
-		    __atomic_load_n(&l.ptotal, __ATOMIC_RELAXED));
-		refresh();
-		usleep(100000);
-	}
-	pthread_join(th, NULL);
-	trace_reader_on_progress(o->reader, NULL, NULL);
-	if (l.err != 0) {
-		*cause = l.cause ? l.cause : xstrdup(graph_strerror(l.err));
-		if (l.g)
-			graph_free(l.g);
-		return l.err;
-	}
-	free(l.cause);
-	t->g = l.g;
-	t->d = l.d;
-	graph_window(t->g, &t->win_from, &t->win_to);
-	if (l.damaged)
-		tui_message(t, 1, "warning: %llu damaged spot(s) skipped in "
-		    "the trace", (unsigned long long)l.damaged);
-	return 0;
-}
-
 /* --- global actions ---------------------------------------------------- */
 
 static int
@@ -755,7 +621,7 @@ tui_run(struct tui_opts *o)
 	set_escdelay(50);
 	colours(t);
 
-	err = load(t, o, &cause);
+	err = tui_load(t, o, &cause);
 	if (err == 0) {
 		uint64_t f = graph_first_ts(t->g);
 		if (f != 0 && (t->first_ts == 0 || f < t->first_ts))
@@ -765,10 +631,12 @@ tui_run(struct tui_opts *o)
 		if (t->win_from != 0 || t->win_to != UINT64_MAX) {
 			char a[32], b[32];
 			tui_message(t, 0, "loaded %s to %s of the trace "
-			    "([ ] on the ruler)", tui_fmt_time(t, t->win_from >
-			    t->first_ts ? t->win_from : t->first_ts, a,
-			    sizeof(a)), tui_fmt_time(t, t->win_to < t->last_ts ?
-			    t->win_to : t->last_ts, b, sizeof(b)));
+			    "([ ] on the ruler)%s", tui_fmt_time(t,
+			    t->win_from > t->first_ts ? t->win_from :
+			    t->first_ts, a, sizeof(a)), tui_fmt_time(t,
+			    t->win_to < t->last_ts ? t->win_to : t->last_ts, b,
+			    sizeof(b)), t->at_end ? ", its end: hangs before "
+			    "it with --at or argus diagnose" : "");
 		}
 		redraw = R_ALL | R_LAYOUT;
 		while (!t->quit && !tui_sig) {
@@ -778,8 +646,10 @@ tui_run(struct tui_opts *o)
 				draw(t, redraw);
 			redraw = 0;
 			int ch = t->status ? wgetch(t->status) : getch();
-			if (ch == ERR)
+			if (ch == ERR) {
+				redraw |= tui_extend_poll(t, 0);
 				continue;
+			}
 			if (ch == KEY_RESIZE) {
 				redraw = R_ALL | R_LAYOUT;
 				continue;
@@ -808,8 +678,10 @@ tui_run(struct tui_opts *o)
 				continue;
 			}
 			redraw |= global_key(t, a);
+			redraw |= tui_extend_poll(t, 1);
 		}
 	}
+	tui_extend_wait(t, 0);
 	close_text(t);
 	tui_timeline_free();
 	for (int i = 0; i < P_N; i++)

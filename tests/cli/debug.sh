@@ -287,7 +287,8 @@ fi
 
 # --at loads a window of the trace around the time (of 20 events here,
 # ARGUS_WINDOW_EVENTS): the status line says which, the ruler marks its
-# start, and the hang is the one of the whole trace
+# start, and the hang is the one of the whole trace; the timeline taken
+# past the edge loads the rest
 A0=$ARGUS
 ARGUS="env ARGUS_WINDOW_EVENTS=20 $A0"
 start 120 30 --at 3.0 "$T/mk"
@@ -299,6 +300,38 @@ if wait_for 'Spinning node' 5 &&
 	ok "--at over a window: status line and ruler mark"
 else
 	nok "--at over a window" "$(screen | grep -v '^$')"
+fi
+# g takes the timeline to the trace start, past the window's edge: the
+# rest loads while the keys keep working, and the mark goes
+keys g
+if wait_for 'loaded the whole trace' 10 &&
+    ! screen | grep -Eq '/col +\+0\.0s-*\['; then
+	ok "--at: scrolling past the window's edge loads more"
+else
+	nok "--at: scrolling past the window's edge loads more" \
+	    "$(screen | grep -v '^$')"
+fi
+keys q
+
+# a trace too big to load at once (over 10 events here,
+# ARGUS_DEBUG_WHOLE_MAX) opens on a window at its end, says so, and
+# loads the rest when the timeline goes past the window's start
+A0=$ARGUS
+ARGUS="env ARGUS_DEBUG_WHOLE_MAX=10 ARGUS_WINDOW_EVENTS=20 $A0"
+start 140 30 "$T/mk"
+ARGUS=$A0
+if wait_for 'its end: hangs before it' 5 &&
+    status_line | grep -Eq '^loaded 3\.[0-9]+ s to 3\.8[0-9]* s of the trace' &&
+    screen | grep -Eq '/col +\[-'; then
+	ok "a big trace opens on its end"
+else
+	nok "a big trace opens on its end" "$(screen | grep -v '^$')"
+fi
+keys g
+if wait_for 'loaded the whole trace' 10 && screen | grep -q 'hang at 1.260920 s'; then
+	ok "a big trace: the rest loads, with its hang"
+else
+	nok "a big trace: the rest loads, with its hang" "$(screen | grep -v '^$')"
 fi
 keys q
 
