@@ -47,6 +47,15 @@ start() {
 	tm new-session -d -s "$SESS" -x "$w" -y "$h" \
 	    "$ARGUS debug $*; echo EXIT=\$?; stty -a | tr ' ' '\\n' | grep -x -e -icanon -e icanon -e echo -e -echo | tr '\\n' ' '; echo; sleep 120"
 }
+# start_with "VAR=VALUE..." W H ARGS...: start with these variables set.
+start_with() {
+	vars=$1
+	shift
+	a0=$ARGUS
+	ARGUS="env $vars $a0"
+	start "$@"
+	ARGUS=$a0
+}
 screen() { tm capture-pane -p -t "$SESS"; }
 status_line() { screen | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}' | tail -n 1; }
 keys() { tm send-keys -t "$SESS" "$@"; }
@@ -289,10 +298,7 @@ fi
 # ARGUS_WINDOW_EVENTS): the status line says which, the ruler marks its
 # start, and the hang is the one of the whole trace; the timeline taken
 # past the edge loads the rest
-A0=$ARGUS
-ARGUS="env ARGUS_WINDOW_EVENTS=20 $A0"
-start 120 30 --at 3.0 "$T/mk"
-ARGUS=$A0
+start_with ARGUS_WINDOW_EVENTS=20 120 30 --at 3.0 "$T/mk"
 if wait_for 'Spinning node' 5 &&
     status_line | grep -Eq '^loaded 0\.[0-9]+ s to 3\.8[0-9]* s of the trace' &&
     screen | grep -Eq '/col +\+0\.0s-*\[' &&
@@ -316,10 +322,7 @@ keys q
 # a trace too big to load at once (over 10 events here,
 # ARGUS_DEBUG_WHOLE_MAX) opens on a window at its end, says so, and
 # loads the rest when the timeline goes past the window's start
-A0=$ARGUS
-ARGUS="env ARGUS_DEBUG_WHOLE_MAX=10 ARGUS_WINDOW_EVENTS=20 $A0"
-start 140 30 "$T/mk"
-ARGUS=$A0
+start_with "ARGUS_DEBUG_WHOLE_MAX=10 ARGUS_WINDOW_EVENTS=20" 140 30 "$T/mk"
 if wait_for 'its end: hangs before it' 5 &&
     status_line | grep -Eq '^loaded 3\.[0-9]+ s to 3\.8[0-9]* s of the trace' &&
     screen | grep -Eq '/col +\[-'; then
