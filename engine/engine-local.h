@@ -268,6 +268,13 @@ void graph_load_event(struct graph *g, const struct trace_event *ev);
 void graph_load_finish(struct graph *g);
 uint32_t graph_intern(struct graph *g, const char *s, size_t len);
 
+/* graph-read.c */
+/* Hand every event of r from its position to its end to fn, in batches
+   in time order, decoded on a second thread when two_threads() allows
+   (as graph_build() reads). */
+void graph_feed(struct trace_reader *r,
+    void (*fn)(void *, const struct trace_event *, size_t), void *arg);
+
 /* graph-build.c */
 int graph_do_build(struct graph *g, const struct rules *rules, char **cause);
 void graph_clear_built(struct graph *g);

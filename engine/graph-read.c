@@ -153,12 +153,14 @@ feed_main(void *arg)
 	return NULL;
 }
 
-/* Load every event of r up to g->win_to through a reading thread; 0, or
-   -1 when the thread could not start (nothing was read then). */
+/* Hand every event of r up to to to fn, in batches, through a reading
+   thread; 0, or -1 when the thread could not start (nothing was read
+   then). */
 static int
-load_fed(struct graph *g, struct trace_reader *r)
+feed_events(struct trace_reader *r, uint64_t to,
+    void (*fn)(void *, const struct trace_event *, size_t), void *arg)
 {
-	struct feed f = { .r = r, .to = g->win_to };
+	struct feed f = { .r = r, .to = to };
 	pthread_t th;
 
 	pthread_mutex_init(&f.mu, NULL);
@@ -176,7 +178,7 @@ load_fed(struct graph *g, struct trace_reader *r)
 			if (n == 0)
 				break;
 			pthread_mutex_unlock(&f.mu);
-			load_batch(g, f.buf[k], n);
+			fn(arg, f.buf[k], n);
 			pthread_mutex_lock(&f.mu);
 			f.tail++;
 			pthread_cond_broadcast(&f.cv);
@@ -189,6 +191,12 @@ load_fed(struct graph *g, struct trace_reader *r)
 	pthread_cond_destroy(&f.cv);
 	pthread_mutex_destroy(&f.mu);
 	return err == 0 ? 0 : -1;
+}
+
+static void
+load_batch_cb(void *g, const struct trace_event *evs, size_t n)
+{
+	load_batch(g, evs, n);
 }
 
 /* Whether the load runs on two threads: more than one CPU online, and
@@ -208,7 +216,7 @@ two_threads(void)
 static void
 load_reader(struct graph *g, struct trace_reader *r)
 {
-	if (two_threads() && load_fed(g, r) == 0)
+	if (two_threads() && feed_events(r, g->win_to, load_batch_cb, g) == 0)
 		return;
 	/* a small batch stays in the cache between reading and loading */
 	enum { BATCH = 256 };
@@ -220,6 +228,21 @@ load_reader(struct graph *g, struct trace_reader *r)
 		if (evs[n - 1].ts > g->win_to)
 			break;
 	}
+	free(evs);
+}
+
+void
+graph_feed(struct trace_reader *r,
+    void (*fn)(void *, const struct trace_event *, size_t), void *arg)
+{
+	if (two_threads() && feed_events(r, UINT64_MAX, fn, arg) == 0)
+		return;
+	enum { BATCH = 256 };
+	struct trace_event *evs = xmalloc(BATCH * sizeof(*evs));
+	size_t n;
+
+	while ((n = trace_reader_read(r, evs, BATCH)) > 0)
+		fn(arg, evs, n);
 	free(evs);
 }
 
