@@ -278,6 +278,15 @@ char *diag_why_text(const struct graph *g, uint32_t ti, uint32_t sw,
 struct dhang *diag_poll_hang(struct diag *d, uint32_t ti, uint32_t enter,
     uint32_t first, uint32_t last, uint32_t n, uint64_t end);
 
+/* diag-window.c */
+/* diag_window_short() for hang i of d alone (its decision also read
+   what lies after lo). */
+int diag_window_short_hang(const struct diag *d, size_t i, uint64_t lo,
+    uint64_t *from, uint64_t *to);
+/* The same for a decision that read the events in [lo, hi]. */
+int diag_window_short_span(const struct diag *d, uint64_t lo, uint64_t hi,
+    uint64_t *from, uint64_t *to);
+
 /* diag-api.c */
 /* diag_new() with the idle waits of the whole trace (hist, or NULL) and
    the hangs to make (cand, n of them; NULL: find them). */

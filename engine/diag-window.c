@@ -18,6 +18,10 @@
  * that older or later ones could outrank); d->needs_ends, set by the
  * rules that read what a thread did when the recording began or ended,
  * asks for the whole trace.
+ *
+ * diag_window_short_hang() and diag_window_short_span() ask the same of
+ * one hang, or of the times a decision read, for the windows of the
+ * streaming search (diag-search.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -149,6 +153,69 @@ diag_window_short(const struct diag *d, uint64_t *from, uint64_t *to)
 	if (fwd)
 		*to = UINT64_MAX;
 	return 1;
+}
+
+/* The next window of a hang at time at whose answer rests on span s
+   in window [a, b]: 1 and the window in *from, *to when s comes near
+   the edges (an eighth of each side) or needs what lies outside. */
+static int
+grow(const struct diag *d, const struct span *s, uint64_t at, uint64_t a,
+    uint64_t b, uint64_t *from, uint64_t *to)
+{
+	if (at < a)
+		at = a;
+	if (at > b)
+		at = b;
+	uint64_t lm = a + (at - a) / 8, hm = b - (b - at) / 8;
+	int all = s->need_history || d->needs_ends;
+	int back = a != 0 && (all || s->lo <= lm);
+	int fwd = b != UINT64_MAX && (all || s->need_end || s->hi >= hm);
+	/* four times further, a quarter of the window at least */
+	uint64_t q = (b - a) / 4 + 1, db = at - a, df = b - at;
+
+	if (!back && !fwd)
+		return 0;
+	db = db < q ? q : db;
+	df = df < q ? q : df;
+	*from = a;
+	*to = b;
+	if (back)
+		*from = at / 4 > db ? at - 4 * db : 0;
+	if (all)
+		*from = 0;
+	if (fwd)
+		*to = all || s->need_end || (UINT64_MAX - at) / 4 < df ?
+		    UINT64_MAX : at + 4 * df;
+	return 1;
+}
+
+int
+diag_window_short_hang(const struct diag *d, size_t i, uint64_t lo,
+    uint64_t *from, uint64_t *to)
+{
+	uint64_t a, b;
+
+	graph_window(d->g, &a, &b);
+	if (a == 0 && b == UINT64_MAX)
+		return 0;
+	struct span s = { UINT64_MAX, 0, 0, 0 };
+	const struct dhang *h = &d->h.v[i];
+	span_hang(d, h, &s);
+	span_add(&s, lo);
+	return grow(d, &s, h->pub.start_ns, a, b, from, to);
+}
+
+int
+diag_window_short_span(const struct diag *d, uint64_t lo, uint64_t hi,
+    uint64_t *from, uint64_t *to)
+{
+	uint64_t a, b;
+
+	graph_window(d->g, &a, &b);
+	if (a == 0 && b == UINT64_MAX)
+		return 0;
+	struct span s = { lo, hi, 0, 0 };
+	return grow(d, &s, lo + (hi - lo) / 2, a, b, from, to);
 }
 
 int
