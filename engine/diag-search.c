@@ -139,6 +139,8 @@ run_group(struct search *s, const struct wcand *v, size_t n, uint64_t from,
 
 	for (size_t k = 0; k < n; k++)
 		cs[k] = s->c[v[k].c];
+	if (getenv("ARGUS_SEARCH_DEBUG"))
+		fprintf(stderr, "window %.3f %.3f: %zu\n", (double)from / 1e9, to == UINT64_MAX ? -1.0 : (double)to / 1e9, n);
 	int err = graph_build_window(s->r, s->rules, from, to, &g, cause);
 	if (err == 0)
 		err = diag_new_listed(g, s->o, &s->sc, cs, n, &d, cause);
@@ -185,12 +187,17 @@ run_all(struct search *s, char **cause)
 		uint64_t most = 4 * s->back;
 		for (size_t i = 0; i < s->todo.n;) {
 			uint64_t from = s->todo.v[i].from, to = s->todo.v[i].to;
+			uint64_t lim = to - from > most ? to - from : most;
 			size_t j = i + 1;
-			while (j < s->todo.n && s->todo.v[j].from <= to &&
-			    (s->todo.v[j].to > to ? s->todo.v[j].to : to) -
-			    from <= most) {
-				if (s->todo.v[j].to > to)
-					to = s->todo.v[j].to;
+			/* a window inside a larger one costs nothing more */
+			while (j < s->todo.n && s->todo.v[j].from <= to) {
+				const struct wcand *w = &s->todo.v[j];
+				uint64_t t = w->to > to ? w->to : to;
+				if (w->to - w->from > lim)
+					lim = w->to - w->from;
+				if (t - from > lim)
+					break;
+				to = t;
 				j++;
 			}
 			int err = run_group(s, &s->todo.v[i], j - i, from, to,
