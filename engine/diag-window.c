@@ -43,11 +43,29 @@ span_add(struct span *s, uint64_t ts)
 		s->hi = ts;
 }
 
+/*
+ * The steps of a path, and what came just before each one in its thread
+ * (the wait it ran after): a thread whose wait began before the window
+ * has lost the wake-up that ended it, as the whole graph would not (the
+ * build joins a waker to a wait it saw begin). With nothing before the
+ * step in the graph, the window's start.
+ */
 static void
-span_steps(struct span *s, const struct diag_step *v, size_t n)
+span_steps(const struct diag *d, struct span *s, const struct diag_step *v,
+    size_t n)
 {
-	for (size_t i = 0; i < n; i++)
+	const struct graph *g = d->g;
+	uint64_t a, b;
+
+	graph_window(g, &a, &b);
+	for (size_t i = 0; i < n; i++) {
 		span_add(s, v[i].ts);
+		if (v[i].node == GRAPH_NONE || v[i].node >= g->nvx)
+			continue;
+		const struct graph_vertex *vx = &g->vx[v[i].node];
+		const struct gthread *t = &g->th[vx->thread];
+		span_add(s, vx->first > 0 ? t->ev[vx->first - 1].ts : a);
+	}
 }
 
 /* The times hang h rests on. */
@@ -75,8 +93,8 @@ span_hang(const struct diag *d, const struct dhang *h, struct span *s)
 			    h->sim.v[i].duration_ns);
 		}
 	}
-	span_steps(s, h->path.v, h->path.n);
-	span_steps(s, h->crit.v, h->crit.n);
+	span_steps(d, s, h->path.v, h->path.n);
+	span_steps(d, s, h->crit.v, h->crit.n);
 	for (size_t i = 0; i < h->cul.n; i++) {
 		span_add(s, h->cul.v[i].start_ns);
 		span_add(s, h->cul.v[i].end_ns);

@@ -16,6 +16,8 @@
  *   attempts after timed sleeps: a polling hang), then runs past the
  *   threshold (a busy hang), and once waits long in its idle loop, which
  *   is no hang of its own but makes one of M's waits in its loop.
+ * - sparse: the same, M asking W one time in ten only, so that the
+ *   similar nodes of its hangs lie outside the first windows.
  * - marks: the same with the watchdog's hang marks, which take over.
  * - none: no thread hangs (the why of an empty report), and with --tid
  *   the longest wait of the thread named.
@@ -36,13 +38,25 @@ enum { M = 100, W = 101, IN = 102, P = 200 };
 #define POLLA 0x4000
 #define BUSYFD 7
 
+static int sparse;	/* M asks W only one time in ten */
+
 static void
-iteration(int hung, uint64_t wait_us, int forever, int marks)
+iteration(int hung, uint64_t wait_us, int forever, int marks, int i)
 {
 	fx_run(&F, 0, IN);
 	fx_ev(&F, IN, TT_WAKING, M, 0, 120, 0);
 	fx_block(&F, IN, M, SYS_nanosleep, 0);
 	fx_ev(&F, M, TT_SYS_EXIT, SYS_poll, 1, 0, 0);
+	if (sparse && !hung && i % 10 != 0) {
+		for (int k = 0; k < 8; k++) {
+			fx_ev(&F, M, TT_SYS_ENTER, SYS_getpid, 0, 0, 0);
+			fx_ev(&F, M, TT_SYS_EXIT, SYS_getpid, M, 0, 0);
+		}
+		fx_ev(&F, M, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
+		fx_ev(&F, M, TT_SWITCH, 1, 0, 120, 0);
+		F.ts += 5 * MS;
+		return;
+	}
 	if (hung && marks)
 		fx_user(&F, M, TU_HANG_BEGIN, 1);
 	fx_ev(&F, M, TT_WAKING, W, 0, 120, 0);
@@ -120,14 +134,14 @@ fixture(int marks, int quiet)
 	for (int i = 0; i < 140; i++) {
 		int hung = !quiet && (i == 50 || i == 100);
 		iteration(hung, hung ? 60000 : 100 + 37 * (uint64_t)(i % 7),
-		    0, marks);
+		    0, marks, i);
 		if (i % 10 == 3)
 			p_loop(i == 73 && !quiet ? 40 : 2);
 		if (i == 30 && !quiet)
 			polling(8);
 	}
 	if (!quiet)
-		iteration(1, 80000, 1, marks);
+		iteration(1, 80000, 1, marks, 140);
 }
 
 /* The store in small chunks. */
@@ -191,7 +205,7 @@ same_report(const struct diag_opts *o, const char *what)
 	diag_free(d);
 	graph_free(g);
 
-	cr_assert_eq(setenv("ARGUS_WINDOW_EVENTS", "300", 1), 0);
+	cr_assert_eq(setenv("ARGUS_WINDOW_EVENTS", "20", 1), 0);
 	cr_assert_not_null(f = open_memstream(&a, &na));
 	cr_assert_eq(diag_search(r, NULL, o, 0, F.ev[0].ts, f, &cause), 0,
 	    "%s", cause);
@@ -221,6 +235,19 @@ Test(diag_search, kernel_hangs_as_the_whole_graph)
 	o.pick = 0;
 	o.pid = M;
 	cr_assert_geq(same_report(&o, "kernel, --pid"), 3);
+}
+
+/* The similar nodes of M's hangs lie ten turns away, outside the first
+   windows: they grow. */
+Test(diag_search, sparse_hangs_as_the_whole_graph)
+{
+	struct diag_opts o = { .threshold_ns = 10 * MS };
+
+	sparse = 1;
+	fixture(0, 0);
+	sparse = 0;
+	unsigned n = same_report(&o, "sparse");
+	cr_assert_geq(n, 5, "%u hangs", n);
 }
 
 Test(diag_search, marks_as_the_whole_graph)
