@@ -12,7 +12,10 @@
  * out at once (struct done: its report, text or JSON, and what the order
  * of the report needs), the others go back with a grown window, up to
  * the whole trace. A wait that the graph says is no hang must have been
- * decided well inside the window too. The hangs done are then put in
+ * decided well inside the window too. When a quarter of the candidates
+ * tried need the whole trace (similar nodes that need the thread's
+ * whole history), the rest go straight to that one graph. The hangs
+ * done are then put in
  * the order diag_find_hangs() gives those of the whole graph: by
  * source, rank, event loop, start and thread, those explained by
  * another one (their thread is its culprit) after the others.
@@ -57,6 +60,8 @@ struct search {
 	DARR(struct wcand) todo, next;
 	DARR(struct done) done;
 	uint64_t back;		/* window length before a candidate */
+	size_t tried, wholes;	/* candidates tried in windows, and those
+				   of them that need the whole trace */
 	uint64_t first, last;
 };
 
@@ -157,11 +162,14 @@ run_group(struct search *s, const struct wcand *v, size_t n, uint64_t from,
 		struct wcand w = v[k];
 		made[k] = 1;
 		if (diag_window_short_hang(d, i, cand_lo(&cs[k]), &w.from,
-		    &w.to))
+		    &w.to)) {
 			DPUSH(s->next, w);
-		else
+			s->wholes += w.from == 0 && w.to == UINT64_MAX;
+		} else {
 			keep(s, d, i);
+		}
 	}
+	s->tried += n;
 	for (size_t k = 0; k < n; k++) {
 		struct wcand w = v[k];
 		/* not a hang: so be it when decided well inside */
@@ -205,6 +213,18 @@ run_all(struct search *s, char **cause)
 			if (err)
 				return err;
 			i = j;
+			if (s->tried >= 32 && s->wholes * 4 >= s->tried &&
+			    (from != 0 || to != UINT64_MAX)) {
+				/* a quarter need the whole trace (their similar
+				   nodes need the thread's history): the others
+				   share that graph rather than try windows */
+				for (; i < s->todo.n; i++) {
+					struct wcand w = s->todo.v[i];
+					w.from = 0;
+					w.to = UINT64_MAX;
+					DPUSH(s->next, w);
+				}
+			}
 		}
 		/* swap: what needs a larger window is the next round */
 		struct wcand *tv = s->todo.v;
