@@ -121,6 +121,7 @@ diag_new_hang(struct diag *d, uint32_t ti, uint64_t a, uint64_t b, int src)
 
 	memset(&z, 0, sizeof(z));
 	DPUSH(d->h, z);
+	diag_hangs_moved(d);
 	struct dhang *h = &d->h.v[d->h.n - 1];
 	diag_thread_fill(d->g, ti, &h->pub.th);
 	h->pub.start_ns = a;
@@ -607,5 +608,13 @@ diag_find_hangs(struct diag *d)
 		memcpy(d->h.v, v, n * sizeof(*v));
 		free(v);
 		free(later);
+		diag_hangs_moved(d);
 	}
+}
+
+void
+diag_hangs_moved(struct diag *d)
+{
+	for (size_t i = 0; i < d->h.n; i++)
+		d->h.v[i].cycle.tids = d->h.v[i].cyc_tids;
 }

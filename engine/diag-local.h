@@ -203,6 +203,9 @@ void diag_wakeups_of(struct diag *d, struct dhang *h, uint32_t ti,
     uint64_t a, uint64_t b);
 
 /* diag-hang.c */
+/* The hangs of d moved (sorted, their array grown): their cycles point
+   to their own thread ids again. */
+void diag_hangs_moved(struct diag *d);
 /* A new hang of thread ti over [a, b] appended to d (not classified). */
 struct dhang *diag_new_hang(struct diag *d, uint32_t ti, uint64_t a,
     uint64_t b, int src);

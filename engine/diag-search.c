@@ -308,8 +308,9 @@ why_none(struct search *s, char **cause, int *err)
 		    sc->nwaits == 1 ? "" : "s");
 	uint64_t lo = cand_lo(&sc->lg);
 	struct graph *g;
+	/* up to its exit, where a read names its file */
 	*err = graph_build_window(s->r, s->rules, lo > SEC ? lo - SEC : 0,
-	    sc->lg.a + 1, &g, cause);
+	    sc->lg.b + SEC, &g, cause);
 	if (*err)
 		return NULL;
 	uint32_t ti = graph_thread_find(g, sc->lg.tid), sw = GRAPH_NONE;

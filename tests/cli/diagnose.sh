@@ -86,7 +86,15 @@ same_stream() {
 		if [ -s "$T/f.json" ] && cmp -s "$T/s.json" "$T/f.json"; then
 			n=$((n + $(jq '.hangs | length' "$T/f.json")))
 		else
-			bad="$bad '$opts'"
+			bad="$bad '$opts': $(jq -c '[.hangs[] |
+			    [.thread.tid, .start_ns]], .why_none' "$T/s.json" |
+			    tr -d '\n') against $(jq -c '[.hangs[] |
+			    [.thread.tid, .start_ns]], .why_none' "$T/f.json" |
+			    tr -d '\n')"
+			if [ -n "${DIAG_KEEP:-}" ]; then
+				mkdir -p "$DIAG_KEEP"
+				cp -r "$trace" "$DIAG_KEEP/" 2>/dev/null
+			fi
 		fi
 	done
 	if [ -z "$bad" ]; then
