@@ -4,10 +4,12 @@
  *
  * graph_build() reads the trace on a second thread while the caller's
  * thread loads and builds: struct feed is a ring of FEED_NBUF batches of
- * decoded events between them. A window's graph (graph_build_window())
+ * decoded events between them (graph_feed() hands them to any other
+ * consumer: the streaming search of diag-scan.c). A window's graph (graph_build_window())
  * also takes the metadata stream's records outside the window (read
  * chunk by chunk, load_meta()), so that descriptors, mappings and names
- * are those of the whole trace.
+ * are those of the whole trace, and the entries of the system calls
+ * threads are in when it opens (load_open_calls()).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -313,6 +315,74 @@ load_meta(struct graph *g, struct trace_reader *r, int after)
 	trace_chunk_buf_free(b);
 }
 
+static int
+by_ts(const void *x, const void *y)
+{
+	const struct trace_event *a = x, *b = y;
+
+	return a->ts < b->ts ? -1 : a->ts > b->ts;
+}
+
+/*
+ * The system calls threads are in when the window opens: their entries,
+ * read in the lead before it and loaded (in time order) before its
+ * first event, so that an exit in the window finds what its entry
+ * named, as in the whole build (a read takes the writes its pipe
+ * queued: without its entry, a write would stay queued and every later
+ * read would take the one before its own). 0, or a trace error.
+ */
+static int
+load_open_calls(struct graph *g, struct trace_reader *r, uint64_t lead)
+{
+	uint64_t from = g->win_from;
+	struct hmap open;	/* tid -> index in v + 1, 0: none */
+	DARR(struct trace_event) v = { 0 };
+	struct trace_event evs[256];
+	size_t n;
+	int err;
+
+	if ((err = trace_reader_seek(r, from > lead ? from - lead : 0)) != 0)
+		return err;
+	hmap_init(&open);
+	while ((n = trace_reader_read(r, evs, 256)) > 0) {
+		size_t i;
+		for (i = 0; i < n && evs[i].ts < from; i++) {
+			const struct trace_event *e = &evs[i];
+			if ((e->type != TT_SYS_ENTER && e->type != TT_SYS_EXIT) ||
+			    (e->flags & TRACE_CTX_MASK) != TRACE_CTX_TASK ||
+			    e->tid == 0)
+				continue;
+			uint64_t *k = hmap_put(&open, e->tid, 0, NULL);
+			if (e->type == TT_SYS_EXIT) {
+				*k = 0;
+			} else if (*k != 0) {
+				v.v[*k - 1] = *e;
+			} else {
+				DPUSH(v, *e);
+				*k = v.n;
+			}
+		}
+		if (i < n)
+			break;
+	}
+	/* the entries still open, in time order */
+	size_t k = 0;
+	for (size_t i = 0; i < v.n; i++) {
+		uint64_t *x = hmap_get(&open, v.v[i].tid);
+		if (x != NULL && *x == i + 1)
+			v.v[k++] = v.v[i];
+	}
+	qsort(v.v, k, sizeof(*v.v), by_ts);
+	for (size_t i = 0; i < k; i++) {
+		v.v[i].blob = NULL;
+		v.v[i].blob_len = 0;
+		graph_load_event(g, &v.v[i]);
+	}
+	free(v.v);
+	hmap_free(&open);
+	return 0;
+}
+
 int
 graph_build_window(struct trace_reader *r, const struct rules *rules,
     uint64_t from, uint64_t to, struct graph **out, char **cause)
@@ -332,7 +402,11 @@ graph_build_window(struct trace_reader *r, const struct rules *rules,
 		graph_load_thread(g, trace_reader_thread_at(r, i));
 	g->stream = gb_new(g, rules);
 	load_meta(g, r, 0);
-	int err = trace_reader_seek(r, from);
+	/* a lead of a quarter of the window (to the end when it has none) */
+	uint64_t end = to != UINT64_MAX ? to : in->last_ts;
+	int err = load_open_calls(g, r, end > from ? (end - from) / 4 : 0);
+	if (err == 0)
+		err = trace_reader_seek(r, from);
 	if (err) {
 		gb_abort(g->stream);
 		graph_free(g);
