@@ -9,8 +9,8 @@
  * group). In each graph the candidates are made into hangs as the search
  * of the whole graph makes them (diag_listed_hangs()) and analyzed; a
  * hang whose answer rests on nothing near the window's edges is written
- * out at once (struct done: its report, text or JSON, and what the order
- * of the report needs), the others go back with a grown window, up to
+ * out at once (struct done: where its report, text or JSON, lies in a
+ * temporary file, and what the order of the report needs), the others go back with a grown window, up to
  * the whole trace. A wait that the graph says is no hang must have been
  * decided well inside the window too. When a quarter of the candidates
  * tried need the whole trace (similar nodes that need the thread's
@@ -20,6 +20,7 @@
  * source, rank, event loop, start and thread, those explained by
  * another one (their thread is its culprit) after the others.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +46,7 @@ struct done {
 	uint64_t start, end;
 	uint32_t tid;
 	DARR(struct dcul) cul;
-	char *out;		/* its report */
+	long off;		/* its report, in the spill file */
 	size_t len;
 };
 
@@ -59,6 +60,9 @@ struct search {
 	uint64_t base;
 	DARR(struct wcand) todo, next;
 	DARR(struct done) done;
+	FILE *spill;		/* the reports done, out of memory (a JSON
+				   report of hundreds of hangs is hundreds of
+				   megabytes) */
 	uint64_t back;		/* window length before a candidate */
 	size_t tried, wholes;	/* candidates tried in windows, and those
 				   of them that need the whole trace */
@@ -120,14 +124,13 @@ keep(struct search *s, const struct diag *d, size_t i)
 		struct dcul u = { c->th.tid, c->start_ns, c->end_ns };
 		DPUSH(x.cul, u);
 	}
-	if ((f = open_memstream(&x.out, &x.len)) == NULL)
-		abort();
+	f = s->spill;
+	x.off = ftell(f);
 	if (s->json)
 		diag_write_hang_json(d, i, f);
 	else
 		diag_write_hang_text_n(d, i, 0, f, s->base);
-	if (fclose(f) != 0)
-		abort();
+	x.len = (size_t)(ftell(f) - x.off);
 	DPUSH(s->done, x);
 }
 
@@ -329,6 +332,24 @@ why_none(struct search *s, char **cause, int *err)
 	return w;
 }
 
+/* The report of hang i done, from the spill file to f. */
+static void
+put_done(struct search *s, size_t i, FILE *f)
+{
+	char buf[65536];
+	size_t left = s->done.v[i].len;
+
+	fseek(s->spill, s->done.v[i].off, SEEK_SET);
+	while (left > 0) {
+		size_t n = fread(buf, 1, left < sizeof(buf) ? left :
+		    sizeof(buf), s->spill);
+		if (n == 0)
+			break;
+		fwrite(buf, 1, n, f);
+		left -= n;
+	}
+}
+
 static void
 write_report(struct search *s, const char *why, FILE *f)
 {
@@ -336,8 +357,11 @@ write_report(struct search *s, const char *why, FILE *f)
 
 	if (s->json) {
 		fprintf(f, "{\"threshold_ns\":%" PRIu64 ",\"hangs\":[", th);
-		for (size_t i = 0; i < s->done.n; i++)
-			fprintf(f, "%s%s", i ? "," : "", s->done.v[i].out);
+		for (size_t i = 0; i < s->done.n; i++) {
+			if (i > 0)
+				fputc(',', f);
+			put_done(s, i, f);
+		}
 		fprintf(f, "]");
 		if (why != NULL) {
 			/* the writer's own quoting, through a report of
@@ -361,9 +385,10 @@ write_report(struct search *s, const char *why, FILE *f)
 			fprintf(f, "  %s\n", why);
 		return;
 	}
-	for (size_t i = 0; i < s->done.n; i++)
-		fprintf(f, "%shang %zu: %s", i ? "\n" : "", i + 1,
-		    s->done.v[i].out);
+	for (size_t i = 0; i < s->done.n; i++) {
+		fprintf(f, "%shang %zu: ", i ? "\n" : "", i + 1);
+		put_done(s, i, f);
+	}
 }
 
 int
@@ -382,7 +407,14 @@ diag_search(struct trace_reader *r, const struct rules *rules,
 	s.o = o;
 	s.json = json;
 	s.base = base_ts;
+	if ((s.spill = tmpfile()) == NULL) {
+		if (cause)
+			*cause = xasprintf("a temporary file: %s",
+			    strerror(errno));
+		return GRAPH_ETRACE;
+	}
 	if ((err = trace_reader_seek(r, 0)) != 0) {
+		fclose(s.spill);
 		if (cause)
 			*cause = xstrdup(trace_strerror(err));
 		return GRAPH_ETRACE;
@@ -424,10 +456,9 @@ diag_search(struct trace_reader *r, const struct rules *rules,
 		order(&s);
 		write_report(&s, why, f);
 	}
-	for (size_t i = 0; i < s.done.n; i++) {
-		free(s.done.v[i].out);
+	for (size_t i = 0; i < s.done.n; i++)
 		free(s.done.v[i].cul.v);
-	}
+	fclose(s.spill);
 	free(s.done.v);
 	free(s.todo.v);
 	free(s.next.v);
