@@ -44,13 +44,13 @@ span_add(struct span *s, uint64_t ts)
 }
 
 /*
- * The steps of a path, and what came just before each one in its thread
- * (the wait it ran after, and the system call it waited in): a thread
- * whose wait began before the window has lost the wake-up that ended
- * it, and one whose call began before it the message its exit takes, as
- * the whole graph would not (the build joins a waker to a wait it saw
- * begin, a read to the writes its entry named). With nothing before the
- * step in the graph, the window's start.
+ * The steps of a path, and whether the thread of the last one (where
+ * the slice stopped) was seen blocking before it: a thread whose wait
+ * began before the window has lost the wake-up that ended it, which the
+ * whole graph has (the build joins a waker to a wait it saw begin) and
+ * the slice would have followed, so the answer rests on the window's
+ * start then. (The system call it waited in is in the graph whatever
+ * the window: graph_build_window() loads the calls open when it opens.)
  */
 static void
 span_steps(const struct diag *d, struct span *s, const struct diag_step *v,
@@ -62,24 +62,14 @@ span_steps(const struct diag *d, struct span *s, const struct diag_step *v,
 	graph_window(g, &a, &b);
 	for (size_t i = 0; i < n; i++) {
 		span_add(s, v[i].ts);
-		if (v[i].node == GRAPH_NONE || v[i].node >= g->nvx)
+		if (i + 1 < n || v[i].node == GRAPH_NONE || v[i].node >= g->nvx)
 			continue;
 		const struct graph_vertex *vx = &g->vx[v[i].node];
 		const struct gthread *t = &g->th[vx->thread];
-		span_add(s, vx->first > 0 ? t->ev[vx->first - 1].ts : a);
-		/* and the system call it waited in: a read's message is
-		   matched at its exit from what its entry named */
-		for (uint32_t k = vx->first; k-- > 0 &&
-		    k + DIAG_SCAN > vx->first;) {
-			if (t->ev[k].type == TT_SYS_EXIT)
-				break;
-			if (t->ev[k].type == TT_SYS_ENTER) {
-				span_add(s, t->ev[k].ts);
-				break;
-			}
-			if (k == 0)
-				span_add(s, a);
-		}
+		/* (a window from before the trace's start cut nothing) */
+		if (a > g->first_ts && (vx->first == 0 ||
+		    t->ev[vx->first - 1].ts < a))
+			span_add(s, a);
 	}
 }
 
