@@ -49,8 +49,10 @@ span_add(struct span *s, uint64_t ts)
  * began before the window has lost the wake-up that ended it, which the
  * whole graph has (the build joins a waker to a wait it saw begin) and
  * the slice would have followed, so the answer rests on the window's
- * start then. (The system call it waited in is in the graph whatever
- * the window: graph_build_window() loads the calls open when it opens.)
+ * start then. graph_build_window() loads the switches out of the
+ * threads blocked when the window opens (and the calls they are in),
+ * found in a lead before it: a thread with no event before the step was
+ * blocked since before that lead, unless the lead began with the trace.
  */
 static void
 span_steps(const struct diag *d, struct span *s, const struct diag_step *v,
@@ -65,10 +67,7 @@ span_steps(const struct diag *d, struct span *s, const struct diag_step *v,
 		if (i + 1 < n || v[i].node == GRAPH_NONE || v[i].node >= g->nvx)
 			continue;
 		const struct graph_vertex *vx = &g->vx[v[i].node];
-		const struct gthread *t = &g->th[vx->thread];
-		/* (a window from before the trace's start cut nothing) */
-		if (a > g->first_ts && (vx->first == 0 ||
-		    t->ev[vx->first - 1].ts < a))
+		if (vx->first == 0 && graph_lead_from(g) > g->first_ts)
 			span_add(s, a);
 	}
 }
