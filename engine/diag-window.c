@@ -49,10 +49,10 @@ span_add(struct span *s, uint64_t ts)
  * began before the window has lost the wake-up that ended it, which the
  * whole graph has (the build joins a waker to a wait it saw begin) and
  * the slice would have followed, so the answer rests on the window's
- * start then. graph_build_window() loads the switches out of the
- * threads blocked when the window opens (and the calls they are in),
- * found in a lead before it: a thread with no event before the step was
- * blocked since before that lead, unless the lead began with the trace.
+ * start then: when the event before the step is the entry of a system
+ * call open when the window opened (graph_build_window() loads those,
+ * found in a lead before it), or when it shows no event before the step
+ * and that lead began after the trace did.
  */
 static void
 span_steps(const struct diag *d, struct span *s, const struct diag_step *v,
@@ -67,7 +67,9 @@ span_steps(const struct diag *d, struct span *s, const struct diag_step *v,
 		if (i + 1 < n || v[i].node == GRAPH_NONE || v[i].node >= g->nvx)
 			continue;
 		const struct graph_vertex *vx = &g->vx[v[i].node];
-		if (vx->first == 0 && graph_lead_from(g) > g->first_ts)
+		const struct gthread *t = &g->th[vx->thread];
+		if (vx->first > 0 ? t->ev[vx->first - 1].ts < a :
+		    graph_lead_from(g) > g->first_ts)
 			span_add(s, a);
 	}
 }

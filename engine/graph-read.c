@@ -8,8 +8,8 @@
  * consumer: the streaming search of diag-scan.c). A window's graph (graph_build_window())
  * also takes the metadata stream's records outside the window (read
  * chunk by chunk, load_meta()), so that descriptors, mappings and names
- * are those of the whole trace, and the system calls threads are in
- * and the waits they are blocked in when it opens (load_open_calls()).
+ * are those of the whole trace, and the entries of the system calls
+ * threads are in when it opens (load_open_calls()).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -324,22 +324,18 @@ by_ts(const void *x, const void *y)
 }
 
 /*
- * What threads are doing when the window opens: the entries of the
- * system calls they are in and the switches out of those blocked, read
- * in the lead before it and loaded (in time order) before its first
- * event, so that an exit in the window finds what its entry named and
- * a wake-up the wait it ends, as in the whole build (a read takes the
- * writes its pipe queued: without its entry, a write would stay queued
- * and every later read would take the one before its own). The switch
- * loses its next thread (that one's run is the lead's). 0, or a trace
- * error.
+ * The system calls threads are in when the window opens: their entries,
+ * read in the lead before it and loaded (in time order) before its
+ * first event, so that an exit in the window finds what its entry
+ * named, as in the whole build (a read takes the writes its pipe
+ * queued: without its entry, a write would stay queued and every later
+ * read would take the one before its own). 0, or a trace error.
  */
 static int
 load_open_calls(struct graph *g, struct trace_reader *r, uint64_t lead)
 {
 	uint64_t from = g->win_from;
 	struct hmap open;	/* tid -> index in v + 1 of its entry */
-	struct hmap sw;		/* tid -> index in v + 1 of its switch out */
 	DARR(struct trace_event) v = { 0 };
 	struct trace_event evs[256];
 	size_t n;
@@ -349,24 +345,14 @@ load_open_calls(struct graph *g, struct trace_reader *r, uint64_t lead)
 	if ((err = trace_reader_seek(r, g->lead_from)) != 0)
 		return err;
 	hmap_init(&open);
-	hmap_init(&sw);
 	while ((n = trace_reader_read(r, evs, 256)) > 0) {
 		size_t i;
 		for (i = 0; i < n && evs[i].ts < from; i++) {
 			const struct trace_event *e = &evs[i];
-			if ((e->flags & TRACE_CTX_MASK) != TRACE_CTX_TASK)
+			if ((e->flags & TRACE_CTX_MASK) != TRACE_CTX_TASK ||
+			    e->tid == 0)
 				continue;
-			if (e->type == TT_SWITCH && e->arg[1] != 0)
-				hmap_del(&sw, e->arg[1], NULL);
-			if (e->tid == 0 || e->type == TT_STACK)
-				continue;
-			/* it ran: no wait is pending */
-			hmap_del(&sw, e->tid, NULL);
-			if (e->type == TT_SWITCH && (e->arg[0] & 0xff) != 0) {
-				DPUSH(v, *e);
-				v.v[v.n - 1].arg[1] = 0;
-				*hmap_put(&sw, e->tid, 0, NULL) = v.n;
-			} else if (e->type == TT_SYS_EXIT) {
+			if (e->type == TT_SYS_EXIT) {
 				hmap_del(&open, e->tid, NULL);
 			} else if (e->type == TT_SYS_ENTER) {
 				DPUSH(v, *e);
@@ -379,8 +365,7 @@ load_open_calls(struct graph *g, struct trace_reader *r, uint64_t lead)
 	/* those still open, in time order */
 	size_t k = 0;
 	for (size_t i = 0; i < v.n; i++) {
-		uint64_t *x = hmap_get(v.v[i].type == TT_SWITCH ? &sw : &open,
-		    v.v[i].tid);
+		uint64_t *x = hmap_get(&open, v.v[i].tid);
 		if (x != NULL && *x == i + 1)
 			v.v[k++] = v.v[i];
 	}
@@ -392,7 +377,6 @@ load_open_calls(struct graph *g, struct trace_reader *r, uint64_t lead)
 	}
 	free(v.v);
 	hmap_free(&open);
-	hmap_free(&sw);
 	return 0;
 }
 
