@@ -147,8 +147,6 @@ run_group(struct search *s, const struct wcand *v, size_t n, uint64_t from,
 
 	for (size_t k = 0; k < n; k++)
 		cs[k] = s->c[v[k].c];
-	if (getenv("ARGUS_SEARCH_DEBUG"))
-		fprintf(stderr, "window %.3f %.3f: %zu\n", (double)from / 1e9, to == UINT64_MAX ? -1.0 : (double)to / 1e9, n);
 	int err = graph_build_window(s->r, s->rules, from, to, &g, cause);
 	if (err == 0)
 		err = diag_new_listed(g, s->o, &s->sc, cs, n, &d, cause);
