@@ -9,7 +9,7 @@ _argus_opts() {
 		    --group --backend --no-instrument --snapshot-on-hang --snapshot-max
 		    --snapshot-size -q --quiet -h --help" ;;
 	stop|status) echo "-o --output -h --help" ;;
-	diagnose) echo "--pid --tid --comm --at --threshold --pick --rules --json --whole
+	diagnose) echo "--pid --tid --comm --at --threshold --pick --rules --json --whole --stream
 		    -h --help" ;;
 	debug) echo "--pid --comm --at --rules --no-default-rules --list-keys
 		    -h --help" ;;

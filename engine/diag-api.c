@@ -42,6 +42,14 @@ int
 diag_new(struct graph *g, const struct diag_opts *o, struct diag **out,
     char **cause)
 {
+	return diag_new_listed(g, o, NULL, NULL, 0, out, cause);
+}
+
+int
+diag_new_listed(struct graph *g, const struct diag_opts *o,
+    const struct dscan *hist, const struct dcand *cand, size_t ncand,
+    struct diag **out, char **cause)
+{
 	struct diag *d;
 
 	*out = NULL;
@@ -85,6 +93,9 @@ diag_new(struct graph *g, const struct diag_opts *o, struct diag **out,
 	}
 	if (d->o.comm != NULL)
 		d->o.comm = xstrdup(d->o.comm);
+	d->hist = hist;
+	d->cand = cand;
+	d->ncand = cand != NULL ? ncand : 0;
 	diag_find_hangs(d);
 	*out = d;
 	return 0;

@@ -121,6 +121,7 @@ diag_new_hang(struct diag *d, uint32_t ti, uint64_t a, uint64_t b, int src)
 
 	memset(&z, 0, sizeof(z));
 	DPUSH(d->h, z);
+	diag_hangs_moved(d);
 	struct dhang *h = &d->h.v[d->h.n - 1];
 	diag_thread_fill(d->g, ti, &h->pub.th);
 	h->pub.start_ns = a;
@@ -129,6 +130,7 @@ diag_new_hang(struct diag *d, uint32_t ti, uint64_t a, uint64_t b, int src)
 	h->pub.ended = b < d->last_ts;
 	h->pub.node = GRAPH_NONE;
 	h->picked = -1;
+	h->cand = SIZE_MAX;
 	h->cause_node = GRAPH_NONE;
 	h->poll_enter = h->poll_exit = GRAPH_NONE;
 	h->pub.wait.syscall = "";
@@ -358,16 +360,118 @@ from_kernel(struct diag *d)
 		d->why = xasprintf("%zu thread%s chosen, %zu wait%s "
 		    "considered: none in a system call", nsel,
 		    nsel == 1 ? "" : "s", lg.nwaits, lg.nwaits == 1 ? "" : "s");
-	else {
-		struct dwait dw;
-		diag_wait_at(d->g, lg.ti, lg.sw, d->last_ts, &dw);
-		d->why = xasprintf("%zu thread%s chosen, %zu wait%s "
-		    "considered; the longest, %.0f ms of %s (%u) in %s on %s, "
-		    "is %s", nsel, nsel == 1 ? "" : "s", lg.nwaits,
-		    lg.nwaits == 1 ? "" : "s", (double)lg.dt / 1e6,
-		    d->g->th[lg.ti].comm, d->g->th[lg.ti].tid,
-		    dw.w.syscall[0] ? dw.w.syscall : "the kernel",
-		    dw.w.resource, lg.why);
+	else
+		d->why = diag_why_text(d->g, lg.ti, lg.sw, d->last_ts, nsel,
+		    lg.nwaits, lg.dt, lg.why);
+}
+
+char *
+diag_why_text(const struct graph *g, uint32_t ti, uint32_t sw,
+    uint64_t last_ts, size_t nsel, size_t nwaits, uint64_t dt,
+    const char *why)
+{
+	struct dwait dw;
+
+	diag_wait_at(g, ti, sw, last_ts, &dw);
+	return xasprintf("%zu thread%s chosen, %zu wait%s "
+	    "considered; the longest, %.0f ms of %s (%u) in %s on %s, "
+	    "is %s", nsel, nsel == 1 ? "" : "s", nwaits,
+	    nwaits == 1 ? "" : "s", (double)dt / 1e6,
+	    g->th[ti].comm, g->th[ti].tid,
+	    dw.w.syscall[0] ? dw.w.syscall : "the kernel",
+	    dw.w.resource, why);
+}
+
+/* Event of thread ti at ts of type type (a wait when wait), or
+   GRAPH_NONE. */
+static uint32_t
+event_of(const struct graph *g, uint32_t ti, uint64_t ts, unsigned type,
+    int wait)
+{
+	const struct gthread *t = &g->th[ti];
+
+	for (uint32_t i = diag_event_at(g, ti, ts); i < t->nev &&
+	    t->ev[i].ts == ts; i++)
+		if (t->ev[i].type == type && (!wait ||
+		    (t->ev[i].flags & GRAPH_EVF_WAIT)))
+			return i;
+	return GRAPH_NONE;
+}
+
+/* The wait hang of candidate c (its blocking switch i of thread ti);
+   NULL when the graph says it is not one. */
+static struct dhang *
+listed_wait(struct diag *d, const struct dcand *c, uint32_t ti, uint32_t i)
+{
+	const struct graph *g = d->g;
+	const struct gthread *t = &g->th[ti];
+	uint32_t enter = GRAPH_NONE;
+	int rank = c->what == DC_LONGEST ? 2 : c->rank;
+
+	/* the system call it is in: the last entry with no exit since */
+	for (uint32_t j = i; j-- > 0;) {
+		if (t->ev[j].type == TT_SYS_EXIT)
+			break;
+		if (t->ev[j].type == TT_SYS_ENTER) {
+			enter = j;
+			break;
+		}
+	}
+	if (enter == GRAPH_NONE || t->ev[enter].ts != c->enter_ts)
+		return NULL;
+	if (rank == 1 && !diag_lock_wait(g, ti, enter, i) &&
+	    !diag_outstanding(g, ti, enter, d->o.threshold_ns, named(d)))
+		return NULL;
+	uint32_t j = diag_wait_end(g, ti, i);
+	struct dhang *h = diag_new_hang(d, ti, t->ev[enter].ts,
+	    j < t->nev ? t->ev[j].ts : d->last_ts, DIAG_SRC_KERNEL);
+	h->rank = rank;
+	diag_wait_at(g, ti, i, d->last_ts, &h->dw);
+	h->pub.start_ns = h->dw.start;
+	h->pub.end_ns = h->dw.end;
+	classify(d, h);
+	if (rank == 2)
+		dnote(h, "the longest wait of the thread chosen, although "
+		    "%s", c->why != NULL ? c->why : "");
+	return h;
+}
+
+void
+diag_listed_hangs(struct diag *d)
+{
+	const struct graph *g = d->g;
+
+	for (size_t k = 0; k < d->ncand; k++) {
+		const struct dcand *c = &d->cand[k];
+		uint32_t ti = graph_thread_find(g, c->tid), i, f, l;
+		struct dhang *h = NULL;
+		if (ti == GRAPH_NONE)
+			continue;
+		switch (c->what) {
+		case DC_MARK:
+			h = diag_new_hang(d, ti, c->a, c->b, DIAG_SRC_MARK);
+			classify(d, h);
+			break;
+		case DC_RUN:
+			h = diag_new_hang(d, ti, c->a, c->b, DIAG_SRC_KERNEL);
+			classify(d, h);
+			break;
+		case DC_WAIT: case DC_LONGEST:
+			i = event_of(g, ti, c->a, TT_SWITCH, 1);
+			if (i != GRAPH_NONE)
+				h = listed_wait(d, c, ti, i);
+			break;
+		case DC_POLL:
+			i = event_of(g, ti, c->a, TT_SYS_ENTER, 0);
+			f = event_of(g, ti, c->enter_ts, TT_SYS_EXIT, 0);
+			l = event_of(g, ti, c->last_ts, TT_SYS_EXIT, 0);
+			if (i != GRAPH_NONE && f != GRAPH_NONE &&
+			    l != GRAPH_NONE)
+				h = diag_poll_hang(d, ti, i, f, l, c->n, c->b);
+			break;
+		}
+		if (h != NULL)
+			h->cand = k;
 	}
 }
 
@@ -453,7 +557,9 @@ void diag_find_hangs(struct diag *d);
 void
 diag_find_hangs(struct diag *d)
 {
-	if (d->o.at != 0)
+	if (d->cand != NULL)
+		diag_listed_hangs(d);
+	else if (d->o.at != 0)
 		from_at(d);
 	else if (from_marks(d) == 0)
 		from_kernel(d);
@@ -484,7 +590,7 @@ diag_find_hangs(struct diag *d)
 	}
 	/* hangs explained by another one (their thread is its culprit)
 	   come after the others */
-	if (d->h.n > 1 && d->o.at == 0) {
+	if (d->h.n > 1 && d->o.at == 0 && d->cand == NULL) {
 		size_t n = d->h.n, k = 0;
 		struct dhang *v = xmalloc(n * sizeof(*v));
 		char *later = xcalloc(n, 1);
@@ -502,5 +608,13 @@ diag_find_hangs(struct diag *d)
 		memcpy(d->h.v, v, n * sizeof(*v));
 		free(v);
 		free(later);
+		diag_hangs_moved(d);
 	}
+}
+
+void
+diag_hangs_moved(struct diag *d)
+{
+	for (size_t i = 0; i < d->h.n; i++)
+		d->h.v[i].cycle.tids = d->h.v[i].cyc_tids;
 }

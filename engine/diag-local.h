@@ -76,8 +76,47 @@ struct dhang {
 					   before the hang, ended by its known
 					   peer): more history cannot change
 					   them (diag-window.c) */
+	size_t cand;			/* the candidate it was made from
+					   (d->cand), SIZE_MAX: none */
 	uint32_t poll_enter, poll_exit;	/* a polling hang: the first failed
 					   attempt (entry, exit), else GRAPH_NONE */
+};
+
+/* A hang found by the streaming search (diag-scan.c), to be made again
+   in the graph of a window around it (diag_listed_hangs()). */
+enum { DC_MARK, DC_RUN, DC_WAIT, DC_POLL, DC_LONGEST };
+struct dcand {
+	int what;		/* DC_*; DC_LONGEST: the longest wait of a
+				   thread the user named, when none hung */
+	uint32_t tid;
+	uint64_t a, b;		/* mark, run: the span; wait: its blocking
+				   switch and its end; poll: the entry of
+				   the first attempt and the end */
+	uint64_t enter_ts;	/* wait: its system call's entry; poll:
+				   the exit of the first attempt */
+	uint64_t last_ts;	/* poll: the exit of the last attempt */
+	uint32_t n;		/* poll: attempts refused */
+	int rank;		/* wait: 0 a hang; 1 a hang if it waits for
+				   a request or a lock (the graph says) */
+	struct graph_event en;	/* wait: its system call's entry, as the
+				   load pass leaves it */
+	const char *why;	/* DC_LONGEST: why it is not a hang */
+};
+
+/* The result of the streaming search: the candidates, and what the
+   windows need of the whole trace. */
+struct dscan {
+	struct dcand *c;
+	size_t nc;
+	struct hmap idle;	/* tid -> its idle wait key + 1 */
+	struct hmap loops;	/* tid -> 1: that wait is an event loop's */
+	uint64_t first_ts, last_ts, threshold_ns;
+	/* for the report when no thread hung (from_kernel()) */
+	size_t nsel, nwaits;
+	int lg_set;
+	uint64_t lg_dt;
+	struct dcand lg;	/* its longest wait in a system call */
+	const char *lg_why;
 };
 
 struct diag {
@@ -90,6 +129,11 @@ struct diag {
 					   event loop's */
 	DARR(struct delf) elfs;		/* files read for symbols */
 	char *why;			/* why no hang was found, or NULL */
+	const struct dscan *hist;	/* the idle waits of the whole trace
+					   (diag-scan.c), or NULL */
+	const struct dcand *cand;	/* the hangs to make (diag_listed_hangs),
+					   or NULL: find them */
+	size_t ncand;
 	int needs_ends;			/* an answer read the trace's first
 					   or last events (a rule about what a
 					   thread did when the recording began
@@ -159,6 +203,9 @@ void diag_wakeups_of(struct diag *d, struct dhang *h, uint32_t ti,
     uint64_t a, uint64_t b);
 
 /* diag-hang.c */
+/* The hangs of d moved (sorted, their array grown): their cycles point
+   to their own thread ids again. */
+void diag_hangs_moved(struct diag *d);
 /* A new hang of thread ti over [a, b] appended to d (not classified). */
 struct dhang *diag_new_hang(struct diag *d, uint32_t ti, uint64_t a,
     uint64_t b, int src);
@@ -195,7 +242,60 @@ uint32_t diag_lock_holder(const struct graph *g, uint64_t ino,
 int diag_lock_culprit(struct diag *d, struct dhang *h,
     struct diag_culprit *c, struct dwait *w);
 
+/* Whether system call nr is a poll-like wait (poll, select, epoll), a
+   wait for a child. */
+int diag_sys_poll(uint32_t nr);
+int diag_sys_child(uint32_t nr);
+
+/* diag-scan.c */
+/*
+ * One streaming pass over the events of r from its position to its end:
+ * the candidate hangs of the whole trace under options o (those the
+ * history alone decides, and the waits that need the graph to decide),
+ * the idle wait of every thread, and the longest wait for a report
+ * without hangs. Memory grows with threads and resources, not events.
+ * Returns 0 (it cannot fail); free with diag_scan_free().
+ */
+int diag_scan(struct trace_reader *r, const struct rules *rules,
+    const struct diag_opts *o, struct dscan *out);
+void diag_scan_free(struct dscan *sc);
+
+/* diag-hang.c */
+/*
+ * The hangs of candidates d->cand made in d's graph (a window around
+ * them) as the search of the whole graph makes them; a candidate whose
+ * thread, events or system call are outside the graph makes nothing,
+ * nor a wait of rank 1 the graph says is idle. Each hang's cand is the
+ * index of its candidate.
+ */
+void diag_listed_hangs(struct diag *d);
+/* The why of a report without hangs: nsel threads chosen, nwaits waits
+   considered, the longest (thread ti, blocking switch sw, dt long) not
+   a hang for reason why (NULL: no wait in a system call). */
+char *diag_why_text(const struct graph *g, uint32_t ti, uint32_t sw,
+    uint64_t last_ts, size_t nsel, size_t nwaits, uint64_t dt,
+    const char *why);
+/* diag-poll.c */
+/* The polling hang of thread ti: first attempt's entry enter and exit
+   first, last attempt's exit last, n attempts, ending at end. */
+struct dhang *diag_poll_hang(struct diag *d, uint32_t ti, uint32_t enter,
+    uint32_t first, uint32_t last, uint32_t n, uint64_t end);
+
+/* diag-window.c */
+/* diag_window_short() for hang i of d alone (its decision also read
+   what lies after lo). */
+int diag_window_short_hang(const struct diag *d, size_t i, uint64_t lo,
+    uint64_t *from, uint64_t *to);
+/* The same for a decision that read the events in [lo, hi]. */
+int diag_window_short_span(const struct diag *d, uint64_t lo, uint64_t hi,
+    uint64_t *from, uint64_t *to);
+
 /* diag-api.c */
+/* diag_new() with the idle waits of the whole trace (hist, or NULL) and
+   the hangs to make (cand, n of them; NULL: find them). */
+int diag_new_listed(struct graph *g, const struct diag_opts *o,
+    const struct dscan *hist, const struct dcand *cand, size_t ncand,
+    struct diag **out, char **cause);
 /* Symbols of the frames of h->stk from the recorded mappings of the hung
    process and the ELF files they map (left NULL when none resolves). */
 void diag_symbolize(struct diag *d, struct dhang *h);

@@ -184,6 +184,31 @@ struct pstretch {
 	int timed;		/* a timed wait since the last attempt */
 };
 
+struct dhang *
+diag_poll_hang(struct diag *d, uint32_t ti, uint32_t enter, uint32_t first,
+    uint32_t last, uint32_t n, uint64_t end)
+{
+	const struct gthread *t = &d->g->th[ti];
+	uint64_t a = t->ev[enter].ts;
+	struct dhang *h = diag_new_hang(d, ti, a, end, DIAG_SRC_KERNEL);
+	struct dwait dw;
+
+	h->pub.kind = DIAG_YIELD;
+	h->pub.node = graph_vertex_of_event(d->g, ti, enter);
+	h->pub.cpu_ns = diag_cpu_time(d->g, ti, a, end);
+	h->pub.yields = n;
+	h->poll_enter = enter;
+	h->poll_exit = first;
+	/* the resource, as a wait on it would name it */
+	memset(&dw, 0, sizeof(dw));
+	diag_describe_sys(d->g, &t->ev[enter], &dw.w);
+	h->pub.wait = dw.w;
+	h->pub.wait.result = (int64_t)t->ev[last].key;
+	h->pub.wait.has_result = 1;
+	h->pub.wait.wait_ev = enter;
+	return h;
+}
+
 static void
 poll_hang(struct diag *d, uint32_t ti, const struct pstretch *s,
     uint64_t end)
@@ -193,21 +218,7 @@ poll_hang(struct diag *d, uint32_t ti, const struct pstretch *s,
 
 	if (s->n < POLL_MIN || end - a < d->o.threshold_ns)
 		return;
-	struct dhang *h = diag_new_hang(d, ti, a, end, DIAG_SRC_KERNEL);
-	struct dwait dw;
-	h->pub.kind = DIAG_YIELD;
-	h->pub.node = graph_vertex_of_event(d->g, ti, s->enter);
-	h->pub.cpu_ns = diag_cpu_time(d->g, ti, a, end);
-	h->pub.yields = s->n;
-	h->poll_enter = s->enter;
-	h->poll_exit = s->first;
-	/* the resource, as a wait on it would name it */
-	memset(&dw, 0, sizeof(dw));
-	diag_describe_sys(d->g, &t->ev[s->enter], &dw.w);
-	h->pub.wait = dw.w;
-	h->pub.wait.result = (int64_t)t->ev[s->last].key;
-	h->pub.wait.has_result = 1;
-	h->pub.wait.wait_ev = s->enter;
+	diag_poll_hang(d, ti, s->enter, s->first, s->last, s->n, end);
 }
 
 void

@@ -112,13 +112,21 @@ void
 diag_write_hang_text(const struct diag *d, size_t h, FILE *f,
     uint64_t base)
 {
+	diag_write_hang_text_n(d, h, h + 1, f, base);
+}
+
+void
+diag_write_hang_text_n(const struct diag *d, size_t h, size_t number,
+    FILE *f, uint64_t base)
+{
 	const struct diag_hang *x = diag_hang(d, h);
 	const struct graph *g = diag_graph(d);
 	size_t n;
 
 	if (x == NULL)
 		return;
-	fprintf(f, "hang %zu: ", h + 1);
+	if (number > 0)
+		fprintf(f, "hang %zu: ", number);
 	put_thread(f, &x->th);
 	fprintf(f, " %s for ", diag_kind_name(x->kind));
 	put_dur(f, x->end_ns - x->start_ns);
@@ -333,8 +341,8 @@ jsteps(FILE *f, const struct diag *d, size_t h, int crit)
 	fputc(']', f);
 }
 
-static void
-jhang(FILE *f, const struct diag *d, size_t h)
+void
+diag_write_hang_json(const struct diag *d, size_t h, FILE *f)
 {
 	const struct diag_hang *x = diag_hang(d, h);
 	const struct graph *g = diag_graph(d);
@@ -496,7 +504,7 @@ diag_write_json(const struct diag *d, FILE *f)
 	for (size_t h = 0; h < diag_nhangs(d); h++) {
 		if (h > 0)
 			fputc(',', f);
-		jhang(f, d, h);
+		diag_write_hang_json(d, h, f);
 	}
 	fprintf(f, "]");
 	if (diag_why_none(d) != NULL) {

@@ -18,6 +18,10 @@
  * that older or later ones could outrank); d->needs_ends, set by the
  * rules that read what a thread did when the recording began or ended,
  * asks for the whole trace.
+ *
+ * diag_window_short_hang() and diag_window_short_span() ask the same of
+ * one hang, or of the times a decision read, for the windows of the
+ * streaming search (diag-search.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -39,11 +43,35 @@ span_add(struct span *s, uint64_t ts)
 		s->hi = ts;
 }
 
+/*
+ * The steps of a path, and whether the thread of the last one (where
+ * the slice stopped) was seen blocking before it: a thread whose wait
+ * began before the window has lost the wake-up that ended it, which the
+ * whole graph has (the build joins a waker to a wait it saw begin) and
+ * the slice would have followed, so the answer rests on the window's
+ * start then: when the event before the step is the entry of a system
+ * call open when the window opened (graph_build_window() loads those,
+ * found in a lead before it), or when it shows no event before the step
+ * and that lead began after the trace did.
+ */
 static void
-span_steps(struct span *s, const struct diag_step *v, size_t n)
+span_steps(const struct diag *d, struct span *s, const struct diag_step *v,
+    size_t n)
 {
-	for (size_t i = 0; i < n; i++)
+	const struct graph *g = d->g;
+	uint64_t a, b;
+
+	graph_window(g, &a, &b);
+	for (size_t i = 0; i < n; i++) {
 		span_add(s, v[i].ts);
+		if (i + 1 < n || v[i].node == GRAPH_NONE || v[i].node >= g->nvx)
+			continue;
+		const struct graph_vertex *vx = &g->vx[v[i].node];
+		const struct gthread *t = &g->th[vx->thread];
+		if (vx->first > 0 ? t->ev[vx->first - 1].ts < a :
+		    graph_lead_from(g) > g->first_ts)
+			span_add(s, a);
+	}
 }
 
 /* The times hang h rests on. */
@@ -71,8 +99,8 @@ span_hang(const struct diag *d, const struct dhang *h, struct span *s)
 			    h->sim.v[i].duration_ns);
 		}
 	}
-	span_steps(s, h->path.v, h->path.n);
-	span_steps(s, h->crit.v, h->crit.n);
+	span_steps(d, s, h->path.v, h->path.n);
+	span_steps(d, s, h->crit.v, h->crit.n);
 	for (size_t i = 0; i < h->cul.n; i++) {
 		span_add(s, h->cul.v[i].start_ns);
 		span_add(s, h->cul.v[i].end_ns);
@@ -149,6 +177,69 @@ diag_window_short(const struct diag *d, uint64_t *from, uint64_t *to)
 	if (fwd)
 		*to = UINT64_MAX;
 	return 1;
+}
+
+/* The next window of a hang at time at whose answer rests on span s
+   in window [a, b]: 1 and the window in *from, *to when s comes near
+   the edges (an eighth of each side) or needs what lies outside. */
+static int
+grow(const struct diag *d, const struct span *s, uint64_t at, uint64_t a,
+    uint64_t b, uint64_t *from, uint64_t *to)
+{
+	if (at < a)
+		at = a;
+	if (at > b)
+		at = b;
+	uint64_t lm = a + (at - a) / 8, hm = b - (b - at) / 8;
+	int all = s->need_history || d->needs_ends;
+	int back = a != 0 && (all || s->lo <= lm);
+	int fwd = b != UINT64_MAX && (all || s->need_end || s->hi >= hm);
+	/* four times further, a quarter of the window at least */
+	uint64_t q = (b - a) / 4 + 1, db = at - a, df = b - at;
+
+	if (!back && !fwd)
+		return 0;
+	db = db < q ? q : db;
+	df = df < q ? q : df;
+	*from = a;
+	*to = b;
+	if (back)
+		*from = at / 4 > db ? at - 4 * db : 0;
+	if (all)
+		*from = 0;
+	if (fwd)
+		*to = all || s->need_end || (UINT64_MAX - at) / 4 < df ?
+		    UINT64_MAX : at + 4 * df;
+	return 1;
+}
+
+int
+diag_window_short_hang(const struct diag *d, size_t i, uint64_t lo,
+    uint64_t *from, uint64_t *to)
+{
+	uint64_t a, b;
+
+	graph_window(d->g, &a, &b);
+	if (a == 0 && b == UINT64_MAX)
+		return 0;
+	struct span s = { UINT64_MAX, 0, 0, 0 };
+	const struct dhang *h = &d->h.v[i];
+	span_hang(d, h, &s);
+	span_add(&s, lo);
+	return grow(d, &s, h->pub.start_ns, a, b, from, to);
+}
+
+int
+diag_window_short_span(const struct diag *d, uint64_t lo, uint64_t hi,
+    uint64_t *from, uint64_t *to)
+{
+	uint64_t a, b;
+
+	graph_window(d->g, &a, &b);
+	if (a == 0 && b == UINT64_MAX)
+		return 0;
+	struct span s = { lo, hi, 0, 0 };
+	return grow(d, &s, lo + (hi - lo) / 2, a, b, from, to);
 }
 
 int

@@ -120,6 +120,18 @@ static const long children[] = { SYS_wait4, SYS_waitid, -1 };
 static const long recvs[] = { SYS_recvfrom, SYS_recvmsg, SYS_recvmmsg,
 	SYS_sendto, SYS_sendmsg, SYS_accept, SYS_accept4, SYS_connect, -1 };
 
+int
+diag_sys_poll(uint32_t nr)
+{
+	return is_sys(nr, polls);
+}
+
+int
+diag_sys_child(uint32_t nr)
+{
+	return is_sys(nr, children);
+}
+
 static const char *
 fd_type(unsigned kind)
 {
@@ -499,6 +511,13 @@ diag_idle_key(struct diag *d, uint32_t ti)
 
 	if (c != NULL)
 		return *c - 1;
+	if (d->hist != NULL && (c = hmap_get(&d->hist->idle, t->tid)) != NULL) {
+		/* the whole trace's, from the streaming search */
+		*hmap_put(&d->idle, ti, 0, NULL) = *c;
+		if (hmap_get(&d->hist->loops, t->tid) != NULL)
+			*hmap_put(&d->loops, ti, 0, NULL) = 1;
+		return *c - 1;
+	}
 	hmap_init(&tot);
 	hmap_init(&cnt);
 	for (struct dwaits w = DWAITS_INIT; diag_next_wait(g, ti, &w);) {

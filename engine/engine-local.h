@@ -115,6 +115,9 @@ struct graph {
 	size_t nuargv, capuargv;
 	uint64_t trace_events, lost;
 	uint64_t first_ts;		/* earliest event loaded */
+	uint64_t lead_from;		/* a window: where the search for the
+					   calls and waits open at win_from
+					   began (graph-read.c) */
 	uint64_t win_from, win_to;	/* the events loaded: those in
 					   [win_from, win_to], with every
 					   record of the metadata stream
@@ -267,6 +270,15 @@ void graph_load_thread(struct graph *g, const struct trace_thread *t);
 void graph_load_event(struct graph *g, const struct trace_event *ev);
 void graph_load_finish(struct graph *g);
 uint32_t graph_intern(struct graph *g, const char *s, size_t len);
+
+/* graph-read.c */
+/* A window's lead_from (0 for a whole build). */
+uint64_t graph_lead_from(const struct graph *g);
+/* Hand every event of r from its position to its end to fn, in batches
+   in time order, decoded on a second thread when two_threads() allows
+   (as graph_build() reads). */
+void graph_feed(struct trace_reader *r,
+    void (*fn)(void *, const struct trace_event *, size_t), void *arg);
 
 /* graph-build.c */
 int graph_do_build(struct graph *g, const struct rules *rules, char **cause);

@@ -608,6 +608,26 @@ void diag_write_json(const struct diag *d, FILE *f);
 /* The report of one hang only. */
 void diag_write_hang_text(const struct diag *d, size_t h, FILE *f,
     uint64_t base_ts);
+/* The same numbered number (0: without the "hang N: " before it). */
+void diag_write_hang_text_n(const struct diag *d, size_t h, size_t number,
+    FILE *f, uint64_t base_ts);
+/* The JSON object of hang h (an element of "hangs"), on one line. */
+void diag_write_hang_json(const struct diag *d, size_t h, FILE *f);
+
+/*
+ * The diagnosis of the whole trace r without its graph (no o->at): one
+ * streaming pass over the events finds the candidate hangs in memory
+ * proportional to threads (diag-scan.c), then each is made and analyzed
+ * in the graph of a window around it, grown (as diag_at_window() grows
+ * its window) until the hang's answer rests on nothing near the edges.
+ * Writes the report to f as diag_write_json() (json) or
+ * diag_write_text() (base_ts) would for the whole graph: the same
+ * hangs, in the same order, with the same picks, paths and culprits
+ * (vertex ids are the windows'). Returns 0, or an error with *cause set.
+ */
+int diag_search(struct trace_reader *r, const struct rules *rules,
+    const struct diag_opts *o, int json, uint64_t base_ts, FILE *f,
+    char **cause);
 
 /* The file mapped at address addr of process pid (the latest recorded
    mapping holding it) and addr's offset in that file in *off; NULL when

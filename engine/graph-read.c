@@ -4,10 +4,12 @@
  *
  * graph_build() reads the trace on a second thread while the caller's
  * thread loads and builds: struct feed is a ring of FEED_NBUF batches of
- * decoded events between them. A window's graph (graph_build_window())
+ * decoded events between them (graph_feed() hands them to any other
+ * consumer: the streaming search of diag-scan.c). A window's graph (graph_build_window())
  * also takes the metadata stream's records outside the window (read
  * chunk by chunk, load_meta()), so that descriptors, mappings and names
- * are those of the whole trace.
+ * are those of the whole trace, and the entries of the system calls
+ * threads are in when it opens (load_open_calls()).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -153,12 +155,14 @@ feed_main(void *arg)
 	return NULL;
 }
 
-/* Load every event of r up to g->win_to through a reading thread; 0, or
-   -1 when the thread could not start (nothing was read then). */
+/* Hand every event of r up to to to fn, in batches, through a reading
+   thread; 0, or -1 when the thread could not start (nothing was read
+   then). */
 static int
-load_fed(struct graph *g, struct trace_reader *r)
+feed_events(struct trace_reader *r, uint64_t to,
+    void (*fn)(void *, const struct trace_event *, size_t), void *arg)
 {
-	struct feed f = { .r = r, .to = g->win_to };
+	struct feed f = { .r = r, .to = to };
 	pthread_t th;
 
 	pthread_mutex_init(&f.mu, NULL);
@@ -176,7 +180,7 @@ load_fed(struct graph *g, struct trace_reader *r)
 			if (n == 0)
 				break;
 			pthread_mutex_unlock(&f.mu);
-			load_batch(g, f.buf[k], n);
+			fn(arg, f.buf[k], n);
 			pthread_mutex_lock(&f.mu);
 			f.tail++;
 			pthread_cond_broadcast(&f.cv);
@@ -189,6 +193,12 @@ load_fed(struct graph *g, struct trace_reader *r)
 	pthread_cond_destroy(&f.cv);
 	pthread_mutex_destroy(&f.mu);
 	return err == 0 ? 0 : -1;
+}
+
+static void
+load_batch_cb(void *g, const struct trace_event *evs, size_t n)
+{
+	load_batch(g, evs, n);
 }
 
 /* Whether the load runs on two threads: more than one CPU online, and
@@ -208,7 +218,7 @@ two_threads(void)
 static void
 load_reader(struct graph *g, struct trace_reader *r)
 {
-	if (two_threads() && load_fed(g, r) == 0)
+	if (two_threads() && feed_events(r, g->win_to, load_batch_cb, g) == 0)
 		return;
 	/* a small batch stays in the cache between reading and loading */
 	enum { BATCH = 256 };
@@ -220,6 +230,21 @@ load_reader(struct graph *g, struct trace_reader *r)
 		if (evs[n - 1].ts > g->win_to)
 			break;
 	}
+	free(evs);
+}
+
+void
+graph_feed(struct trace_reader *r,
+    void (*fn)(void *, const struct trace_event *, size_t), void *arg)
+{
+	if (two_threads() && feed_events(r, UINT64_MAX, fn, arg) == 0)
+		return;
+	enum { BATCH = 256 };
+	struct trace_event *evs = xmalloc(BATCH * sizeof(*evs));
+	size_t n;
+
+	while ((n = trace_reader_read(r, evs, BATCH)) > 0)
+		fn(arg, evs, n);
 	free(evs);
 }
 
@@ -290,6 +315,71 @@ load_meta(struct graph *g, struct trace_reader *r, int after)
 	trace_chunk_buf_free(b);
 }
 
+static int
+by_ts(const void *x, const void *y)
+{
+	const struct trace_event *a = x, *b = y;
+
+	return a->ts < b->ts ? -1 : a->ts > b->ts;
+}
+
+/*
+ * The system calls threads are in when the window opens: their entries,
+ * read in the lead before it and loaded (in time order) before its
+ * first event, so that an exit in the window finds what its entry
+ * named, as in the whole build (a read takes the writes its pipe
+ * queued: without its entry, a write would stay queued and every later
+ * read would take the one before its own). 0, or a trace error.
+ */
+static int
+load_open_calls(struct graph *g, struct trace_reader *r, uint64_t lead)
+{
+	uint64_t from = g->win_from;
+	struct hmap open;	/* tid -> index in v + 1 of its entry */
+	DARR(struct trace_event) v = { 0 };
+	struct trace_event evs[256];
+	size_t n;
+	int err;
+
+	g->lead_from = from > lead ? from - lead : 0;
+	if ((err = trace_reader_seek(r, g->lead_from)) != 0)
+		return err;
+	hmap_init(&open);
+	while ((n = trace_reader_read(r, evs, 256)) > 0) {
+		size_t i;
+		for (i = 0; i < n && evs[i].ts < from; i++) {
+			const struct trace_event *e = &evs[i];
+			if ((e->flags & TRACE_CTX_MASK) != TRACE_CTX_TASK ||
+			    e->tid == 0)
+				continue;
+			if (e->type == TT_SYS_EXIT) {
+				hmap_del(&open, e->tid, NULL);
+			} else if (e->type == TT_SYS_ENTER) {
+				DPUSH(v, *e);
+				*hmap_put(&open, e->tid, 0, NULL) = v.n;
+			}
+		}
+		if (i < n)
+			break;
+	}
+	/* those still open, in time order */
+	size_t k = 0;
+	for (size_t i = 0; i < v.n; i++) {
+		uint64_t *x = hmap_get(&open, v.v[i].tid);
+		if (x != NULL && *x == i + 1)
+			v.v[k++] = v.v[i];
+	}
+	qsort(v.v, k, sizeof(*v.v), by_ts);
+	for (size_t i = 0; i < k; i++) {
+		v.v[i].blob = NULL;
+		v.v[i].blob_len = 0;
+		graph_load_event(g, &v.v[i]);
+	}
+	free(v.v);
+	hmap_free(&open);
+	return 0;
+}
+
 int
 graph_build_window(struct trace_reader *r, const struct rules *rules,
     uint64_t from, uint64_t to, struct graph **out, char **cause)
@@ -309,7 +399,11 @@ graph_build_window(struct trace_reader *r, const struct rules *rules,
 		graph_load_thread(g, trace_reader_thread_at(r, i));
 	g->stream = gb_new(g, rules);
 	load_meta(g, r, 0);
-	int err = trace_reader_seek(r, from);
+	/* a lead of a quarter of the window (to the end when it has none) */
+	uint64_t end = to != UINT64_MAX ? to : in->last_ts;
+	int err = load_open_calls(g, r, end > from ? (end - from) / 4 : 0);
+	if (err == 0)
+		err = trace_reader_seek(r, from);
 	if (err) {
 		gb_abort(g->stream);
 		graph_free(g);
@@ -326,6 +420,12 @@ graph_build_window(struct trace_reader *r, const struct rules *rules,
 		g->first_ts = in->first_ts;
 	g->load_ns = now_ns() - t0;
 	return finish(g, rules, out, cause);
+}
+
+uint64_t
+graph_lead_from(const struct graph *g)
+{
+	return g->lead_from;
 }
 
 void

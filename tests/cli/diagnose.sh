@@ -12,7 +12,9 @@
 # regression); one not met yet prints "ok ... # TODO why"; one that cannot
 # be judged (needs a watchpoint, or the recording named threads wrongly)
 # prints "ok ... # SKIP why". On each trace, diagnose --at over a window
-# must give the answer of the whole trace (same_window). About 80 s. UPDATE_GOLDEN=1 rewrites the
+# must give the answer of the whole trace (same_window), and so must the
+# streaming search, diagnose --stream (same_stream). About 80 s.
+# UPDATE_GOLDEN=1 rewrites the
 # golden files; DIAG_KEEP=DIR keeps the recordings that regress.
 set -u
 ARGUS=${ARGUS:-./argus}
@@ -62,6 +64,44 @@ same_window() {
 	else
 		nok "$label: windowed --at is --whole" "differs at$bad" \
 		    "(the same at $n times)"
+	fi
+}
+
+# same_stream LABEL TRACE: the streaming search (diagnose --stream, over
+# windows of 200 events) gives the answer of the whole graph (--whole):
+# the same hangs in the same order, picks, paths and culprits, with the
+# default options, --pick 2 and a threshold no wait reaches (the why).
+same_stream() {
+	label=$1 trace=$2
+	if ! command -v jq > /dev/null 2>&1; then
+		ok "$label: --stream is --whole # SKIP no jq"
+		return
+	fi
+	bad= n=0
+	for opts in "" "--pick 2" "--threshold 600000"; do
+		ARGUS_WINDOW_EVENTS=200 $ARGUS diagnose --json --stream \
+		    $opts "$trace" 2> "$T/s.err" | jq -cS "$ANS" > "$T/s.json"
+		$ARGUS diagnose --whole --json $opts "$trace" 2> "$T/f.err" |
+		    jq -cS "$ANS" > "$T/f.json"
+		if [ -s "$T/f.json" ] && cmp -s "$T/s.json" "$T/f.json"; then
+			n=$((n + $(jq '.hangs | length' "$T/f.json")))
+		else
+			bad="$bad '$opts': $(jq -c '[.hangs[] |
+			    [.thread.tid, .start_ns]], .why_none' "$T/s.json" |
+			    tr -d '\n') against $(jq -c '[.hangs[] |
+			    [.thread.tid, .start_ns]], .why_none' "$T/f.json" |
+			    tr -d '\n')"
+			if [ -n "${DIAG_KEEP:-}" ]; then
+				mkdir -p "$DIAG_KEEP"
+				cp -r "$trace" "$DIAG_KEEP/" 2>/dev/null
+			fi
+		fi
+	done
+	if [ -z "$bad" ]; then
+		ok "$label: --stream is --whole ($n hangs)"
+	else
+		nok "$label: --stream is --whole" "differs with$bad" \
+		    "$(cat "$T/s.err")"
 	fi
 }
 
@@ -131,6 +171,13 @@ if [ -x "$B/tests/tools/mkhang" ] && "$B/tests/tools/mkhang" "$T/mk" \
 		ok "JSON keys # SKIP no jq"
 	fi
 	same_window mkhang "$T/mk"
+	same_stream mkhang "$T/mk"
+	$ARGUS diagnose --stream --at 1 "$T/mk" > "$T/out" 2> "$T/err"
+	if [ $? -eq 2 ] && grep -q 'not with --at' "$T/err"; then
+		ok "--stream with --at: usage error"
+	else
+		nok "--stream with --at" "$(cat "$T/err")"
+	fi
 else
 	nok "mkhang" "$(cat "$T/mk.log" 2>/dev/null)"
 fi
@@ -236,6 +283,7 @@ for name in chromium lockio busy batchserver timerchain yieldflag; do
 		fi
 		check "$mode" "$name" "$T/$mode-$name"
 		same_window "$mode $name" "$T/$mode-$name"
+		same_stream "$mode $name" "$T/$mode-$name"
 		# the command itself on the same recording
 		if [ "$mode" = kernel ] && ! timeout 30 $ARGUS diagnose --json \
 		    "$T/$mode-$name" > "$T/cmd.json" 2> "$T/cmd.err"; then

@@ -1,0 +1,770 @@
+/*
+ * diag-scan.c: the whole-trace search for hangs in one streaming pass
+ * over the events (diag_scan()), in memory proportional to threads and
+ * to the resources they wait on, not to events.
+ *
+ * Each thread of the trace gets a struct sthr: its name and process as
+ * the graph's load pass would leave them, the system call it is in,
+ * the wait in progress, the polling stretch being followed, and its
+ * hang marks; and a table from wait resource (diag_res_key()) to a
+ * struct kstat, the statistics diag-hang.c reads over a thread's whole
+ * history: the shortest wait and the number of waits on the resource,
+ * and the time spent in short waits and the polls that make its idle
+ * wait (diag_idle_key()). The thread's events are the ones the load
+ * pass would give it (graph-load.c): a switch out of it (a wait when it
+ * blocked), a switch into it (a run), its own events in task context.
+ *
+ * Everything diag-hang.c decides from the history alone is decided
+ * here the same way: which stretches ran past the threshold, which
+ * waits are far longer than the thread's other waits on the resource,
+ * which polling stretches and which hang marks make hangs. What needs
+ * the graph (whether a wait answers a request or waits for a lock, the
+ * analysis) is left to a window around each candidate (diag-search.c).
+ * Keys of reads and writes are final only at the call's exit (the load
+ * pass names the descriptor's file then): waits keep their numbers
+ * until the entry they count on is final.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+#include "diag-local.h"
+
+#define POLL_MIN 3
+
+struct kstat {
+	uint64_t shortest, count;	/* diag_next_wait() waits */
+	uint64_t tot, polls;		/* diag_idle_key() */
+};
+
+struct sthr {
+	uint32_t tid, pid, flags;	/* GRAPH_THREAD_KERNEL, _IRQ */
+	char comm[TRACE_COMM_LEN];
+	/* the open system call (the load's t->sys), and the last entry */
+	int insys, nw, nw_final;
+	struct graph_event sys, nwe;
+	uint32_t seq;			/* entries so far */
+	DARR(uint64_t) pend;		/* ended waits counting on nwe */
+	DARR(size_t) pc;		/* candidates counting on sys */
+	/* the wait in progress */
+	int waiting, sw_nw, sw_insys;
+	uint64_t sw_ts;
+	struct graph_event sw_sys;
+	/* a stretch without a wait */
+	int run_set;
+	uint64_t runfrom;
+	/* its longest wait in a system call */
+	int lg_set;
+	uint64_t lg_dt, lg_sw;
+	uint32_t lg_seq;
+	struct graph_event lg_sys;
+	/* statistics */
+	struct hmap keys;		/* res key -> index in scan.ks */
+	uint64_t nwaits;
+	uint64_t idle_best, idle_bt;
+	int idle_loop;
+	/* the loop waited in at both ends */
+	int first_sys, last_sys, wait_after;
+	uint32_t first_nr;
+	struct graph_event last_en;
+	/* a polling stretch */
+	int ps, ps_timed, pt_pending;
+	uint64_t ps_enter, ps_first, ps_last, ps_res;
+	uint32_t ps_n, pt_dist;
+	/* hang marks */
+	int begun;
+	uint64_t begun_a;
+};
+
+struct scan {
+	const struct diag_opts *o;
+	const struct rules *rs;
+	uint64_t th;
+	struct sthr *t;
+	size_t nt, capt;
+	struct hmap bytid;		/* tid -> index in t */
+	struct hmap fd;			/* pid << 32 | fd -> kind << 56 | ino */
+	DARR(struct kstat) ks;
+	DARR(struct dcand) c;
+	uint64_t last_ts, first_ts;
+};
+
+static struct sthr *
+thr(struct scan *s, uint32_t tid)
+{
+	uint64_t *p = hmap_get(&s->bytid, tid);
+
+	if (p != NULL)
+		return &s->t[*p];
+	DGROW(s->t, s->capt, s->nt + 1, 64);
+	struct sthr *t = &s->t[s->nt];
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	t->pid = tid;
+	if (tid >= GRAPH_IRQ_TID_BASE) {
+		t->pid = 0;
+		t->flags = GRAPH_THREAD_IRQ | GRAPH_THREAD_KERNEL;
+	}
+	*hmap_put(&s->bytid, tid, 0, NULL) = s->nt;
+	return &s->t[s->nt++];
+}
+
+static void
+set_comm(struct sthr *t, const char *c, size_t len)
+{
+	if (len >= TRACE_COMM_LEN)
+		len = TRACE_COMM_LEN - 1;
+	memcpy(t->comm, c, len);
+	t->comm[len] = '\0';
+}
+
+/* graph_load_thread(), for the names and processes. */
+static void
+load_thread(struct scan *s, const struct trace_thread *tt)
+{
+	if (tt->tid == 0)
+		return;
+	struct sthr *t = thr(s, tt->tid);
+	if (tt->pid != 0)
+		t->pid = tt->pid;
+	if (tt->flags & TRACE_THREAD_KERNEL)
+		t->flags |= GRAPH_THREAD_KERNEL;
+	if (tt->comm[0] != '\0')
+		set_comm(t, tt->comm, strnlen(tt->comm, TRACE_COMM_LEN));
+}
+
+static struct kstat *
+kstat_of(struct scan *s, struct sthr *t, uint64_t k)
+{
+	int added;
+	uint64_t *p = hmap_put(&t->keys, k, 0, &added);
+
+	if (added) {
+		struct kstat z = { .shortest = UINT64_MAX };
+		*p = s->ks.n;
+		DPUSH(s->ks, z);
+	}
+	return &s->ks.v[*p];
+}
+
+/* An ended wait of t counted on entry en (diag_next_wait()): the
+   shortest and number of waits by resource, and the idle wait. */
+static void
+count_wait(struct scan *s, struct sthr *t, const struct graph_event *en,
+    uint64_t dt)
+{
+	uint64_t k = diag_res_key(en);
+	struct kstat *x = kstat_of(s, t, k);
+
+	if (dt < x->shortest)
+		x->shortest = dt;
+	x->count++;
+	t->nwaits++;
+	if (diag_sys_child(en->aux))
+		return;
+	int lp = diag_sys_poll(en->aux) && ++x->polls >= 3;
+	if (dt < s->th)
+		x->tot += dt;
+	if ((lp && !t->idle_loop) || (lp == t->idle_loop &&
+	    x->tot > t->idle_bt)) {
+		t->idle_bt = x->tot;
+		t->idle_best = k;
+		t->idle_loop = lp;
+	}
+}
+
+/* The open entry's key is final (its exit named the file, or another
+   entry replaced it): what counted on it is counted. */
+static void
+entry_final(struct scan *s, struct sthr *t)
+{
+	if (t->nw && !t->nw_final) {
+		for (size_t i = 0; i < t->pend.n; i++)
+			count_wait(s, t, &t->nwe, t->pend.v[i]);
+		t->pend.n = 0;
+		t->nw_final = 1;
+	}
+	for (size_t i = 0; i < t->pc.n; i++)
+		s->c.v[t->pc.v[i]].en = t->sys;
+	t->pc.n = 0;
+	if (t->lg_set && t->lg_seq == t->seq)
+		t->lg_sys = t->sys;
+}
+
+static void
+add_cand(struct scan *s, int what, uint32_t tid, uint64_t a, uint64_t b)
+{
+	struct dcand c;
+
+	memset(&c, 0, sizeof(c));
+	c.what = what;
+	c.tid = tid;
+	c.a = a;
+	c.b = b;
+	DPUSH(s->c, c);
+}
+
+/* The wait in progress of t ended at ts (end: it ran again). */
+static void
+wait_ended(struct scan *s, struct sthr *t, uint64_t ts, int end)
+{
+	uint64_t dt = ts - t->sw_ts;
+
+	t->waiting = 0;
+	if (end && t->sw_nw) {
+		if (t->nw_final)
+			count_wait(s, t, &t->nwe, dt);
+		else
+			DPUSH(t->pend, dt);
+	}
+	if (!t->sw_insys)
+		return;
+	if (!t->lg_set || dt > t->lg_dt) {
+		t->lg_set = 1;
+		t->lg_dt = dt;
+		t->lg_sw = t->sw_ts;
+		t->lg_seq = t->seq;
+		t->lg_sys = t->sw_sys;
+	}
+	if (dt < s->th)
+		return;
+	add_cand(s, DC_WAIT, t->tid, t->sw_ts, ts);
+	s->c.v[s->c.n - 1].enter_ts = t->sw_sys.ts;
+	s->c.v[s->c.n - 1].en = t->sw_sys;
+	if (t->insys)	/* its entry is still open: its key may change */
+		DPUSH(t->pc, s->c.n - 1);
+}
+
+static int
+try_again(uint32_t nr, int64_t ret)
+{
+	if (ret == -EAGAIN || ret == -EBUSY || ret == -EALREADY)
+		return 1;
+	return nr == SYS_connect && (ret == -ECONNREFUSED ||
+	    ret == -ENOENT || ret == -EINPROGRESS);
+}
+
+static int
+poll_nr(uint32_t nr)
+{
+	return nr == SYS_poll || nr == SYS_ppoll || nr == SYS_select ||
+	    nr == SYS_pselect6 || nr == SYS_epoll_wait ||
+	    nr == SYS_epoll_pwait;
+}
+
+static int
+sleep_nr(uint32_t nr)
+{
+	return nr == SYS_nanosleep || nr == SYS_clock_nanosleep;
+}
+
+/* The polling stretch of t ends at end (diag-poll.c, poll_hang()). */
+static void
+poll_end(struct scan *s, struct sthr *t, uint64_t end)
+{
+	if (t->ps_n < POLL_MIN || end - t->ps_enter < s->th)
+		return;
+	add_cand(s, DC_POLL, t->tid, t->ps_enter, end);
+	struct dcand *c = &s->c.v[s->c.n - 1];
+	c->enter_ts = t->ps_first;
+	c->last_ts = t->ps_last;
+	c->n = t->ps_n;
+}
+
+/* A system call exit of t, after the entry's key is final
+   (diag_poll_hangs()). */
+static void
+poll_exit(struct scan *s, struct sthr *t, const struct graph_event *en,
+    uint64_t ts, int64_t ret)
+{
+	uint64_t res = diag_res_key(en), gap = s->th / 2;
+
+	if (t->ps && res == t->ps_res && !try_again(en->aux, ret)) {
+		poll_end(s, t, ts);
+		t->ps = 0;
+	} else if (try_again(en->aux, ret)) {
+		if (t->ps && res == t->ps_res && t->ps_timed &&
+		    ts - t->ps_last <= gap) {
+			t->ps_last = ts;
+			t->ps_n++;
+			t->ps_timed = 0;
+		} else if (!t->ps || res != t->ps_res ||
+		    ts - t->ps_last > gap || !t->ps_timed) {
+			if (t->ps)
+				poll_end(s, t, t->ps_last);
+			t->ps = 1;
+			t->ps_enter = en->ts;
+			t->ps_first = t->ps_last = ts;
+			t->ps_n = 1;
+			t->ps_res = res;
+			t->ps_timed = 0;
+		}
+	}
+}
+
+/* A hang mark of t (from_marks()). */
+static void
+mark(struct scan *s, struct sthr *t, unsigned sub, uint64_t ts,
+    uint64_t arg, uint64_t arg2)
+{
+	if (sub == TU_HANG_END && !t->begun) {
+		uint64_t a = arg2 != 0 && arg2 < ts ? arg2 :
+		    arg < ts ? ts - arg : ts;
+		add_cand(s, DC_MARK, t->tid, a, ts);
+		return;
+	}
+	if (sub == TU_HANG_END) {
+		add_cand(s, DC_MARK, t->tid, t->begun_a, ts);
+		t->begun = 0;
+		return;
+	}
+	if (t->begun)	/* the one before never ended */
+		add_cand(s, DC_MARK, t->tid, t->begun_a, UINT64_MAX);
+	t->begun = 1;
+	t->begun_a = ts;
+	if (arg2 != 0 && arg2 < ts)
+		t->begun_a = arg2;
+	else if (arg != 0 && arg < ts)
+		t->begun_a = ts - arg;
+}
+
+/* Whether a compact event of the thread shows it on a CPU
+   (own_activity() in diag.c). */
+static int
+own(unsigned type, unsigned sub)
+{
+	return type != TT_STACK && !(type == TT_USER &&
+	    (sub == TU_HANG_BEGIN || sub == TU_FLAG_WRITE ||
+	    sub == TU_FLAG_READ));
+}
+
+/* One compact event ge of thread t, as the load pass pushes it. */
+static void
+thread_event(struct scan *s, struct sthr *t, struct graph_event *ge,
+    const struct trace_event *ev)
+{
+	unsigned type = ge->type;
+	int wait = type == TT_SWITCH && (ge->flags & GRAPH_EVF_WAIT);
+
+	s->last_ts = ge->ts;
+	if (t->pt_pending) {
+		/* a timed wait in a polling stretch: its call's result */
+		if (++t->pt_dist >= DIAG_SCAN || type == TT_SYS_ENTER)
+			t->pt_pending = 0;
+		else if (type == TT_SYS_EXIT) {
+			int64_t r = (int64_t)ge->key;
+			if (r == 0 || r == -ETIMEDOUT)
+				t->ps_timed = 1;
+			t->pt_pending = 0;
+		}
+	}
+	if (t->waiting && (type == GRAPH_EV_RUN || own(type, ge->sub)))
+		wait_ended(s, t, ge->ts, 1);
+	switch (type) {
+	case GRAPH_EV_RUN:
+		if (!t->run_set) {
+			t->run_set = 1;
+			t->runfrom = ge->ts;
+		}
+		return;
+	case TT_SYS_ENTER:
+		if (t->nw && !t->nw_final)
+			entry_final(s, t);
+		else if (t->insys)
+			entry_final(s, t);
+		t->seq++;
+		t->insys = 1;
+		t->sys = *ge;
+		t->nw = 1;
+		t->nw_final = 0;
+		t->nwe = *ge;
+		if (!t->first_sys) {
+			t->first_sys = TT_SYS_ENTER;
+			t->first_nr = ge->aux;
+		} else {
+			t->last_sys = TT_SYS_ENTER;
+			t->last_en = *ge;
+			t->wait_after = 0;
+		}
+		return;
+	case TT_SYS_EXIT:
+		if (!t->first_sys) {
+			t->first_sys = TT_SYS_EXIT;
+			t->first_nr = ge->aux;
+		} else {
+			t->last_sys = TT_SYS_EXIT;
+		}
+		if (!t->insys)
+			return;
+		t->insys = 0;
+		if (sys_is_read(t->sys.aux) || sys_is_write(t->sys.aux)) {
+			uint64_t *fd = hmap_get(&s->fd, (uint64_t)t->pid << 32 |
+			    (uint32_t)t->sys.key);
+			if (fd != NULL) {
+				t->sys.key = *fd & 0x00ffffffffffffffULL;
+				t->sys.sub = (uint8_t)(*fd >> 56);
+				t->sys.flags |= GRAPH_EVF_FDRES;
+			}
+		}
+		t->nwe = t->sys;
+		entry_final(s, t);
+		poll_exit(s, t, &t->sys, ge->ts, (int64_t)ge->key);
+		return;
+	case TT_USER:
+		if (ge->sub == TU_HANG_BEGIN || ge->sub == TU_HANG_END)
+			mark(s, t, ge->sub, ge->ts, ev->arg[2], ev->arg[3]);
+		return;
+	}
+	if (!wait)
+		return;
+	/* a wait: a stretch without one ends, a wait begins */
+	if (t->run_set && ge->ts - t->runfrom >= s->th)
+		add_cand(s, DC_RUN, t->tid, t->runfrom, ge->ts);
+	t->run_set = 0;
+	t->waiting = 1;
+	t->sw_ts = ge->ts;
+	t->sw_nw = t->nw;
+	t->sw_insys = t->insys;
+	t->sw_sys = t->sys;
+	if (t->last_sys == TT_SYS_ENTER)
+		t->wait_after = 1;
+	if (t->ps && t->insys) {
+		if (sleep_nr(t->sys.aux)) {
+			t->ps_timed = 1;
+		} else if (poll_nr(t->sys.aux) || t->sys.aux == SYS_futex) {
+			t->pt_pending = 1;
+			t->pt_dist = 0;
+		}
+	}
+}
+
+/* graph_load_event(), keeping of each event only what the search
+   needs. */
+static void
+scan_event(struct scan *s, const struct trace_event *ev)
+{
+	unsigned ctx = ev->flags & TRACE_CTX_MASK;
+	struct graph_event ge = { .ts = ev->ts, .key = ev->arg[0],
+	    .aux = (uint32_t)ev->arg[1], .type = (uint8_t)ev->type,
+	    .flags = (uint16_t)ctx };
+	struct sthr *t;
+	size_t len;
+
+	if (ev->ts != 0 && (s->first_ts == 0 || ev->ts < s->first_ts))
+		s->first_ts = ev->ts;
+	switch (ev->type) {
+	case TT_NONE: case TT_MIGRATE: case TT_MMAP: case TT_LOST:
+		return;
+	case TT_THREAD: {
+		struct trace_thread tt = { .tid = (uint32_t)ev->arg[0],
+		    .pid = (uint32_t)ev->arg[1], .ppid = (uint32_t)ev->arg[2],
+		    .start_ts = ev->arg[3], .flags = (uint32_t)ev->arg[4] };
+		len = ev->blob != NULL ? ev->blob_len : 0;
+		if (len >= TRACE_COMM_LEN)
+			len = TRACE_COMM_LEN - 1;
+		if (len)
+			memcpy(tt.comm, ev->blob, len);
+		load_thread(s, &tt);
+		return;
+	}
+	case TT_FD:
+		*hmap_put(&s->fd, ev->arg[0] << 32 | (uint32_t)ev->arg[1], 0,
+		    NULL) = (ev->arg[2] << 56) |
+		    (ev->arg[3] & 0x00ffffffffffffffULL);
+		return;
+	case TT_SWITCH:
+		if (ctx != TRACE_CTX_TASK)
+			break;
+		if (ev->tid != 0) {
+			t = thr(s, ev->tid);
+			ge.key = 0;
+			ge.sub = (uint8_t)ev->arg[0];
+			ge.aux = UINT32_MAX;
+			ge.flags = 0;
+			if ((ev->arg[0] & 0xff) != 0)
+				ge.flags |= GRAPH_EVF_WAIT;
+			thread_event(s, t, &ge, ev);
+		}
+		if (ev->arg[1] != 0) {
+			struct graph_event re = { .ts = ev->ts,
+			    .type = GRAPH_EV_RUN };
+			thread_event(s, thr(s, (uint32_t)ev->arg[1]), &re, ev);
+		}
+		return;
+	}
+	if (ev->type >= TT_NTYPES)
+		return;
+	if (ctx != TRACE_CTX_TASK || ev->type == TT_IRQ_ENTRY ||
+	    ev->type == TT_IRQ_EXIT || ev->type == TT_IPI) {
+		if (ev->cpu != TRACE_CPU_META)
+			s->last_ts = ev->ts;
+		return;		/* an interrupt pseudo-thread's */
+	} else if (ev->type == TT_STACK && ev->arg[0] != 0) {
+		t = thr(s, (uint32_t)ev->arg[0]);
+	} else if (ev->tid == 0) {
+		return;
+	} else {
+		t = thr(s, ev->tid);
+	}
+	const char *str = ev->blob;
+	len = ev->blob != NULL ? ev->blob_len : 0;
+	switch (ev->type) {
+	case TT_WAKING: case TT_WAKEUP_NEW:
+		if (ev->arg[0] == 0)
+			return;
+		(void)thr(s, (uint32_t)ev->arg[0]);
+		break;
+	case TT_FORK: {
+		uint32_t ptid = t->tid;
+		struct sthr *c = thr(s, (uint32_t)ev->arg[0]);
+		t = thr(s, ptid);
+		if (ev->arg[1] != 0)
+			c->pid = (uint32_t)ev->arg[1];
+		if (len)
+			set_comm(c, str, len);
+		else
+			memcpy(c->comm, t->comm, TRACE_COMM_LEN);
+		break;
+	}
+	case TT_EXEC:
+		if (len) {
+			const char *b = memrchr(str, '/', len);
+			if (b != NULL) {
+				len -= (size_t)(b + 1 - str);
+				str = b + 1;
+			}
+			set_comm(t, str, len);
+		}
+		break;
+	case TT_RENAME:
+		if (len) {
+			uint32_t tid = t->tid;
+			set_comm(thr(s, (uint32_t)ev->arg[0]), str, len);
+			t = thr(s, tid);
+		}
+		break;
+	case TT_SIGNAL_GEN: {
+		uint32_t tid = t->tid;
+		(void)thr(s, (uint32_t)ev->arg[1]);
+		t = thr(s, tid);
+		break;
+	}
+	case TT_SYS_ENTER:
+		ge.key = ev->arg[1];
+		ge.aux = (uint32_t)ev->arg[0];
+		break;
+	case TT_SYS_EXIT:
+		ge.key = ev->arg[1];
+		ge.aux = (uint32_t)ev->arg[0];
+		break;
+	case TT_USER:
+		ge.sub = (uint8_t)ev->arg[0];
+		ge.key = ev->arg[1];
+		break;
+	case TT_STACK:
+		ge.sub = (uint8_t)ev->arg[1];
+		break;
+	}
+	thread_event(s, t, &ge, ev);
+}
+
+static void
+scan_batch(void *arg, const struct trace_event *evs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		scan_event(arg, &evs[i]);
+}
+
+/* diag_selected() over the names and processes of the scan. */
+static int
+selected(const struct scan *s, const struct sthr *t, int main_only)
+{
+	const struct diag_opts *o = s->o;
+	uint64_t *p = hmap_get(&s->bytid, t->pid);
+	const char *pname = p != NULL ? s->t[*p].comm : t->comm;
+
+	if ((t->flags & (GRAPH_THREAD_KERNEL | GRAPH_THREAD_IRQ)) ||
+	    t->pid == 0)
+		return 0;
+	for (size_t r = 0; s->rs != NULL && r < s->rs->n; r++) {
+		const struct rule *ru = &s->rs->v[r];
+		if ((ru->verb == RV_IGNORE_PROC &&
+		    rules_match_name(ru->pat, pname)) ||
+		    (ru->verb == RV_IGNORE_THREAD &&
+		    rules_match_name(ru->pat, t->comm)))
+			return 0;
+	}
+	if (o->tid != 0)
+		return t->tid == o->tid;
+	if (o->pid != 0 && t->pid != o->pid)
+		return 0;
+	if (o->comm != NULL)
+		return strcmp(t->comm, o->comm) == 0 ||
+		    (t->tid == t->pid && strcmp(pname, o->comm) == 0);
+	return !main_only || t->tid == t->pid;
+}
+
+/* The idle wait of t (diag_idle_key()), with the loop seen at both
+   ends of the recording when no loop turned three times. */
+static uint64_t
+idle_key(const struct sthr *t)
+{
+	if (t->idle_loop)
+		return t->idle_best;
+	if (t->first_sys == TT_SYS_EXIT && diag_sys_poll(t->first_nr) &&
+	    t->last_sys == TT_SYS_ENTER && t->last_en.aux == t->first_nr &&
+	    t->wait_after)
+		return diag_res_key(&t->last_en);
+	return t->idle_best;
+}
+
+/* How a wait of t on c->en for c->b - c->a compares with the thread's
+   other waits there (kernel_thread_hangs()): far longer, or alone. */
+static void
+compare(const struct scan *s, const struct dcand *c, const struct sthr *t,
+    int *far, int *alone)
+{
+	uint64_t len = c->b - c->a, k = diag_res_key(&c->en);
+	uint64_t *p = hmap_get(&t->keys, k);
+	const struct kstat *x = p != NULL ? &s->ks.v[*p] : NULL;
+
+	*far = x != NULL && x->shortest <= len / 2;
+	*alone = x == NULL || x->count <= 1;
+}
+
+/* Whether candidate c (its thread t) still makes a hang: marks only
+   when some thread has marks; waits far longer than the others there
+   and not the idle one (rank 0), or that may wait for a request or a
+   lock (rank 1, decided in the graph). */
+static int
+keep(struct scan *s, struct dcand *c, const struct sthr *t, int marks)
+{
+	int far, alone;
+
+	if (marks)
+		return c->what == DC_MARK && selected(s, t, 0);
+	if (c->what == DC_MARK || !selected(s, t, 1))
+		return 0;
+	if (c->what != DC_WAIT)
+		return 1;
+	compare(s, c, t, &far, &alone);
+	if (far && diag_res_key(&c->en) != idle_key(t)) {
+		c->rank = 0;
+		return 1;
+	}
+	c->rank = 1;
+	return (far || alone) && !sleep_nr(c->en.aux);
+}
+
+int
+diag_scan(struct trace_reader *r, const struct rules *rules,
+    const struct diag_opts *o, struct dscan *out)
+{
+	struct scan s;
+
+	memset(&s, 0, sizeof(s));
+	memset(out, 0, sizeof(*out));
+	s.o = o;
+	s.rs = rules;
+	s.th = o->threshold_ns ? o->threshold_ns : 1000000000ULL;
+	hmap_init(&s.bytid);
+	hmap_init(&s.fd);
+	for (size_t i = 0; i < trace_reader_nthreads(r); i++)
+		load_thread(&s, trace_reader_thread_at(r, i));
+	graph_feed(r, scan_batch, &s);
+	for (size_t i = 0; i < trace_reader_nthreads(r); i++)
+		load_thread(&s, trace_reader_thread_at(r, i));
+	/* the end of the trace: what never ended ends there */
+	int marks = 0;
+	for (size_t i = 0; i < s.nt; i++) {
+		struct sthr *t = &s.t[i];
+		if (t->waiting)
+			wait_ended(&s, t, s.last_ts, 0);
+		if (t->nw && !t->nw_final)
+			entry_final(&s, t);
+		if (t->ps)
+			poll_end(&s, t, s.last_ts - t->ps_last > s.th / 2 ?
+			    t->ps_last : s.last_ts);
+		if (t->begun)
+			add_cand(&s, DC_MARK, t->tid, t->begun_a, s.last_ts);
+	}
+	for (size_t i = 0; i < s.c.n; i++) {
+		struct dcand *c = &s.c.v[i];
+		if (c->b == UINT64_MAX)
+			c->b = s.last_ts;
+		if (c->what == DC_MARK &&
+		    selected(&s, &s.t[*hmap_get(&s.bytid, c->tid)], 0))
+			marks = 1;
+	}
+	/* the candidates that still make hangs */
+	size_t k = 0;
+	for (size_t i = 0; i < s.c.n; i++) {
+		struct dcand *c = &s.c.v[i];
+		if (keep(&s, c, &s.t[*hmap_get(&s.bytid, c->tid)], marks))
+			s.c.v[k++] = *c;
+	}
+	s.c.n = k;
+	/* the longest wait, for a report without hangs */
+	out->lg_dt = 0;
+	for (size_t i = 0; i < s.nt; i++) {
+		struct sthr *t = &s.t[i];
+		if (!selected(&s, t, 1))
+			continue;
+		out->nsel++;
+		out->nwaits += t->nwaits;
+		if (t->lg_set && (!out->lg_set || t->lg_dt > out->lg_dt)) {
+			out->lg_set = 1;
+			out->lg_dt = t->lg_dt;
+			out->lg.what = DC_LONGEST;
+			out->lg.tid = t->tid;
+			out->lg.a = t->lg_sw;
+			out->lg.b = t->lg_sw + t->lg_dt;
+			out->lg.enter_ts = t->lg_sys.ts;
+			out->lg.en = t->lg_sys;
+			int far, alone;
+			compare(&s, &out->lg, t, &far, &alone);
+			if (t->lg_dt < s.th)
+				out->lg_why = "shorter than the threshold";
+			else if (!far && !alone)
+				out->lg_why = "not longer than its other "
+				    "waits there";
+			else if (sleep_nr(t->lg_sys.aux))
+				out->lg_why = "a sleep";
+			else
+				out->lg_why = "an idle wait (nothing handed "
+				    "to another thread before it)";
+		}
+	}
+	/* the idle waits of every thread, for the windows */
+	hmap_init(&out->idle);
+	hmap_init(&out->loops);
+	for (size_t i = 0; i < s.nt; i++) {
+		const struct sthr *t = &s.t[i];
+		*hmap_put(&out->idle, t->tid, 0, NULL) = idle_key(t) + 1;
+		if (t->idle_loop)
+			*hmap_put(&out->loops, t->tid, 0, NULL) = 1;
+		hmap_free(&s.t[i].keys);
+		free(s.t[i].pend.v);
+		free(s.t[i].pc.v);
+	}
+	out->c = s.c.v;
+	out->nc = s.c.n;
+	out->first_ts = s.first_ts;
+	out->last_ts = s.last_ts;
+	out->threshold_ns = s.th;
+	free(s.t);
+	free(s.ks.v);
+	hmap_free(&s.bytid);
+	hmap_free(&s.fd);
+	return 0;
+}
+
+void
+diag_scan_free(struct dscan *sc)
+{
+	free(sc->c);
+	hmap_free(&sc->idle);
+	hmap_free(&sc->loops);
+	memset(sc, 0, sizeof(*sc));
+}

@@ -1,0 +1,466 @@
+/*
+ * diag-search.c: the diagnosis of a whole trace without the graph of
+ * the whole trace (diag_search()).
+ *
+ * The streaming search (diag-scan.c) gives the candidate hangs. Each
+ * candidate gets a window of the trace around it (struct wcand: the
+ * candidate and its window); neighbours whose windows overlap share one
+ * graph, as long as the merged window stays a few windows long (struct
+ * group). In each graph the candidates are made into hangs as the search
+ * of the whole graph makes them (diag_listed_hangs()) and analyzed; a
+ * hang whose answer rests on nothing near the window's edges is written
+ * out at once (struct done: where its report, text or JSON, lies in a
+ * temporary file, and what the order of the report needs), the others go back with a grown window, up to
+ * the whole trace. A wait that the graph says is no hang must have been
+ * decided well inside the window too. When a quarter of the candidates
+ * tried need the whole trace (similar nodes that need the thread's
+ * whole history), the rest go straight to that one graph. The hangs
+ * done are then put in
+ * the order diag_find_hangs() gives those of the whole graph: by
+ * source, rank, event loop, start and thread, those explained by
+ * another one (their thread is its culprit) after the others.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diag-local.h"
+
+#define SEC 1000000000ULL
+#define LOOKBACK (50 * 1000000ULL)	/* diag_outstanding()'s */
+#define SEARCH_EVENTS 300000.0		/* events before a candidate */
+
+struct wcand {
+	size_t c;		/* index in the scan's candidates */
+	uint64_t from, to;	/* its window */
+};
+
+struct dcul {
+	uint32_t tid;
+	uint64_t start, end;
+};
+
+struct done {
+	int source, rank, loop;
+	uint64_t start, end;
+	uint32_t tid;
+	DARR(struct dcul) cul;
+	long off;		/* its report, in the spill file */
+	size_t len;
+};
+
+struct search {
+	struct trace_reader *r;
+	const struct rules *rules;
+	const struct diag_opts *o;
+	struct dscan sc;
+	const struct dcand *c;	/* the candidates (sc.c, or sc.lg) */
+	int json;
+	uint64_t base;
+	DARR(struct wcand) todo, next;
+	DARR(struct done) done;
+	FILE *spill;		/* the reports done, out of memory (a JSON
+				   report of hundreds of hangs is hundreds of
+				   megabytes) */
+	uint64_t back;		/* window length before a candidate */
+	size_t tried, wholes;	/* candidates tried in windows, and those
+				   of them that need the whole trace */
+	uint64_t first, last;
+};
+
+/* The earliest time the making of candidate c reads. */
+static uint64_t
+cand_lo(const struct dcand *c)
+{
+	uint64_t lo = c->a;
+
+	if ((c->what == DC_WAIT || c->what == DC_LONGEST) && c->enter_ts < lo)
+		lo = c->enter_ts;
+	return lo > LOOKBACK ? lo - LOOKBACK : 0;
+}
+
+static void
+first_window(struct search *s, size_t k)
+{
+	const struct dcand *c = &s->c[k];
+	uint64_t lo = cand_lo(c), len = c->b - c->a;
+	struct wcand w = { .c = k, .from = 0, .to = UINT64_MAX };
+
+	if (lo > s->first + s->back)
+		w.from = lo - s->back;
+	if (c->b + len + s->back / 4 < s->last)
+		w.to = c->b + len + s->back / 4;
+	DPUSH(s->todo, w);
+}
+
+static int
+by_from(const void *x, const void *y)
+{
+	const struct wcand *a = x, *b = y;
+
+	if (a->from != b->from)
+		return a->from < b->from ? -1 : 1;
+	return a->c < b->c ? -1 : a->c > b->c;
+}
+
+/* Keep hang i of d: its report and what orders it. */
+static void
+keep(struct search *s, const struct diag *d, size_t i)
+{
+	const struct dhang *h = &d->h.v[i];
+	struct done x;
+	FILE *f;
+
+	memset(&x, 0, sizeof(x));
+	x.source = h->pub.source;
+	x.rank = h->rank;
+	x.loop = h->loop;
+	x.start = h->pub.start_ns;
+	x.end = h->pub.end_ns;
+	x.tid = h->pub.th.tid;
+	for (size_t k = 0; k < diag_nculprits(d, i); k++) {
+		const struct diag_culprit *c = diag_culprit(d, i, k);
+		struct dcul u = { c->th.tid, c->start_ns, c->end_ns };
+		DPUSH(x.cul, u);
+	}
+	f = s->spill;
+	x.off = ftell(f);
+	if (s->json)
+		diag_write_hang_json(d, i, f);
+	else
+		diag_write_hang_text_n(d, i, 0, f, s->base);
+	x.len = (size_t)(ftell(f) - x.off);
+	DPUSH(s->done, x);
+}
+
+/* The candidates v[0..n) in the graph of window [from, to]: those done
+   are kept, the others go to s->next with a grown window. */
+static int
+run_group(struct search *s, const struct wcand *v, size_t n, uint64_t from,
+    uint64_t to, char **cause)
+{
+	struct graph *g;
+	struct diag *d;
+	struct dcand *cs = xmalloc(n * sizeof(*cs));
+	char *made = xcalloc(n, 1);
+
+	for (size_t k = 0; k < n; k++)
+		cs[k] = s->c[v[k].c];
+	int err = graph_build_window(s->r, s->rules, from, to, &g, cause);
+	if (err == 0)
+		err = diag_new_listed(g, s->o, &s->sc, cs, n, &d, cause);
+	else
+		g = NULL;
+	if (err) {
+		graph_free(g);
+		free(cs);
+		free(made);
+		return err;
+	}
+	for (size_t i = 0; i < d->h.n; i++) {
+		size_t k = d->h.v[i].cand;
+		struct wcand w = v[k];
+		made[k] = 1;
+		if (diag_window_short_hang(d, i, cand_lo(&cs[k]), &w.from,
+		    &w.to)) {
+			DPUSH(s->next, w);
+			s->wholes += w.from == 0 && w.to == UINT64_MAX;
+		} else {
+			keep(s, d, i);
+		}
+	}
+	s->tried += n;
+	for (size_t k = 0; k < n; k++) {
+		struct wcand w = v[k];
+		/* not a hang: so be it when decided well inside */
+		if (!made[k] && diag_window_short_span(d, cand_lo(&cs[k]),
+		    cs[k].b, &w.from, &w.to))
+			DPUSH(s->next, w);
+	}
+	diag_free(d);
+	graph_free(g);
+	free(cs);
+	free(made);
+	return 0;
+}
+
+/* Every candidate of s->todo, in windows, until none is left. */
+static int
+run_all(struct search *s, char **cause)
+{
+	while (s->todo.n > 0) {
+		qsort(s->todo.v, s->todo.n, sizeof(*s->todo.v), by_from);
+		s->next.n = 0;
+		/* neighbours share a window a few windows long at most */
+		uint64_t most = 4 * s->back;
+		for (size_t i = 0; i < s->todo.n;) {
+			uint64_t from = s->todo.v[i].from, to = s->todo.v[i].to;
+			uint64_t lim = to - from > most ? to - from : most;
+			size_t j = i + 1;
+			/* a window inside a larger one costs nothing more */
+			while (j < s->todo.n && s->todo.v[j].from <= to) {
+				const struct wcand *w = &s->todo.v[j];
+				uint64_t t = w->to > to ? w->to : to;
+				if (w->to - w->from > lim)
+					lim = w->to - w->from;
+				if (t - from > lim)
+					break;
+				to = t;
+				j++;
+			}
+			int err = run_group(s, &s->todo.v[i], j - i, from, to,
+			    cause);
+			if (err)
+				return err;
+			i = j;
+			if (s->tried >= 32 && s->wholes * 4 >= s->tried &&
+			    (from != 0 || to != UINT64_MAX)) {
+				/* a quarter need the whole trace (their similar
+				   nodes need the thread's history): the others
+				   share that graph rather than try windows */
+				for (; i < s->todo.n; i++) {
+					struct wcand w = s->todo.v[i];
+					w.from = 0;
+					w.to = UINT64_MAX;
+					DPUSH(s->next, w);
+				}
+			}
+		}
+		/* swap: what needs a larger window is the next round */
+		struct wcand *tv = s->todo.v;
+		size_t tc = s->todo.cap;
+		s->todo.v = s->next.v;
+		s->todo.n = s->next.n;
+		s->todo.cap = s->next.cap;
+		s->next.v = tv;
+		s->next.cap = tc;
+		s->next.n = 0;
+	}
+	return 0;
+}
+
+static int
+by_start(const void *x, const void *y)
+{
+	const struct done *a = x, *b = y;
+
+	if (a->source != b->source)
+		return a->source < b->source ? -1 : 1;
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	if (a->loop != b->loop)
+		return a->loop ? -1 : 1;
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return a->tid < b->tid ? -1 : a->tid > b->tid;
+}
+
+static int
+explained_by(const struct done *x, const struct done *y)
+{
+	for (size_t i = 0; i < y->cul.n; i++)
+		if (y->cul.v[i].tid == x->tid &&
+		    y->cul.v[i].start <= x->end &&
+		    y->cul.v[i].end >= x->start)
+			return 1;
+	return 0;
+}
+
+/* The order of diag_find_hangs(). */
+static void
+order(struct search *s)
+{
+	size_t n = s->done.n, k = 0;
+
+	if (n < 2)
+		return;
+	qsort(s->done.v, n, sizeof(*s->done.v), by_start);
+	struct done *v = xmalloc(n * sizeof(*v));
+	char *later = xcalloc(n, 1);
+	for (size_t i = n; i-- > 0;)
+		for (size_t j = 0; j < n && !later[i]; j++)
+			if (i != j && !later[j] &&
+			    explained_by(&s->done.v[i], &s->done.v[j]))
+				later[i] = 1;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < n; i++)
+			if (later[i] == pass)
+				v[k++] = s->done.v[i];
+	memcpy(s->done.v, v, n * sizeof(*v));
+	free(v);
+	free(later);
+}
+
+/* Why no thread hung (from_kernel()), the longest wait described in a
+   window around it. */
+static char *
+why_none(struct search *s, char **cause, int *err)
+{
+	const struct dscan *sc = &s->sc;
+
+	*err = 0;
+	if (sc->nsel == 0)
+		return xasprintf("no user thread chosen");
+	if (!sc->lg_set)
+		return xasprintf("%zu thread%s chosen, %zu wait%s "
+		    "considered: none in a system call", sc->nsel,
+		    sc->nsel == 1 ? "" : "s", sc->nwaits,
+		    sc->nwaits == 1 ? "" : "s");
+	uint64_t lo = cand_lo(&sc->lg);
+	struct graph *g;
+	/* up to its exit, where a read names its file */
+	*err = graph_build_window(s->r, s->rules, lo > SEC ? lo - SEC : 0,
+	    sc->lg.b + SEC, &g, cause);
+	if (*err)
+		return NULL;
+	uint32_t ti = graph_thread_find(g, sc->lg.tid), sw = GRAPH_NONE;
+	char *w = NULL;
+	if (ti != GRAPH_NONE) {
+		const struct gthread *t = &g->th[ti];
+		for (uint32_t i = diag_event_at(g, ti, sc->lg.a); i < t->nev &&
+		    t->ev[i].ts == sc->lg.a && sw == GRAPH_NONE; i++)
+			if (t->ev[i].type == TT_SWITCH)
+				sw = i;
+	}
+	if (sw != GRAPH_NONE)
+		w = diag_why_text(g, ti, sw, sc->last_ts, sc->nsel,
+		    sc->nwaits, sc->lg_dt, sc->lg_why);
+	graph_free(g);
+	return w;
+}
+
+/* The report of hang i done, from the spill file to f. */
+static void
+put_done(struct search *s, size_t i, FILE *f)
+{
+	char buf[65536];
+	size_t left = s->done.v[i].len;
+
+	fseek(s->spill, s->done.v[i].off, SEEK_SET);
+	while (left > 0) {
+		size_t n = fread(buf, 1, left < sizeof(buf) ? left :
+		    sizeof(buf), s->spill);
+		if (n == 0)
+			break;
+		fwrite(buf, 1, n, f);
+		left -= n;
+	}
+}
+
+static void
+write_report(struct search *s, const char *why, FILE *f)
+{
+	uint64_t th = s->o->threshold_ns ? s->o->threshold_ns : SEC;
+
+	if (s->json) {
+		fprintf(f, "{\"threshold_ns\":%" PRIu64 ",\"hangs\":[", th);
+		for (size_t i = 0; i < s->done.n; i++) {
+			if (i > 0)
+				fputc(',', f);
+			put_done(s, i, f);
+		}
+		fprintf(f, "]");
+		if (why != NULL) {
+			/* the writer's own quoting, through a report of
+			   nothing */
+			fprintf(f, ",\"why_none\":\"");
+			for (const char *p = why; *p; p++)
+				if (*p == '"' || *p == '\\')
+					fprintf(f, "\\%c", *p);
+				else if ((unsigned char)*p < 0x20)
+					fprintf(f, "\\u%04x", *p);
+				else
+					fputc(*p, f);
+			fputc('"', f);
+		}
+		fprintf(f, "}\n");
+		return;
+	}
+	if (s->done.n == 0) {
+		fprintf(f, "no hang found\n");
+		if (why != NULL)
+			fprintf(f, "  %s\n", why);
+		return;
+	}
+	for (size_t i = 0; i < s->done.n; i++) {
+		fprintf(f, "%shang %zu: ", i ? "\n" : "", i + 1);
+		put_done(s, i, f);
+	}
+}
+
+int
+diag_search(struct trace_reader *r, const struct rules *rules,
+    const struct diag_opts *o, int json, uint64_t base_ts, FILE *f,
+    char **cause)
+{
+	struct search s;
+	const struct trace_info *in = trace_reader_info(r);
+	int err;
+	char *why = NULL;
+
+	memset(&s, 0, sizeof(s));
+	s.r = r;
+	s.rules = rules;
+	s.o = o;
+	s.json = json;
+	s.base = base_ts;
+	if ((s.spill = tmpfile()) == NULL) {
+		if (cause)
+			*cause = xasprintf("a temporary file: %s",
+			    strerror(errno));
+		return GRAPH_ETRACE;
+	}
+	if ((err = trace_reader_seek(r, 0)) != 0) {
+		fclose(s.spill);
+		if (cause)
+			*cause = xstrdup(trace_strerror(err));
+		return GRAPH_ETRACE;
+	}
+	diag_scan(r, rules, o, &s.sc);
+	s.first = s.sc.first_ts;
+	s.last = s.sc.last_ts;
+	/* windows of about SEARCH_EVENTS events before each candidate,
+	   a second at least; tests take fewer with ARGUS_WINDOW_EVENTS */
+	double nev = SEARCH_EVENTS;
+	uint64_t least = SEC, v;
+	const char *e = getenv("ARGUS_WINDOW_EVENTS");
+	if (e != NULL && parse_u64(e, &v) == 0 && v > 0) {
+		nev = (double)v;
+		least = 1;
+	}
+	s.back = UINT64_MAX / 8;
+	if (in->nevents > 0 && s.last > s.first)
+		s.back = (uint64_t)(nev * (double)(s.last - s.first) /
+		    (double)in->nevents);
+	if (s.back < least)
+		s.back = least;
+	s.c = s.sc.c;
+	for (size_t k = 0; k < s.sc.nc; k++)
+		first_window(&s, k);
+	err = run_all(&s, cause);
+	uint64_t th = o->threshold_ns ? o->threshold_ns : SEC;
+	if (!err && s.done.n == 0 && (o->pid != 0 || o->tid != 0 ||
+	    o->comm != NULL) && s.sc.lg_set && s.sc.lg_dt >= th) {
+		/* the user says it hung: its longest wait */
+		s.sc.lg.why = s.sc.lg_why;
+		s.c = &s.sc.lg;
+		first_window(&s, 0);
+		err = run_all(&s, cause);
+	}
+	if (!err && s.done.n == 0)
+		why = why_none(&s, cause, &err);
+	if (!err) {
+		order(&s);
+		write_report(&s, why, f);
+	}
+	for (size_t i = 0; i < s.done.n; i++)
+		free(s.done.v[i].cul.v);
+	fclose(s.spill);
+	free(s.done.v);
+	free(s.todo.v);
+	free(s.next.v);
+	free(why);
+	diag_scan_free(&s.sc);
+	return err;
+}

@@ -1,0 +1,60 @@
+#!/bin/sh
+# search.sh: `argus diagnose --json` without --at on a large generated
+# trace ($B/bench/graph-$EV, written once by gen-graph through the real
+# store), where it searches in one streaming pass and builds windows
+# around the hangs only (--stream, the default past 40 M events), next
+# to the whole build (--whole) when SEARCH_WHOLE=1 (on 200 M events it
+# takes minutes and more than 7 GiB). Wall time and peak memory of each
+# (GNU time), and the answers compared (hangs, picks, paths, culprits:
+# the JSON without vertex ids, similar nodes up to the one picked).
+# Targets (issue 14): at most 60 s and 2 GiB on 200 M events.
+# Environment: ARGUS, B (build directory), SEARCH_EVENTS (default
+# 200000000), SEARCH_WHOLE (1: run the whole build too).
+set -u
+B=${B:-build}
+ARGUS=${ARGUS:-./argus}
+D="$B/bench"
+EV=${SEARCH_EVENTS:-200000000}
+mkdir -p "$D"
+
+if [ ! -x /usr/bin/time ] || ! command -v jq > /dev/null 2>&1; then
+	echo "search.sh: needs GNU time (/usr/bin/time) and jq; skipped"
+	exit 0
+fi
+trace="$D/graph-$EV"
+if [ ! -d "$trace" ]; then
+	"$B/tests/bench/gen-graph" "$trace" "$EV" || { rm -rf "$trace"; exit 1; }
+fi
+T=$(mktemp -d /tmp/argus-searchbench-XXXXXX)
+trap 'rm -rf "$T"' EXIT
+ANS='walk(if type == "object" then del(.node) else . end) |
+    .hangs |= map(.similar = (if .picked == null then [] else
+    .similar[:.picked] end))'
+# run OUT ARGS...: argus ARGS into OUT.json; prints "SECONDS KB"
+run() {
+	out=$1
+	shift
+	/usr/bin/time -f "%e %M" -o "$T/time" "$ARGUS" "$@" > "$T/$out.json" ||
+	    return 1
+	cat "$T/time"
+}
+fail=0
+s=$(run s diagnose --json "$trace") || exit 1
+set -- $s
+verdict=ok
+awk -v s="$1" -v k="$2" 'BEGIN { exit !(s <= 60 && k <= 2097152) }' ||
+    verdict=MISSED
+[ "$verdict" = ok ] || fail=1
+echo "search.sh: $EV events, diagnose --json: $1 s $(( $2 / 1024 )) MiB," \
+    "$(jq '.hangs | length' "$T/s.json") hangs" \
+    "(target <= 60 s, 2 GiB: $verdict)"
+if [ "${SEARCH_WHOLE:-0}" = 1 ]; then
+	w=$(run w diagnose --whole --json "$trace") || exit 1
+	same=same
+	jq -cS "$ANS" "$T/s.json" > "$T/s.ans"
+	jq -cS "$ANS" "$T/w.json" > "$T/w.ans"
+	cmp -s "$T/s.ans" "$T/w.ans" || { same=DIFFERENT; fail=1; }
+	echo "search.sh: $EV events, diagnose --whole --json: $(echo $w |
+	    awk '{ printf "%s s %d MiB", $1, $2 / 1024 }'); answers $same"
+fi
+exit $fail

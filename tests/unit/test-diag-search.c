@@ -1,0 +1,276 @@
+/*
+ * test-diag-search.c: the whole-trace search in one streaming pass
+ * (diag_search()) gives the report of the whole graph's diagnosis.
+ *
+ * Fixtures built in code and written through the real store in small
+ * chunks, each diagnosed twice: diag_search() with windows of a few
+ * hundred events (ARGUS_WINDOW_EVENTS), and diag_new() on the graph of
+ * the whole trace, both as text. The reports must be the same, hang for
+ * hang: the same hangs in the same order, the same picked similar node,
+ * paths, culprits and notes (only the number of similar nodes may differ:
+ * a window lists those it holds past the one picked).
+ *
+ * - kernel: a main thread M in an event loop asks a worker W and waits on
+ *   a lock, W slow three times (M hangs, the last time for good); a
+ *   second process whose main thread P polls a busy resource (refused
+ *   attempts after timed sleeps: a polling hang), then runs past the
+ *   threshold (a busy hang), and once waits long in its idle loop, which
+ *   is no hang of its own but makes one of M's waits in its loop.
+ * - sparse: the same, M asking W one time in ten only, so that the
+ *   similar nodes of its hangs lie outside the first windows.
+ * - marks: the same with the watchdog's hang marks, which take over.
+ * - none: no thread hangs (the why of an empty report), and with --tid
+ *   the longest wait of the thread named.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+
+#include "graph-fixture.h"
+
+#define MS 1000000ULL
+
+static struct fx F;
+
+enum { M = 100, W = 101, IN = 102, P = 200 };
+#define LOCK 0x1000
+#define IDLE 0x2000
+#define SLOW 0x3000
+#define POLLA 0x4000
+#define BUSYFD 7
+
+static int sparse;	/* M asks W only one time in ten */
+
+static void
+iteration(int hung, uint64_t wait_us, int forever, int marks, int i)
+{
+	fx_run(&F, 0, IN);
+	fx_ev(&F, IN, TT_WAKING, M, 0, 120, 0);
+	fx_block(&F, IN, M, SYS_nanosleep, 0);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_poll, 1, 0, 0);
+	if (sparse && !hung && i % 10 != 0) {
+		for (int k = 0; k < 8; k++) {
+			fx_ev(&F, M, TT_SYS_ENTER, SYS_getpid, 0, 0, 0);
+			fx_ev(&F, M, TT_SYS_EXIT, SYS_getpid, M, 0, 0);
+		}
+		fx_ev(&F, M, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
+		fx_ev(&F, M, TT_SWITCH, 1, 0, 120, 0);
+		F.ts += 5 * MS;
+		return;
+	}
+	if (hung && marks)
+		fx_user(&F, M, TU_HANG_BEGIN, 1);
+	fx_ev(&F, M, TT_WAKING, W, 0, 120, 0);
+	fx_block(&F, M, W, SYS_futex, LOCK);
+	fx_ev(&F, W, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	if (hung) {
+		fx_block(&F, W, 0, SYS_futex, SLOW);
+		F.ts += wait_us * 1000;
+		if (forever)
+			return;
+		fx_run(&F, 0, W);
+		fx_ev(&F, W, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	} else {
+		F.ts += wait_us * 1000;
+	}
+	fx_ev(&F, W, TT_WAKING, M, 0, 120, 0);
+	fx_block(&F, W, M, SYS_futex, IDLE);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	if (hung && marks)
+		fx_user(&F, M, TU_HANG_END, 1);
+	fx_ev(&F, M, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
+	fx_ev(&F, M, TT_SWITCH, 1, 0, 120, 0);
+	F.ts += 5 * MS;
+}
+
+/* P: refused attempts on a descriptor after timed sleeps (n of them). */
+static void
+polling(int n)
+{
+	fx_run(&F, 0, P);
+	for (int i = 0; i < n; i++) {
+		fx_ev(&F, P, TT_SYS_ENTER, SYS_read, BUSYFD, 0, 0);
+		fx_ev(&F, P, TT_SYS_EXIT, SYS_read, (uint64_t)-EAGAIN, 0, 0);
+		fx_block(&F, P, 0, SYS_nanosleep, 0);
+		F.ts += 4 * MS;
+		fx_run(&F, 0, P);
+		fx_ev(&F, P, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
+	}
+	fx_ev(&F, P, TT_SYS_ENTER, SYS_read, BUSYFD, 0, 0);
+	fx_ev(&F, P, TT_SYS_EXIT, SYS_read, 10, 0, 0);
+	/* then busy past the threshold, then its idle loop */
+	for (int i = 0; i < 30; i++) {
+		fx_ev(&F, P, TT_SYS_ENTER, SYS_getpid, 0, 0, 0);
+		fx_ev(&F, P, TT_SYS_EXIT, SYS_getpid, P, 0, 0);
+		F.ts += MS;
+	}
+	fx_block(&F, P, 0, SYS_epoll_wait, 3);
+}
+
+static void
+p_loop(uint64_t wait_ms)
+{
+	fx_run(&F, 0, P);
+	fx_ev(&F, P, TT_SYS_EXIT, SYS_epoll_wait, 1, 0, 0);
+	fx_block(&F, P, 0, SYS_epoll_wait, 3);
+	F.ts += wait_ms * MS;
+}
+
+static void
+fixture(int marks, int quiet)
+{
+	fx_init(&F);
+	fx_thread(&F, M, M, "main");
+	fx_thread(&F, W, M, "worker");
+	fx_thread(&F, IN, M, "input");
+	fx_thread(&F, P, P, "poller");
+	fx_ev(&F, M, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
+	fx_ev(&F, M, TT_SWITCH, 1, 0, 120, 0);
+	fx_ev(&F, W, TT_SYS_ENTER, SYS_futex, IDLE, 0, 0);
+	fx_ev(&F, W, TT_SWITCH, 1, 0, 120, 0);
+	fx_ev(&F, IN, TT_SYS_ENTER, SYS_nanosleep, 0, 0, 0);
+	fx_ev(&F, IN, TT_SWITCH, 1, 0, 120, 0);
+	fx_block(&F, P, 0, SYS_epoll_wait, 3);
+	F.ts += 5 * MS;
+	for (int i = 0; i < 140; i++) {
+		int hung = !quiet && (i == 50 || i == 100);
+		iteration(hung, hung ? 60000 : 100 + 37 * (uint64_t)(i % 7),
+		    0, marks, i);
+		if (i % 10 == 3)
+			p_loop(i == 73 && !quiet ? 40 : 2);
+		if (i == 30 && !quiet)
+			polling(8);
+	}
+	if (!quiet)
+		iteration(1, 80000, 1, marks, 140);
+}
+
+/* The store in small chunks. */
+static struct trace_reader *
+store(char *dir)
+{
+	struct trace_writer *w;
+	struct trace_reader *r;
+	char *cause = NULL;
+
+	cr_assert_not_null(mkdtemp(dir));
+	struct trace_writer_opts o = { .ncpus = 1, .hostname = "t",
+	    .release = "t", .boot_id = "t", .chunk_size = 1024 };
+	cr_assert_eq(trace_writer_open(&w, dir, &o, &cause), 0, "%s", cause);
+	for (size_t i = 0; i < F.nth; i++)
+		cr_assert_eq(trace_writer_thread(w, F.ev[0].ts, &F.th[i]), 0);
+	for (size_t i = 0; i < F.n; i++)
+		cr_assert_eq(trace_writer_add(w, &F.ev[i]), 0);
+	cr_assert_eq(trace_writer_close(w), 0);
+	cr_assert_eq(trace_reader_open(&r, dir, &cause), 0, "%s", cause);
+	return r;
+}
+
+/* Text without the number of similar nodes (a window's may be
+   shorter past the one picked). */
+static char *
+normal(char *s)
+{
+	const char *key = "similar normal nodes: ";
+	char *p = s;
+
+	while ((p = strstr(p, key)) != NULL) {
+		char *q = p + strlen(key), *e = q;
+		while (*e >= '0' && *e <= '9')
+			e++;
+		memmove(q, e, strlen(e) + 1);
+		p = q;
+	}
+	return s;
+}
+
+/* The search's report and the whole graph's are the same; returns the
+   number of hangs. */
+static unsigned
+same_report(const struct diag_opts *o, const char *what)
+{
+	char dir[] = "/tmp/argus-search-XXXXXX";
+	struct trace_reader *r = store(dir);
+	char *cause = NULL, *a = NULL, *b = NULL;
+	size_t na = 0, nb = 0;
+	struct graph *g;
+	struct diag *d;
+	FILE *f;
+
+	cr_assert_eq(graph_build(r, NULL, &g, &cause), 0, "%s", cause);
+	cr_assert_eq(diag_new(g, o, &d, &cause), 0, "%s", cause);
+	cr_assert_not_null(f = open_memstream(&b, &nb));
+	diag_write_text(d, f, graph_first_ts(g));
+	fclose(f);
+	unsigned n = (unsigned)diag_nhangs(d);
+	diag_free(d);
+	graph_free(g);
+
+	cr_assert_eq(setenv("ARGUS_WINDOW_EVENTS", "20", 1), 0);
+	cr_assert_not_null(f = open_memstream(&a, &na));
+	cr_assert_eq(diag_search(r, NULL, o, 0, F.ev[0].ts, f, &cause), 0,
+	    "%s", cause);
+	fclose(f);
+	unsetenv("ARGUS_WINDOW_EVENTS");
+	cr_assert_str_eq(normal(a), normal(b), "%s: the search says\n%s\n"
+	    "the whole graph says\n%s", what, a, b);
+	free(a);
+	free(b);
+	trace_reader_close(r);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	cr_assert_eq(system(cmd), 0);
+	return n;
+}
+
+Test(diag_search, kernel_hangs_as_the_whole_graph)
+{
+	struct diag_opts o = { .threshold_ns = 10 * MS };
+
+	fixture(0, 0);
+	/* M's three lock waits, P's polling and busy stretches */
+	unsigned n = same_report(&o, "kernel");
+	cr_assert_geq(n, 5, "%u hangs", n);
+	o.pick = 2;
+	same_report(&o, "kernel, --pick 2");
+	o.pick = 0;
+	o.pid = M;
+	cr_assert_geq(same_report(&o, "kernel, --pid"), 3);
+}
+
+/* The similar nodes of M's hangs lie ten turns away, outside the first
+   windows: they grow. */
+Test(diag_search, sparse_hangs_as_the_whole_graph)
+{
+	struct diag_opts o = { .threshold_ns = 10 * MS };
+
+	sparse = 1;
+	fixture(0, 0);
+	sparse = 0;
+	unsigned n = same_report(&o, "sparse");
+	cr_assert_geq(n, 5, "%u hangs", n);
+}
+
+Test(diag_search, marks_as_the_whole_graph)
+{
+	struct diag_opts o = { .threshold_ns = 10 * MS };
+
+	fixture(1, 0);
+	unsigned n = same_report(&o, "marks");
+	cr_assert_eq(n, 3, "%u hangs", n);
+}
+
+Test(diag_search, no_hang_as_the_whole_graph)
+{
+	struct diag_opts o = { .threshold_ns = 10 * MS };
+
+	fixture(0, 1);
+	unsigned n = same_report(&o, "none");
+	cr_assert_eq(n, 0, "%u", n);
+	/* the thread named: its longest wait */
+	o.tid = P;
+	o.threshold_ns = MS;
+	cr_assert_eq(same_report(&o, "none, --tid"), 1);
+	o.tid = 0;
+	o.threshold_ns = 5000 * MS;
+	cr_assert_eq(same_report(&o, "none, threshold"), 0);
+}
