@@ -94,6 +94,47 @@ cmd_open_trace(const char *name, const char *path)
 	return r;
 }
 
+/* Bytes of graph an event takes, measured: 24 to 37 on generated traces
+   of 200 M and 1 B events. */
+#define GRAPH_BYTES_PER_EVENT 32
+
+/* MemAvailable of /proc/meminfo in bytes, or 0 when unknown. */
+static uint64_t
+mem_available(void)
+{
+	FILE *f = fopen("/proc/meminfo", "re");
+	char line[128];
+	unsigned long long kb = 0;
+
+	if (f == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return (uint64_t)kb * 1024;
+}
+
+int
+cmd_check_whole(const char *name, struct trace_reader *r)
+{
+	const struct trace_info *in = trace_reader_info(r);
+	uint64_t need = in->nevents * GRAPH_BYTES_PER_EVENT, avail;
+	const char *e = getenv("ARGUS_MEM_AVAILABLE");
+	unsigned long long v;
+
+	avail = e != NULL && sscanf(e, "%llu", &v) == 1 ? (uint64_t)v :
+	    mem_available();
+	if (avail == 0 || need <= avail / 10 * 8)
+		return 0;
+	cmd_error(name, "the whole graph of %llu events needs about %.1f GiB, "
+	    "more than the %.1f GiB available: diagnose a time with "
+	    "argus diagnose --at, or open argus debug (it loads the end)",
+	    (unsigned long long)in->nevents, (double)need / (1u << 30),
+	    (double)avail / (1u << 30));
+	return -1;
+}
+
 struct cmd_progress {
 	struct progress *p;
 	struct trace_reader *r;

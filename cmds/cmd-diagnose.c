@@ -4,8 +4,8 @@
  * similar normal nodes, the normal wake-up path, the culprits by depth, a
  * circular wait and its timeout. The work is engine/diag*.c; this file
  * parses options, chooses how much of the trace to build (a window
- * around --at, a streaming search and windows around the hangs for a
- * large trace, the whole graph) and prints the text report or the JSON
+ * around --at, a streaming search and windows around the hangs with
+ * --stream, the whole graph when memory allows) and prints the text report or the JSON
  * object.
  */
 #include <getopt.h>
@@ -18,10 +18,6 @@
 #include "engine/engine.h"
 #include "trace/trace.h"
 
-/* Past this many events, a search without --at streams (a whole graph
-   takes about 37 bytes an event: 2 GiB at about 58 M events). */
-#define STREAM_EVENTS 40000000ULL
-#define STREAM_EVENTS_TEXT "40 M"
 
 static const char diagnose_usage[] =
     "usage: argus diagnose [TRACE] [--pid PID | --tid TID | --comm NAME]\n"
@@ -44,12 +40,12 @@ static const char diagnose_usage[] =
     "  --json           print one JSON object (argus-diagnose(1))\n"
     "  --whole          build the graph of the whole trace, rather than\n"
     "                   of a window around TIME (--at) or of windows\n"
-    "                   around the hangs a streaming search finds (a\n"
-    "                   large trace): the same answer, more time and\n"
-    "                   memory\n"
+    "                   around the hangs a streaming search finds\n"
+    "                   (--stream): the same answer\n"
     "  --stream         search the whole trace in one streaming pass and\n"
-    "                   build windows around the hangs only (the default\n"
-    "                   past " STREAM_EVENTS_TEXT " events)\n"
+    "                   build windows around the hangs only (the same\n"
+    "                   answer; on traces whose similar nodes lie far\n"
+    "                   from their hangs, slower than the whole build)\n"
     "  -h, --help       show this help\n";
 
 static int
@@ -212,8 +208,9 @@ cmd_diagnose(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (at == NULL && !whole && in->first_ts != 0 && (stream ||
-	    in->nevents > STREAM_EVENTS)) {
+	if (d == NULL && cmd_check_whole("diagnose", r) != 0)
+		goto out;
+	if (at == NULL && !whole && in->first_ts != 0 && stream) {
 		/* one streaming pass, then windows around the hangs */
 		struct cmd_progress *pg = cmd_progress("diagnose", "searching",
 		    r);

@@ -151,6 +151,8 @@ cmd_export(int argc, char **argv)
 	if (!a.nodiag) {
 		if ((rs = cmd_rules_load("export", &a.ro)) == NULL)
 			goto done;
+		if (cmd_check_whole("export", r) != 0)
+			goto done;
 		struct cmd_progress *pg = cmd_progress("export", "loading", r);
 
 		err = graph_build(r, rs, &g, &cause);

@@ -202,6 +202,11 @@ cmd_graph(int argc, char **argv)
 		return 1;
 	}
 	struct graph *g = NULL;
+	if (cmd_check_whole("graph", r) != 0) {
+		trace_reader_close(r);
+		rules_free(rs);
+		return 1;
+	}
 	struct cmd_progress *pg = cmd_progress("graph", "loading", r);
 	int err = graph_build(r, rs, &g, &cause);
 

@@ -51,6 +51,14 @@ struct trace_reader;
 struct trace_reader *cmd_open_trace(const char *name, const char *path);
 
 /*
+ * Before building the whole graph of r: -1, with a one-line error naming
+ * --at, when it would take more than four fifths of the memory available
+ * (MemAvailable; ARGUS_MEM_AVAILABLE, in bytes, sets another figure);
+ * else 0.
+ */
+int cmd_check_whole(const char *name, struct trace_reader *r);
+
+/*
  * The rules options (cmd-rules.c): CMD_RULES_OPTION (--rules FILE) and
  * CMD_NO_DEFAULT_RULES_OPTION go into a command's getopt_long table;
  * cmd_rules_option() takes each option it returns, cmd_rules_load()

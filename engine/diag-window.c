@@ -242,6 +242,77 @@ diag_window_short_span(const struct diag *d, uint64_t lo, uint64_t hi,
 	return grow(d, &s, lo + (hi - lo) / 2, a, b, from, to);
 }
 
+/* Events of the chunks that overlap [from, to). */
+static uint64_t
+window_events(struct trace_reader *r, uint64_t from, uint64_t to)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < trace_reader_nchunks(r); i++) {
+		const struct trace_chunk_info *c = trace_reader_chunk(r, i);
+		if (c->last_ts >= from && c->first_ts < to)
+			n += c->count;
+	}
+	return n;
+}
+
+/* The most events a window may hold (ARGUS_WINDOW_MAX_EVENTS). */
+static uint64_t
+window_max(void)
+{
+	const char *e = getenv("ARGUS_WINDOW_MAX_EVENTS");
+	uint64_t v;
+
+	if (e != NULL && parse_u64(e, &v) == 0 && v > 0)
+		return v;
+	return (uint64_t)DIAG_WINDOW_MAX_EVENTS;
+}
+
+/*
+ * The largest window around at that holds at most max events, four fifths
+ * of them before at, found by chunks; 0 when the trace has no time.
+ */
+static int
+budget_window(struct trace_reader *r, uint64_t at, uint64_t max,
+    uint64_t *from, uint64_t *to)
+{
+	const struct trace_info *in = trace_reader_info(r);
+	uint64_t lo = in->first_ts, hi = in->last_ts, span;
+
+	if (hi <= lo || at < lo)
+		return 0;
+	/* halve a window that starts as the whole trace until it fits */
+	span = hi - lo;
+	for (;;) {
+		uint64_t back = span / 5 * 4, fwd = span / 5;
+		*from = at - lo > back ? at - back : 0;
+		*to = hi - at > fwd ? at + fwd : UINT64_MAX;
+		if (span < 1000 || window_events(r, *from, *to) <= max)
+			return 1;
+		span /= 2;
+	}
+}
+
+/* The window cannot grow as the answer asks (want events, over max): say
+   so in every hang of d, with the times loaded (first, last: the
+   trace's). */
+static void
+note_limited(struct diag *d, uint64_t first, uint64_t last, uint64_t want,
+    uint64_t max)
+{
+	uint64_t a, b;
+
+	graph_window(d->g, &a, &b);
+	a = a > first ? a : first;
+	b = b < last ? b : last;
+	for (size_t i = 0; i < d->h.n; i++)
+		dnote(&d->h.v[i], "answer from %.3f s to %.3f s of the trace "
+		    "only: it may rest on more, %llu events where argus loads "
+		    "%llu at most", (double)(a - first) / 1e9,
+		    (double)(b - first) / 1e9, (unsigned long long)want,
+		    (unsigned long long)max);
+}
+
 int
 diag_at_window(struct trace_reader *r, const struct rules *rules,
     const struct diag_opts *o, struct graph **gp, struct diag **dp,
@@ -249,7 +320,8 @@ diag_at_window(struct trace_reader *r, const struct rules *rules,
 {
 	const struct trace_info *in = trace_reader_info(r);
 	uint64_t at = o->at, first = in->first_ts, last = in->last_ts;
-	uint64_t from = 0, to = UINT64_MAX;
+	uint64_t from = 0, to = UINT64_MAX, capped_want = 0;
+	int capped = 0;
 
 	*gp = NULL;
 	*dp = NULL;
@@ -294,6 +366,28 @@ diag_at_window(struct trace_reader *r, const struct rules *rules,
 			return err;
 		}
 		if (!diag_window_short(d, &from, &to)) {
+			*gp = g;
+			*dp = d;
+			return 0;
+		}
+		uint64_t want = window_events(r, from, to), max = window_max();
+		if (want > max) {
+			/* more than memory allows: the answer of the
+			   largest window allowed, said to be one */
+			uint64_t f2, t2, ga, gb;
+			graph_window(g, &ga, &gb);
+			if (!capped && budget_window(r, at, max, &f2, &t2) &&
+			    (f2 < ga || t2 > gb)) {
+				capped = 1;
+				diag_free(d);
+				graph_free(g);
+				from = f2;
+				to = t2;
+				capped_want = want;
+				continue;
+			}
+			note_limited(d, first, last, capped ? capped_want :
+			    want, max);
 			*gp = g;
 			*dp = d;
 			return 0;

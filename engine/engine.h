@@ -583,11 +583,16 @@ int diag_add_node(struct diag *d, uint32_t v, size_t *h);
  * the whole of it: the graph of about DIAG_WINDOW_EVENTS events around
  * o->at (graph_build_window()), grown further back or to the end while
  * diag_window_short() says the answer could rest on what lies outside,
- * up to the whole trace. The answer is the one of the whole trace.
+ * up to the whole trace or DIAG_WINDOW_MAX_EVENTS. The answer is the one
+ * of the whole trace, unless that bound stopped the growth.
  * Returns 0 with the graph in *gp and its diagnosis in *dp (the caller
  * frees both), or an error with *cause set. Moves r.
  */
 #define DIAG_WINDOW_EVENTS 2000000.0
+/* A window never grows past this many events (under 1 GiB of graph;
+   ARGUS_WINDOW_MAX_EVENTS sets another bound): the answer of the largest
+   window is given, with a note in each hang that it may rest on more. */
+#define DIAG_WINDOW_MAX_EVENTS 20000000.0
 int diag_at_window(struct trace_reader *r, const struct rules *rules,
     const struct diag_opts *o, struct graph **gp, struct diag **dp,
     char **cause);

@@ -178,6 +178,27 @@ if [ -x "$B/tests/tools/mkhang" ] && "$B/tests/tools/mkhang" "$T/mk" \
 	else
 		nok "--stream with --at" "$(cat "$T/err")"
 	fi
+	# a whole graph larger than the memory available (here 1000
+	# bytes, ARGUS_MEM_AVAILABLE) is refused in one line naming --at
+	for c in diagnose "graph --stats"; do
+		ARGUS_MEM_AVAILABLE=1000 $ARGUS $c "$T/mk" > "$T/out" 2> "$T/err"
+		if [ $? -eq 1 ] && [ ! -s "$T/out" ] &&
+		    [ "$(wc -l < "$T/err")" = 1 ] && grep -q -- '--at' "$T/err"; then
+			ok "$c: a graph beyond memory is refused"
+		else
+			nok "$c: a graph beyond memory is refused" "$(cat "$T/err")"
+		fi
+	done
+	# a window that may not grow as far as the answer asks (20 events,
+	# ARGUS_WINDOW_MAX_EVENTS) gives its own answer and says so
+	ARGUS_WINDOW_EVENTS=10 ARGUS_WINDOW_MAX_EVENTS=20 $ARGUS diagnose \
+	    --at 3.0 "$T/mk" > "$T/out" 2>&1
+	if grep -q 'note: answer from [0-9.]* s to [0-9.]* s of the trace only' \
+	    "$T/out"; then
+		ok "--at: a window held to its bound says so"
+	else
+		nok "--at: a window held to its bound says so" "$(cat "$T/out")"
+	fi
 else
 	nok "mkhang" "$(cat "$T/mk.log" 2>/dev/null)"
 fi
