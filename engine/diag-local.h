@@ -181,6 +181,8 @@ void dnote(struct dhang *h, const char *fmt, ...)
 void ddead(struct dhang *h, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 int diag_user_thread(const struct graph *g, uint32_t ti);
+/* Whether system call nr's result ret says "not now, try again". */
+int diag_try_again(uint32_t nr, int64_t ret);
 /* Whether thread ti is selected by the options (main_only: and is the
    main thread of its process when no thread or name is given). */
 int diag_selected(const struct diag *d, uint32_t ti, int main_only);

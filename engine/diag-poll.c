@@ -142,9 +142,8 @@ diag_outstanding(const struct graph *g, uint32_t ti, uint32_t enter,
 	return 0;
 }
 
-/* Whether a system call result says "not now, try again". */
-static int
-try_again(uint32_t nr, int64_t ret)
+int
+diag_try_again(uint32_t nr, int64_t ret)
 {
 	if (ret == -EAGAIN || ret == -EBUSY || ret == -EALREADY)
 		return 1;
@@ -244,11 +243,11 @@ diag_poll_hangs(struct diag *d, uint32_t ti)
 		const struct graph_event *en = &t->ev[enter];
 		uint64_t res = diag_res_key(en);
 		int64_t ret = (int64_t)e->key;
-		if (s.first != GRAPH_NONE && res == s.res && !try_again(en->aux, ret)) {
+		if (s.first != GRAPH_NONE && res == s.res && !diag_try_again(en->aux, ret)) {
 			/* it worked at last */
 			poll_hang(d, ti, &s, e->ts);
 			s.first = GRAPH_NONE;
-		} else if (try_again(en->aux, ret)) {
+		} else if (diag_try_again(en->aux, ret)) {
 			if (s.first != GRAPH_NONE && res == s.res && s.timed &&
 			    e->ts - t->ev[s.last].ts <= gap) {
 				s.last = i;

@@ -237,15 +237,6 @@ wait_ended(struct scan *s, struct sthr *t, uint64_t ts, int end)
 }
 
 static int
-try_again(uint32_t nr, int64_t ret)
-{
-	if (ret == -EAGAIN || ret == -EBUSY || ret == -EALREADY)
-		return 1;
-	return nr == SYS_connect && (ret == -ECONNREFUSED ||
-	    ret == -ENOENT || ret == -EINPROGRESS);
-}
-
-static int
 poll_nr(uint32_t nr)
 {
 	return nr == SYS_poll || nr == SYS_ppoll || nr == SYS_select ||
@@ -280,10 +271,10 @@ poll_exit(struct scan *s, struct sthr *t, const struct graph_event *en,
 {
 	uint64_t res = diag_res_key(en), gap = s->th / 2;
 
-	if (t->ps && res == t->ps_res && !try_again(en->aux, ret)) {
+	if (t->ps && res == t->ps_res && !diag_try_again(en->aux, ret)) {
 		poll_end(s, t, ts);
 		t->ps = 0;
-	} else if (try_again(en->aux, ret)) {
+	} else if (diag_try_again(en->aux, ret)) {
 		if (t->ps && res == t->ps_res && t->ps_timed &&
 		    ts - t->ps_last <= gap) {
 			t->ps_last = ts;
