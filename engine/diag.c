@@ -447,6 +447,10 @@ diag_next_wait(const struct graph *g, uint32_t ti, struct dwaits *w)
 
 		if (e->type == TT_SYS_ENTER)
 			w->enter = w->i;
+		/* out of its call: a wait now is in none (as for
+		   diag_wait_at(); the exit path of a thread, a fault) */
+		if (e->type == TT_SYS_EXIT)
+			w->enter = GRAPH_NONE;
 		if (e->type != TT_SWITCH || !(e->flags & GRAPH_EVF_WAIT) ||
 		    w->enter == GRAPH_NONE)
 			continue;
