@@ -7,7 +7,8 @@
  * refused non-blocking lock attempts between sleeps is a yield hang
  * whose culprit is the lock's holder (from the file lock events); a
  * reply sent after another thread of the process woke the sender is not
- * tied to the request it answers.
+ * tied to the request it answers; a wait after a call returned is in no
+ * call (a thread blocked on its way out).
  */
 #include <errno.h>
 
@@ -221,5 +222,48 @@ Test(diag_real, reply_relayed_from_a_sibling_is_not_a_reply)
 	cr_assert_eq(st.edges_by_kind[GE_REPLY], 0, "the worker made the "
 	    "answer: no request/reply edge (got %llu)",
 	    (unsigned long long)st.edges_by_kind[GE_REPLY]);
+	graph_free(g);
+}
+
+/*
+ * M joins worker W, which sleeps 500 ms, wakes M and blocks a moment on
+ * its way out, after its last call returned (a thread's exit path). That
+ * moment is in no call: were it taken for one more sleep, the sleep
+ * would be W's idle wait, and W no culprit.
+ */
+Test(diag_real, wait_after_a_call_returned_is_in_no_call)
+{
+	fx_init(&F);
+	fx_thread(&F, M, M, "main");
+	fx_thread(&F, W, M, "worker");
+	fx_block(&F, W, M, SYS_clock_nanosleep, 1);
+	fx_block(&F, M, 0, SYS_futex, 0x7000);
+	F.ts += 500 * MS;
+	fx_run(&F, 0, W);
+	fx_ev(&F, W, TT_SYS_EXIT, SYS_clock_nanosleep, 0, 0, 0);
+	fx_ev(&F, W, TT_WAKING, M, 0, 120, 0);
+	fx_ev(&F, W, TT_SWITCH, 2, M, 120, 0);	/* D, outside any call */
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	fx_ev(&F, M, TT_SWITCH, 1, W, 120, 0);
+	fx_ev(&F, W, TT_EXIT, W, 0, 0, 0);
+	fx_ev(&F, W, TT_SWITCH, 0x40, 0, 120, 0);	/* X */
+
+	struct graph *g = fx_build(&F, NULL);
+	struct diag_opts o = opts();
+	struct diag *d = NULL;
+	cr_assert_not_null(g);
+	o.tid = M;
+	cr_assert_eq(diag_new(g, &o, &d, NULL), 0);
+	cr_assert_eq(diag_nhangs(d), 1);
+	cr_assert_str_eq(diag_hang(d, 0)->wait.syscall, "futex");
+	int found = 0;
+	for (size_t i = 0; i < diag_nculprits(d, 0); i++) {
+		const struct diag_culprit *c = diag_culprit(d, 0, i);
+		if (c->th.tid == W && c->kind == DIAG_BLOCKED)
+			found = 1;
+	}
+	cr_expect(found, "the worker is no culprit (%zu culprits)",
+	    diag_nculprits(d, 0));
+	diag_free(d);
 	graph_free(g);
 }
