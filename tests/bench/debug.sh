@@ -14,10 +14,9 @@ ARGUS=${ARGUS:-./argus}
 EV=${GRAPH_BENCH_EVENTS:-19000000}
 D="$B/bench"
 mkdir -p "$D"
-trace=${DEBUG_BENCH_TRACE:-$D/graph-$EV}
-if [ ! -d "$trace" ]; then
-	"$B/tests/bench/gen-graph" "$trace" "$EV" || { rm -rf "$trace"; exit 1; }
-fi
+. tests/bench/lib.sh
+trace=${DEBUG_BENCH_TRACE:-}
+[ -n "$trace" ] || trace=$(cached_trace "$EV") || exit 1
 rc=0
 for size in "120 40" "200 60"; do
 	set -- $size

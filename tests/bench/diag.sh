@@ -9,8 +9,6 @@ D="$B/bench"
 EV=${GRAPH_BENCH_EVENTS:-19000000}
 mkdir -p "$D"
 
-trace="$D/graph-$EV"
-if [ ! -d "$trace" ]; then
-	"$B/tests/bench/gen-graph" "$trace" "$EV" || { rm -rf "$trace"; exit 1; }
-fi
+. tests/bench/lib.sh
+trace=$(cached_trace "$EV") || exit 1
 "$B/tests/bench/diag-bench" "$trace"

@@ -17,10 +17,8 @@ D="$B/bench"
 EV=${GRAPH_BENCH_EVENTS:-19000000}
 mkdir -p "$D"
 
-trace="$D/graph-$EV"
-if [ ! -d "$trace" ]; then
-	"$B/tests/bench/gen-graph" "$trace" "$EV" || { rm -rf "$trace"; exit 1; }
-fi
+. tests/bench/lib.sh
+trace=$(cached_trace "$EV") || exit 1
 "$B/tests/bench/graph-bench" "$trace" || exit 1
 
 if ! command -v perf >/dev/null 2>&1 || [ "$(id -u)" != 0 ]; then

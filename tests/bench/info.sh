@@ -14,10 +14,8 @@ D="$B/bench"
 EV=${GRAPH_BENCH_EVENTS:-19000000}
 mkdir -p "$D"
 
-trace="$D/graph-$EV"
-if [ ! -d "$trace" ]; then
-	"$B/tests/bench/gen-graph" "$trace" "$EV" || { rm -rf "$trace"; exit 1; }
-fi
+. tests/bench/lib.sh
+trace=$(cached_trace "$EV") || exit 1
 # best_ms ARGS...: the best wall time of three runs of argus ARGS, in ms
 best_ms() {
 	best=

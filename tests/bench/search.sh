@@ -21,15 +21,10 @@ if [ ! -x /usr/bin/time ] || ! command -v jq > /dev/null 2>&1; then
 	echo "search.sh: needs GNU time (/usr/bin/time) and jq; skipped"
 	exit 0
 fi
-trace="$D/graph-$EV"
-if [ ! -d "$trace" ]; then
-	"$B/tests/bench/gen-graph" "$trace" "$EV" || { rm -rf "$trace"; exit 1; }
-fi
+. tests/bench/lib.sh
+trace=$(cached_trace "$EV") || exit 1
 T=$(mktemp -d /tmp/argus-searchbench-XXXXXX)
 trap 'rm -rf "$T"' EXIT
-ANS='walk(if type == "object" then del(.node) else . end) |
-    .hangs |= map(.similar = (if .picked == null then [] else
-    .similar[:.picked] end))'
 # run OUT ARGS...: argus ARGS into OUT.json; prints "SECONDS KB"
 run() {
 	out=$1

@@ -23,19 +23,11 @@ if [ ! -x /usr/bin/time ] || ! command -v jq > /dev/null 2>&1; then
 	echo "window.sh: needs GNU time (/usr/bin/time) and jq; skipped"
 	exit 0
 fi
-trace="$D/graph-$EV"
-if [ ! -d "$trace" ]; then
-	"$B/tests/bench/gen-graph" "$trace" "$EV" || { rm -rf "$trace"; exit 1; }
-fi
-small="$D/graph-19000000"
-if [ ! -d "$small" ]; then
-	"$B/tests/bench/gen-graph" "$small" 19000000 || { rm -rf "$small"; exit 1; }
-fi
+. tests/bench/lib.sh
+trace=$(cached_trace "$EV") || exit 1
+small=$(cached_trace 19000000) || exit 1
 T=$(mktemp -d /tmp/argus-winbench-XXXXXX)
 trap 'rm -rf "$T"' EXIT
-ANS='walk(if type == "object" then del(.node) else . end) |
-    .hangs |= map(.similar = (if .picked == null then [] else
-    .similar[:.picked] end))'
 
 # The hangs of the 19 M trace, as seconds since its start.
 "$ARGUS" diagnose --json "$small" > "$T/hangs.json" || exit 1

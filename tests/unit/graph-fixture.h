@@ -95,6 +95,34 @@ fx_run(struct fx *f, uint32_t prev, uint32_t tid)
 	return fx_ev(f, prev, TT_SWITCH, 0, tid, 120, 0);
 }
 
+/*
+ * One turn of a lock handed over: m wakes w and blocks on futex lock;
+ * w, awake, holds it for wait_us (blocked on futex slow when hung), then
+ * wakes m and blocks on futex idle, and m returns. Returns 0, with w still
+ * blocked on slow, when hung and forever (a hang that never ends).
+ */
+static inline int
+fx_lock_turn(struct fx *f, uint32_t m, uint32_t w, uint64_t lock,
+    uint64_t slow, uint64_t idle, int hung, uint64_t wait_us, int forever)
+{
+	fx_ev(f, m, TT_WAKING, w, 0, 120, 0);
+	fx_block(f, m, w, SYS_futex, lock);
+	fx_ev(f, w, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	if (hung)
+		fx_block(f, w, 0, SYS_futex, slow);
+	f->ts += wait_us * 1000;
+	if (hung && forever)
+		return 0;
+	if (hung) {
+		fx_run(f, 0, w);
+		fx_ev(f, w, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	}
+	fx_ev(f, w, TT_WAKING, m, 0, 120, 0);
+	fx_block(f, w, m, SYS_futex, idle);
+	fx_ev(f, m, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	return 1;
+}
+
 static inline struct graph *
 fx_build(struct fx *f, const struct rules *rs)
 {

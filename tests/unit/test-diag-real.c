@@ -92,16 +92,27 @@ Test(diag_real, idle_wait_is_not_a_hang_and_says_why)
 	graph_free(g);
 }
 
-Test(diag_real, named_thread_gets_its_longest_wait)
+/* The diagnosis of F with M named (--tid): one hang, its graph in *gp. */
+static struct diag *
+diag_of_m(struct graph **gp)
 {
-	one_long_poll(0);
 	struct graph *g = fx_build(&F, NULL);
 	struct diag_opts o = opts();
 	struct diag *d = NULL;
+
 	cr_assert_not_null(g);
 	o.tid = M;
 	cr_assert_eq(diag_new(g, &o, &d, NULL), 0);
 	cr_assert_eq(diag_nhangs(d), 1);
+	*gp = g;
+	return d;
+}
+
+Test(diag_real, named_thread_gets_its_longest_wait)
+{
+	one_long_poll(0);
+	struct graph *g;
+	struct diag *d = diag_of_m(&g);
 	cr_assert_eq(diag_hang(d, 0)->kind, DIAG_BLOCKED);
 	cr_assert_str_eq(diag_hang(d, 0)->wait.syscall, "poll");
 	cr_assert_null(diag_why_none(d));
@@ -248,13 +259,8 @@ Test(diag_real, wait_after_a_call_returned_is_in_no_call)
 	fx_ev(&F, W, TT_EXIT, W, 0, 0, 0);
 	fx_ev(&F, W, TT_SWITCH, 0x40, 0, 120, 0);	/* X */
 
-	struct graph *g = fx_build(&F, NULL);
-	struct diag_opts o = opts();
-	struct diag *d = NULL;
-	cr_assert_not_null(g);
-	o.tid = M;
-	cr_assert_eq(diag_new(g, &o, &d, NULL), 0);
-	cr_assert_eq(diag_nhangs(d), 1);
+	struct graph *g;
+	struct diag *d = diag_of_m(&g);
 	cr_assert_str_eq(diag_hang(d, 0)->wait.syscall, "futex");
 	int found = 0;
 	for (size_t i = 0; i < diag_nculprits(d, 0); i++) {

@@ -59,22 +59,8 @@ iteration(int hung, uint64_t wait_us, int forever, int marks, int i)
 	}
 	if (hung && marks)
 		fx_user(&F, M, TU_HANG_BEGIN, 1);
-	fx_ev(&F, M, TT_WAKING, W, 0, 120, 0);
-	fx_block(&F, M, W, SYS_futex, LOCK);
-	fx_ev(&F, W, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
-	if (hung) {
-		fx_block(&F, W, 0, SYS_futex, SLOW);
-		F.ts += wait_us * 1000;
-		if (forever)
-			return;
-		fx_run(&F, 0, W);
-		fx_ev(&F, W, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
-	} else {
-		F.ts += wait_us * 1000;
-	}
-	fx_ev(&F, W, TT_WAKING, M, 0, 120, 0);
-	fx_block(&F, W, M, SYS_futex, IDLE);
-	fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	if (!fx_lock_turn(&F, M, W, LOCK, SLOW, IDLE, hung, wait_us, forever))
+		return;
 	if (hung && marks)
 		fx_user(&F, M, TU_HANG_END, 1);
 	fx_ev(&F, M, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
