@@ -54,6 +54,9 @@ struct dhang {
 	DARR(struct diag_step) crit;
 	DARR(struct diag_culprit) cul;
 	DARR(struct diag_wakeup) wk;
+	uint64_t wk_lo;			/* the earliest time wk rests on
+					   (the start of a wait in progress
+					   at the hang's start) */
 	DARR(char *) dead;
 	DARR(char *) notes;
 	DARR(struct diag_stack) stk;

@@ -415,7 +415,8 @@ thread_event(struct scan *s, struct sthr *t, struct graph_event *ge,
 	t->run_set = 0;
 	t->waiting = 1;
 	t->sw_ts = ge->ts;
-	t->sw_nw = t->nw;
+	/* out of its call, a wait is in none (diag_next_wait()) */
+	t->sw_nw = t->nw && t->insys;
 	t->sw_insys = t->insys;
 	t->sw_sys = t->sys;
 	if (t->last_sys == TT_SYS_ENTER)

@@ -91,6 +91,10 @@ span_hang(const struct diag *d, const struct dhang *h, struct span *s)
 		/* the similar nodes up to the one taken must rank first
 		   whatever older waits the thread had */
 		size_t upto = h->picked >= 0 ? (size_t)h->picked + 1 : 1;
+		/* a --pick past the list found may be in range over the
+		   thread's whole history */
+		if (d->o.pick > upto)
+			upto = d->o.pick;
 		if (h->sim.n == 0 || h->sim_sure < upto)
 			s->need_history = 1;
 		for (size_t i = 0; i < upto && i < h->sim.n; i++) {
@@ -110,6 +114,8 @@ span_hang(const struct diag *d, const struct dhang *h, struct span *s)
 	}
 	for (size_t i = 0; i < h->wk.n; i++)
 		span_add(s, h->wk.v[i].ts);
+	if (h->wk_lo != UINT64_MAX)
+		span_add(s, h->wk_lo);
 	for (size_t i = 0; i < h->stk.n; i++)
 		span_add(s, h->stk.v[i].ts);
 }

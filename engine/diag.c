@@ -574,26 +574,37 @@ diag_event_loop(struct diag *d, uint32_t ti)
 	return hmap_get(&d->loops, ti) != NULL;
 }
 
-/* Wake-ups of thread ti's long waits in [a, b] done from another context. */
+/* Wake-ups of thread ti's long waits in [a, b] done from another
+   context; h->wk_lo falls to the start of the window when the window
+   does not show what ti did at a (its wait may have begun before). */
 void
 diag_wakeups_of(struct diag *d, struct dhang *h, uint32_t ti, uint64_t a,
     uint64_t b)
 {
 	const struct graph *g = d->g;
 	const struct gthread *t = &g->th[ti];
-	uint64_t len = b - a;
+	uint64_t len = b - a, wa, wb;
 
-	uint32_t from = diag_event_at(g, ti, a);
+	uint32_t from = diag_event_at(g, ti, a), seen = GRAPH_NONE;
 
 	/* the wait in progress at a */
 	for (uint32_t j = from; j-- > 0;) {
 		if (t->ev[j].type == TT_SWITCH &&
 		    (t->ev[j].flags & GRAPH_EVF_WAIT)) {
-			from = j;
+			from = seen = j;
 			break;
 		}
-		if (t->ev[j].type == GRAPH_EV_RUN || own_activity(&t->ev[j]))
+		if (t->ev[j].type == GRAPH_EV_RUN || own_activity(&t->ev[j])) {
+			seen = j;
 			break;
+		}
+	}
+	graph_window(g, &wa, &wb);
+	if (seen == GRAPH_NONE || t->ev[seen].ts < wa) {
+		if (wa < h->wk_lo)
+			h->wk_lo = wa;
+	} else if (t->ev[seen].ts < h->wk_lo) {
+		h->wk_lo = t->ev[seen].ts;
 	}
 	/* each long wait ending in the span: where the thread ran again
 	   (its switch in, or its first event when that switch was lost) */

@@ -90,7 +90,9 @@ int graph_build(struct trace_reader *r, const struct rules *rules,
  * Build a graph from the events of r in [from, to] (absolute ns) only:
  * the graph of a trace that began at from and ended at to, except that
  * the metadata records before from (descriptors, mappings, names) and
- * the thread records after to count as in the whole trace, and times
+ * the thread records after to count as in the whole trace, the system
+ * calls threads are in at from and the timers and work items they set
+ * that are pending at from are loaded from a lead before it, and times
  * are told from the trace's first event. A window holding the whole
  * trace is the whole build (graph_build() from its start). Moves r.
  */

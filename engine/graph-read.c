@@ -324,18 +324,23 @@ by_ts(const void *x, const void *y)
 }
 
 /*
- * The system calls threads are in when the window opens: their entries,
- * read in the lead before it and loaded (in time order) before its
- * first event, so that an exit in the window finds what its entry
- * named, as in the whole build (a read takes the writes its pipe
- * queued: without its entry, a write would stay queued and every later
- * read would take the one before its own). 0, or a trace error.
+ * The system calls threads are in when the window opens, and the timers
+ * and work items threads armed or queued that are still pending then:
+ * their entries, arms and queueings, read in the lead before it and
+ * loaded (in time order) before its first event, so that an exit in the
+ * window finds what its entry named, and a timer or work item that runs
+ * in the window finds who set it, as in the whole build (a read takes
+ * the writes its pipe queued: without its entry, a write would stay
+ * queued and every later read would take the one before its own). Only
+ * those of tasks: an interrupt context's event means nothing without
+ * its entry. 0, or a trace error.
  */
 static int
 load_open_calls(struct graph *g, struct trace_reader *r, uint64_t lead)
 {
 	uint64_t from = g->win_from;
 	struct hmap open;	/* tid -> index in v + 1 of its entry */
+	struct hmap timers, works;	/* key -> index in v + 1 */
 	DARR(struct trace_event) v = { 0 };
 	struct trace_event evs[256];
 	size_t n;
@@ -345,38 +350,76 @@ load_open_calls(struct graph *g, struct trace_reader *r, uint64_t lead)
 	if ((err = trace_reader_seek(r, g->lead_from)) != 0)
 		return err;
 	hmap_init(&open);
+	hmap_init(&timers);
+	hmap_init(&works);
 	while ((n = trace_reader_read(r, evs, 256)) > 0) {
 		size_t i;
 		for (i = 0; i < n && evs[i].ts < from; i++) {
 			const struct trace_event *e = &evs[i];
-			if ((e->flags & TRACE_CTX_MASK) != TRACE_CTX_TASK ||
-			    e->tid == 0)
+			int task = (e->flags & TRACE_CTX_MASK) ==
+			    TRACE_CTX_TASK && e->tid != 0;
+			struct hmap *m = NULL;
+			uint64_t k = e->arg[0];
+			switch (e->type) {
+			case TT_SYS_ENTER: case TT_SYS_EXIT:
+				m = &open;
+				k = e->tid;
+				if (!task)
+					continue;
+				break;
+			case TT_TIMER_START: case TT_TIMER_CANCEL:
+			case TT_TIMER_EXPIRE:
+				m = &timers;
+				break;
+			case TT_WQ_QUEUE: case TT_WQ_START:
+				m = &works;
+				break;
+			default:
 				continue;
-			if (e->type == TT_SYS_EXIT) {
-				hmap_del(&open, e->tid, NULL);
-			} else if (e->type == TT_SYS_ENTER) {
+			}
+			hmap_del(m, k, NULL);
+			if (task && (e->type == TT_SYS_ENTER ||
+			    e->type == TT_TIMER_START ||
+			    e->type == TT_WQ_QUEUE)) {
 				DPUSH(v, *e);
-				*hmap_put(&open, e->tid, 0, NULL) = v.n;
+				*hmap_put(m, k, 0, NULL) = v.n;
+				/* a work queue's name outlives the batch */
+				struct trace_event *c = &v.v[v.n - 1];
+				c->blob = NULL;
+				if (e->type == TT_WQ_QUEUE && e->blob_len > 0) {
+					void *p = xmalloc(e->blob_len + 1);
+					memcpy(p, e->blob, e->blob_len);
+					((char *)p)[e->blob_len] = '\0';
+					c->blob = p;
+				} else {
+					c->blob_len = 0;
+				}
 			}
 		}
 		if (i < n)
 			break;
 	}
-	/* those still open, in time order */
+	/* those still open or pending, in time order */
 	size_t k = 0;
 	for (size_t i = 0; i < v.n; i++) {
-		uint64_t *x = hmap_get(&open, v.v[i].tid);
+		struct hmap *m = v.v[i].type == TT_SYS_ENTER ? &open :
+		    v.v[i].type == TT_TIMER_START ? &timers : &works;
+		uint64_t *x = hmap_get(m, v.v[i].type == TT_SYS_ENTER ?
+		    v.v[i].tid : v.v[i].arg[0]);
 		if (x != NULL && *x == i + 1)
 			v.v[k++] = v.v[i];
+		else
+			free((void *)v.v[i].blob);
 	}
 	qsort(v.v, k, sizeof(*v.v), by_ts);
 	for (size_t i = 0; i < k; i++) {
-		v.v[i].blob = NULL;
-		v.v[i].blob_len = 0;
 		graph_load_event(g, &v.v[i]);
+		free((void *)v.v[i].blob);
 	}
 	free(v.v);
 	hmap_free(&open);
+	hmap_free(&timers);
+	hmap_free(&works);
 	return 0;
 }
 

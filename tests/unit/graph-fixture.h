@@ -123,6 +123,52 @@ fx_lock_turn(struct fx *f, uint32_t m, uint32_t w, uint64_t lock,
 	return 1;
 }
 
+/*
+ * Write f through the real store in small chunks (1 KiB) into a new
+ * directory made from template dir (mkdtemp) and open it: the reader,
+ * or NULL when anything failed. fx_unstore() closes it and removes the
+ * directory.
+ */
+static inline struct trace_reader *
+fx_store(const struct fx *f, char *dir)
+{
+	struct trace_writer *w;
+	struct trace_reader *r = NULL;
+	char *cause = NULL;
+	int err = 0;
+
+	if (mkdtemp(dir) == NULL)
+		return NULL;
+	struct trace_writer_opts o = { .ncpus = 1, .hostname = "t",
+	    .release = "t", .boot_id = "t", .chunk_size = 1024 };
+	if (trace_writer_open(&w, dir, &o, &cause) != 0) {
+		free(cause);
+		return NULL;
+	}
+	for (size_t i = 0; i < f->nth && err == 0; i++)
+		err = trace_writer_thread(w, f->ev[0].ts, &f->th[i]);
+	for (size_t i = 0; i < f->n && err == 0; i++)
+		err = trace_writer_add(w, &f->ev[i]);
+	if (trace_writer_close(w) != 0 || err != 0)
+		return NULL;
+	if (trace_reader_open(&r, dir, &cause) != 0) {
+		free(cause);
+		return NULL;
+	}
+	return r;
+}
+
+/* Close r and remove the directory fx_store() made; 0 on success. */
+static inline int
+fx_unstore(struct trace_reader *r, const char *dir)
+{
+	char cmd[128];
+
+	trace_reader_close(r);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd);
+}
+
 static inline struct graph *
 fx_build(struct fx *f, const struct rules *rs)
 {

@@ -21,6 +21,11 @@
  * - marks: the same with the watchdog's hang marks, which take over.
  * - none: no thread hangs (the why of an empty report), and with --tid
  *   the longest wait of the thread named.
+ * In all of them a ticker thread TK of M's process sleeps on a timer it
+ * armed long before each of M's first two hangs and is woken by it
+ * after that hang (a wake-up of the hung process; the window must reach
+ * back to the start of that sleep); P blocks out of any system call
+ * after each turn of its loop (a wait that no search counts).
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -31,7 +36,7 @@
 
 static struct fx F;
 
-enum { M = 100, W = 101, IN = 102, P = 200 };
+enum { M = 100, W = 101, IN = 102, TK = 103, P = 200 };
 #define LOCK 0x1000
 #define IDLE 0x2000
 #define SLOW 0x3000
@@ -92,11 +97,46 @@ polling(int n)
 	fx_block(&F, P, 0, SYS_epoll_wait, 3);
 }
 
+/* TK arms timer key and sleeps on it. */
+static void
+tick_arm(uint64_t key)
+{
+	fx_run(&F, 0, TK);
+	fx_ev(&F, TK, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
+	fx_ev(&F, TK, TT_TIMER_START, key, 0, 0, 1);
+	fx_block(&F, TK, 0, SYS_nanosleep, 0);
+}
+
+/* The timer key fires in an interrupt and wakes TK, which blocks once
+   out of any call before it sleeps again. */
+static void
+tick_fire(uint64_t key)
+{
+	F.ctx = TRACE_CTX_HARDIRQ;
+	fx_ev(&F, 0, TT_IRQ_ENTRY, 0, 0, 0, 0);
+	fx_blob(&F, "apic_timer");
+	fx_ev(&F, 0, TT_TIMER_EXPIRE, key, 1, 0xfff, 0);
+	fx_ev(&F, 0, TT_WAKING, TK, 0, 120, 0);
+	fx_ev(&F, 0, TT_TIMER_EXPIRE_EXIT, key, 1, 0, 0);
+	fx_ev(&F, 0, TT_IRQ_EXIT, 0, 1, 0, 0);
+	F.ctx = TRACE_CTX_TASK;
+	fx_run(&F, 0, TK);
+	fx_ev(&F, TK, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
+	fx_ev(&F, TK, TT_SWITCH, 1, 0, 120, 0);
+	F.ts += 2 * MS;
+	fx_run(&F, 0, TK);
+	fx_block(&F, TK, 0, SYS_nanosleep, 0);
+}
+
 static void
 p_loop(uint64_t wait_ms)
 {
 	fx_run(&F, 0, P);
 	fx_ev(&F, P, TT_SYS_EXIT, SYS_epoll_wait, 1, 0, 0);
+	/* a wait out of any call (a fault), which no search counts */
+	fx_ev(&F, P, TT_SWITCH, 1, 0, 120, 0);
+	F.ts += MS;
+	fx_run(&F, 0, P);
 	fx_block(&F, P, 0, SYS_epoll_wait, 3);
 	F.ts += wait_ms * MS;
 }
@@ -108,6 +148,7 @@ fixture(int marks, int quiet)
 	fx_thread(&F, M, M, "main");
 	fx_thread(&F, W, M, "worker");
 	fx_thread(&F, IN, M, "input");
+	fx_thread(&F, TK, M, "ticker");
 	fx_thread(&F, P, P, "poller");
 	fx_ev(&F, M, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
 	fx_ev(&F, M, TT_SWITCH, 1, 0, 120, 0);
@@ -116,11 +157,16 @@ fixture(int marks, int quiet)
 	fx_ev(&F, IN, TT_SYS_ENTER, SYS_nanosleep, 0, 0, 0);
 	fx_ev(&F, IN, TT_SWITCH, 1, 0, 120, 0);
 	fx_block(&F, P, 0, SYS_epoll_wait, 3);
+	fx_block(&F, TK, 0, SYS_nanosleep, 0);
 	F.ts += 5 * MS;
 	for (int i = 0; i < 140; i++) {
 		int hung = !quiet && (i == 50 || i == 100);
+		if (i == 2 || i == 52)
+			tick_arm(0x5000 + (uint64_t)i);
 		iteration(hung, hung ? 60000 : 100 + 37 * (uint64_t)(i % 7),
 		    0, marks, i);
+		if (i == 50 || i == 100)
+			tick_fire(0x5000 + (uint64_t)i - 48);
 		if (i % 10 == 3)
 			p_loop(i == 73 && !quiet ? 40 : 2);
 		if (i == 30 && !quiet)
@@ -128,27 +174,6 @@ fixture(int marks, int quiet)
 	}
 	if (!quiet)
 		iteration(1, 80000, 1, marks, 140);
-}
-
-/* The store in small chunks. */
-static struct trace_reader *
-store(char *dir)
-{
-	struct trace_writer *w;
-	struct trace_reader *r;
-	char *cause = NULL;
-
-	cr_assert_not_null(mkdtemp(dir));
-	struct trace_writer_opts o = { .ncpus = 1, .hostname = "t",
-	    .release = "t", .boot_id = "t", .chunk_size = 1024 };
-	cr_assert_eq(trace_writer_open(&w, dir, &o, &cause), 0, "%s", cause);
-	for (size_t i = 0; i < F.nth; i++)
-		cr_assert_eq(trace_writer_thread(w, F.ev[0].ts, &F.th[i]), 0);
-	for (size_t i = 0; i < F.n; i++)
-		cr_assert_eq(trace_writer_add(w, &F.ev[i]), 0);
-	cr_assert_eq(trace_writer_close(w), 0);
-	cr_assert_eq(trace_reader_open(&r, dir, &cause), 0, "%s", cause);
-	return r;
 }
 
 /* Text without the number of similar nodes (a window's may be
@@ -175,13 +200,14 @@ static unsigned
 same_report(const struct diag_opts *o, const char *what)
 {
 	char dir[] = "/tmp/argus-search-XXXXXX";
-	struct trace_reader *r = store(dir);
+	struct trace_reader *r = fx_store(&F, dir);
 	char *cause = NULL, *a = NULL, *b = NULL;
 	size_t na = 0, nb = 0;
 	struct graph *g;
 	struct diag *d;
 	FILE *f;
 
+	cr_assert_not_null(r);
 	cr_assert_eq(graph_build(r, NULL, &g, &cause), 0, "%s", cause);
 	cr_assert_eq(diag_new(g, o, &d, &cause), 0, "%s", cause);
 	cr_assert_not_null(f = open_memstream(&b, &nb));
@@ -201,10 +227,7 @@ same_report(const struct diag_opts *o, const char *what)
 	    "the whole graph says\n%s", what, a, b);
 	free(a);
 	free(b);
-	trace_reader_close(r);
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	cr_assert_eq(system(cmd), 0);
+	cr_assert_eq(fx_unstore(r, dir), 0);
 	return n;
 }
 
@@ -218,6 +241,9 @@ Test(diag_search, kernel_hangs_as_the_whole_graph)
 	cr_assert_geq(n, 5, "%u hangs", n);
 	o.pick = 2;
 	same_report(&o, "kernel, --pick 2");
+	/* past the similar nodes of a window, not of the whole trace */
+	o.pick = 30;
+	same_report(&o, "kernel, --pick 30");
 	o.pick = 0;
 	o.pid = M;
 	cr_assert_geq(same_report(&o, "kernel, --pid"), 3);

@@ -11,6 +11,10 @@
  * same picked similar node, the same paths and the same culprits as the
  * diagnosis of the whole graph; and some of those windows must stay
  * windows (not grow to the whole trace), or nothing was tested.
+ *
+ * graph_build_window() itself: a timer armed and a work item queued by a
+ * thread before the window opens, which fire inside it, are linked to
+ * that thread as in the whole build.
  */
 #include <criterion/criterion.h>
 
@@ -129,22 +133,12 @@ same_answer(const struct diag *a, const struct diag *b, uint64_t at)
 Test(diag_window, same_answers_as_the_whole_trace)
 {
 	char dir[] = "/tmp/argus-window-XXXXXX";
-	struct trace_writer *w;
 	struct trace_reader *r;
 	char *cause = NULL;
 	struct graph *whole;
 
 	fixture();
-	cr_assert_not_null(mkdtemp(dir));
-	struct trace_writer_opts o = { .ncpus = 1, .hostname = "t",
-	    .release = "t", .boot_id = "t", .chunk_size = 1024 };
-	cr_assert_eq(trace_writer_open(&w, dir, &o, &cause), 0, "%s", cause);
-	for (size_t i = 0; i < F.nth; i++)
-		cr_assert_eq(trace_writer_thread(w, F.ev[0].ts, &F.th[i]), 0);
-	for (size_t i = 0; i < F.n; i++)
-		cr_assert_eq(trace_writer_add(w, &F.ev[i]), 0);
-	cr_assert_eq(trace_writer_close(w), 0);
-	cr_assert_eq(trace_reader_open(&r, dir, &cause), 0, "%s", cause);
+	cr_assert_not_null(r = fx_store(&F, dir));
 	cr_assert_eq(graph_build(r, NULL, &whole, &cause), 0, "%s", cause);
 
 	cr_assert_eq(setenv("ARGUS_WINDOW_EVENTS", "300", 1), 0);
@@ -184,8 +178,84 @@ Test(diag_window, same_answers_as_the_whole_trace)
 	cr_assert_gt(windows, 0);
 	cr_assert_gt(wholes, 0);
 	graph_free(whole);
-	trace_reader_close(r);
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	cr_assert_eq(system(cmd), 0);
+	cr_assert_eq(fx_unstore(r, dir), 0);
+}
+
+/* The edges of kind into the vertices of thread tid; src gets the tid of
+   the last one's source. */
+static unsigned
+edges_into(const struct graph *g, uint32_t tid, unsigned kind, uint32_t *src)
+{
+	unsigned n = 0;
+
+	for (uint32_t e = 0; e < graph_nedges(g); e++) {
+		const struct graph_edge *x = graph_edge(g, e);
+		const struct graph_vertex *d = graph_vertex(g, x->dst);
+		if (x->kind != kind ||
+		    graph_thread(g, d->thread)->tid != tid)
+			continue;
+		n++;
+		*src = graph_thread(g, graph_vertex(g, x->src)->thread)->tid;
+	}
+	return n;
+}
+
+Test(graph_window, timer_and_work_set_before_it_link_into_it)
+{
+	enum { A = 10, B = 11, KW = 12 };
+	char dir[] = "/tmp/argus-gwindow-XXXXXX";
+	char *cause = NULL;
+	struct trace_reader *r;
+	struct graph *g;
+	uint32_t src = 0;
+
+	fx_init(&F);
+	fx_thread(&F, A, A, "arm");
+	fx_thread(&F, B, B, "filler");
+	fx_thread(&F, KW, KW, "kworker/0:1");
+	F.th[2].flags = TRACE_THREAD_KERNEL;
+	fx_ev(&F, A, TT_SYS_ENTER, SYS_nanosleep, 0, 0, 0);
+	fx_ev(&F, A, TT_TIMER_START, 0x77, 0, 0, 1);
+	fx_ev(&F, A, TT_WQ_QUEUE, 0x88, 0, 0, 0);
+	fx_blob(&F, "events");
+	fx_ev(&F, A, TT_SWITCH, 1, 0, 120, 0);
+	uint64_t from = F.ts + 20 * MS;
+	for (int i = 0; i < 200; i++) {
+		fx_ev(&F, B, TT_SYS_ENTER, SYS_getpid, 0, 0, 0);
+		fx_ev(&F, B, TT_SYS_EXIT, SYS_getpid, B, 0, 0);
+		F.ts += MS;
+	}
+	F.ctx = TRACE_CTX_HARDIRQ;
+	fx_ev(&F, 0, TT_IRQ_ENTRY, 0, 0, 0, 0);
+	fx_blob(&F, "apic_timer");
+	fx_ev(&F, 0, TT_TIMER_EXPIRE, 0x77, 1, 0xfff, 0);
+	fx_ev(&F, 0, TT_WAKING, A, 0, 120, 0);
+	fx_ev(&F, 0, TT_TIMER_EXPIRE_EXIT, 0x77, 1, 0, 0);
+	fx_ev(&F, 0, TT_IRQ_EXIT, 0, 1, 0, 0);
+	F.ctx = TRACE_CTX_TASK;
+	fx_run(&F, 0, KW);
+	fx_ev(&F, KW, TT_WQ_START, 0x88, 0, 0, 0);
+	fx_ev(&F, KW, TT_WQ_END, 0x88, 0, 0, 0);
+	fx_run(&F, KW, A);
+	fx_ev(&F, A, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
+	cr_assert_not_null(r = fx_store(&F, dir));
+
+	/* the window opens 20 ms after both were set, its lead (a
+	   quarter of it) reaches back to them */
+	cr_assert_eq(graph_build_window(r, NULL, from, UINT64_MAX, &g,
+	    &cause), 0, "%s", cause);
+	uint64_t a, b;
+	graph_window(g, &a, &b);
+	cr_assert_eq(a, from);
+	cr_assert_eq(edges_into(g, KW, GE_WORK, &src), 1);
+	cr_assert_eq(src, A);
+	size_t n = graph_nthreads(g);
+	unsigned timers = 0;
+	for (uint32_t ti = 0; ti < n; ti++)
+		timers += edges_into(g, graph_thread(g, ti)->tid, GE_TIMER,
+		    &src);
+	cr_assert_eq(timers, 1);
+	cr_assert_eq(src, A);
+	graph_free(g);
+	cr_assert_eq(fx_unstore(r, dir), 0);
 }
