@@ -116,7 +116,7 @@ mem_available(void)
 }
 
 int
-cmd_check_whole(const char *name, struct trace_reader *r)
+cmd_whole_fits(struct trace_reader *r, double *need_gib, double *avail_gib)
 {
 	const struct trace_info *in = trace_reader_info(r);
 	uint64_t need = in->nevents * GRAPH_BYTES_PER_EVENT, avail;
@@ -125,13 +125,23 @@ cmd_check_whole(const char *name, struct trace_reader *r)
 
 	avail = e != NULL && sscanf(e, "%llu", &v) == 1 ? (uint64_t)v :
 	    mem_available();
-	if (avail == 0 || need <= avail / 10 * 8)
+	*need_gib = (double)need / (1u << 30);
+	*avail_gib = (double)avail / (1u << 30);
+	return avail == 0 || need <= avail / 10 * 8;
+}
+
+int
+cmd_check_whole(const char *name, struct trace_reader *r)
+{
+	double need, avail;
+
+	if (cmd_whole_fits(r, &need, &avail))
 		return 0;
 	cmd_error(name, "the whole graph of %llu events needs about %.1f GiB, "
 	    "more than the %.1f GiB available: diagnose a time with "
-	    "argus diagnose --at, or open argus debug (it loads the end)",
-	    (unsigned long long)in->nevents, (double)need / (1u << 30),
-	    (double)avail / (1u << 30));
+	    "argus diagnose --at, search it with argus diagnose --stream, or "
+	    "open argus debug (it loads the end)",
+	    (unsigned long long)trace_reader_info(r)->nevents, need, avail);
 	return -1;
 }
 

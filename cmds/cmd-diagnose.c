@@ -4,9 +4,9 @@
  * similar normal nodes, the normal wake-up path, the culprits by depth, a
  * circular wait and its timeout. The work is engine/diag*.c; this file
  * parses options, chooses how much of the trace to build (a window
- * around --at, a streaming search and windows around the hangs with
- * --stream, the whole graph when memory allows) and prints the text report or the JSON
- * object.
+ * around --at; a streaming search and windows around the hangs with
+ * --stream, or when the whole graph would not fit in memory; else the
+ * whole graph) and prints the text report or the JSON object.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -45,7 +45,9 @@ static const char diagnose_usage[] =
     "  --stream         search the whole trace in one streaming pass and\n"
     "                   build windows around the hangs only (the same\n"
     "                   answer; on traces whose similar nodes lie far\n"
-    "                   from their hangs, slower than the whole build)\n"
+    "                   from their hangs, slower than the whole build;\n"
+    "                   the default when the whole graph would not fit\n"
+    "                   in memory)\n"
     "  -h, --help       show this help\n";
 
 static int
@@ -208,7 +210,18 @@ cmd_diagnose(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (d == NULL && cmd_check_whole("diagnose", r) != 0)
+	/* a whole graph beyond memory: the streaming search, unless the
+	   user asked for the whole graph */
+	double need, avail;
+	if (d == NULL && at == NULL && !whole && !stream &&
+	    in->first_ts != 0 && !cmd_whole_fits(r, &need, &avail)) {
+		fprintf(stderr, "argus diagnose: the whole graph would need "
+		    "about %.1f GiB, more than the %.1f GiB available: "
+		    "searching in one streaming pass (--stream)\n", need,
+		    avail);
+		stream = 1;
+	}
+	if (d == NULL && !stream && cmd_check_whole("diagnose", r) != 0)
 		goto out;
 	if (at == NULL && !whole && in->first_ts != 0 && stream) {
 		/* one streaming pass, then windows around the hangs */

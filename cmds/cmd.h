@@ -58,6 +58,11 @@ struct trace_reader *cmd_open_trace(const char *name, const char *path);
  */
 int cmd_check_whole(const char *name, struct trace_reader *r);
 
+/* Whether the whole graph of r fits as cmd_check_whole() asks (1) or
+   not (0); *need_gib and *avail_gib get the figures it compared. */
+int cmd_whole_fits(struct trace_reader *r, double *need_gib,
+    double *avail_gib);
+
 /*
  * The rules options (cmd-rules.c): CMD_RULES_OPTION (--rules FILE) and
  * CMD_NO_DEFAULT_RULES_OPTION go into a command's getopt_long table;

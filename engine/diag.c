@@ -576,7 +576,8 @@ diag_event_loop(struct diag *d, uint32_t ti)
 
 /* Wake-ups of thread ti's long waits in [a, b] done from another
    context; h->wk_lo falls to the start of the window when the window
-   does not show what ti did at a (its wait may have begun before). */
+   does not show what ti did at a but shows a wait of ti end in the span
+   (that wait may have begun before the window). */
 void
 diag_wakeups_of(struct diag *d, struct dhang *h, uint32_t ti, uint64_t a,
     uint64_t b)
@@ -601,8 +602,14 @@ diag_wakeups_of(struct diag *d, struct dhang *h, uint32_t ti, uint64_t a,
 	}
 	graph_window(g, &wa, &wb);
 	if (seen == GRAPH_NONE || t->ev[seen].ts < wa) {
-		if (wa < h->wk_lo)
-			h->wk_lo = wa;
+		for (uint32_t k = from; k < t->nev &&
+		    t->ev[k].ts <= b + len / 10; k++)
+			if (t->ev[k].type == GRAPH_EV_RUN ||
+			    own_activity(&t->ev[k])) {
+				if (wa < h->wk_lo)
+					h->wk_lo = wa;
+				break;
+			}
 	} else if (t->ev[seen].ts < h->wk_lo) {
 		h->wk_lo = t->ev[seen].ts;
 	}

@@ -180,7 +180,9 @@ if [ -x "$B/tests/tools/mkhang" ] && "$B/tests/tools/mkhang" "$T/mk" \
 	fi
 	# a whole graph larger than the memory available (here 1000
 	# bytes, ARGUS_MEM_AVAILABLE) is refused in one line naming --at
-	for c in diagnose "graph --stats"; do
+	# where the whole graph is asked for; diagnose without --whole
+	# searches in one streaming pass instead, says so, and answers
+	for c in "diagnose --whole" "graph --stats"; do
 		ARGUS_MEM_AVAILABLE=1000 $ARGUS $c "$T/mk" > "$T/out" 2> "$T/err"
 		if [ $? -eq 1 ] && [ ! -s "$T/out" ] &&
 		    [ "$(wc -l < "$T/err")" = 1 ] && grep -q -- '--at' "$T/err"; then
@@ -189,6 +191,16 @@ if [ -x "$B/tests/tools/mkhang" ] && "$B/tests/tools/mkhang" "$T/mk" \
 			nok "$c: a graph beyond memory is refused" "$(cat "$T/err")"
 		fi
 	done
+	ARGUS_MEM_AVAILABLE=1000 $ARGUS diagnose "$T/mk" > "$T/out" 2> "$T/err"
+	rc=$?
+	$ARGUS diagnose --whole "$T/mk" > "$T/whole" 2>&1
+	if [ $rc -eq 0 ] && [ "$(wc -l < "$T/err")" = 1 ] &&
+	    grep -q 'searching in one streaming pass' "$T/err" &&
+	    grep -q '^hang 1: ' "$T/out" && cmp -s "$T/out" "$T/whole"; then
+		ok "diagnose: a graph beyond memory streams"
+	else
+		nok "diagnose: a graph beyond memory streams" "status $rc: $(cat "$T/err")"
+	fi
 	# a window that may not grow as far as the answer asks (20 events,
 	# ARGUS_WINDOW_MAX_EVENTS) gives its own answer and says so
 	ARGUS_WINDOW_EVENTS=10 ARGUS_WINDOW_MAX_EVENTS=20 $ARGUS diagnose \
