@@ -123,6 +123,7 @@ static const struct {
 	[RB_MARKER] = { TT_USER, 1, 0 },
 	[RB_PROBE] = { TT_USER, 2, 0 },
 	[RB_FILELOCK] = { TT_FILELOCK, 6, 0 },
+	[RB_FD_INO] = { TT_FD, 3, 0 },	/* not kept: see dec_one() */
 	[RB_LOST] = { TT_LOST, 1, 0 },
 };
 
@@ -240,7 +241,8 @@ static const struct progspec progs[] = {
 	{ "flock_lock_inode", RECORD_SET_DEFAULT },
 	{ "fcntl_setlk", RECORD_SET_DEFAULT },
 	{ "locks_remove_posix", RECORD_SET_DEFAULT },
-	{ "sys_exit", RECORD_SET_DEFAULT },
+	{ "sys_exit", RECORD_SET_FULL },
+	{ "rseq_update", RECORD_SET_DEFAULT },
 	{ "sock_send_length", RECORD_SET_FULL },
 	{ "sys_enter", RECORD_SET_FULL },
 };
@@ -351,6 +353,23 @@ rec_bpf_open(struct recorder *r, const struct record_opts *o, char **cause)
 	b->skel->rodata->self_tgid = (uint32_t)getpid();
 	b->skel->rodata->full = o->set == RECORD_SET_FULL;
 	b->skel->rodata->blocking = o->set == RECORD_SET_DEFAULT;
+	/* without sys_exit (libargus's records need it), the exits of
+	   blocked calls come at rseq_update */
+	if (o->set == RECORD_SET_DEFAULT) {
+		struct bpf_program *se = prog_of(b->skel, "sys_exit");
+		struct bpf_program *rs = prog_of(b->skel, "rseq_update");
+		int se_on = se != NULL && bpf_program__autoload(se);
+		int rs_on = rs != NULL && bpf_program__autoload(rs);
+
+		/* a kernel without rseq: the exits at sys_exit */
+		if (!se_on && !rs_on && se != NULL && !skipped("sys_exit")) {
+			bpf_program__set_autoload(se, true);
+			se_on = 1;
+		}
+		b->skel->rodata->lean = !se_on && rs_on;
+		if (rs_on && se_on)
+			bpf_program__set_autoload(rs, false);
+	}
 	b->skel->rodata->eventfd_write_fn = ksym("eventfd_write");
 	b->skel->rodata->marker_write_fn = ksym("tracing_mark_raw_write");
 	if (b->skel->rodata->eventfd_write_fn == 0 ||
@@ -651,6 +670,10 @@ dec_one(struct recorder *r, const uint8_t *p, size_t len)
 		ev.blob_len = (uint32_t)strlen(str);
 	}
 	switch (h.kind) {
+	case RB_FD_INO:
+		/* looked up again at its next use */
+		rec_fd_closed(r, (uint32_t)a[0], (int)a[1]);
+		return;
 	case RB_FORK:
 		ev.arg[0] = a[0];
 		ev.arg[1] = 0;

@@ -238,6 +238,50 @@ else
 	    grep -c 'nr=clock_nanosleep')
 	[ "$n" = 1 ] && ok "a thread asleep before recording keeps its exit" ||
 		nok "a thread asleep before recording keeps its exit" "$n exits"
+	# kernel events only (no libargus records to keep): no program on
+	# every system call's exit; the results of blocked calls come on
+	# the way back to user space (rseq_update), lock attempts refused
+	# at once from the file lock events, sched_yield at its switch
+	if command -v python3 > /dev/null && command -v flock > /dev/null; then
+		lean='
+import fcntl, os, sys, time
+f = open(sys.argv[1], "w")
+for i in range(5):
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        time.sleep(0.02)
+os.sched_setaffinity(0, {0})
+pid = os.fork()
+end = time.time() + 0.3
+while time.time() < end:
+    os.sched_yield()
+if pid:
+    os.waitpid(pid, 0)
+time.sleep(0.3)'
+		: > "$T/lk"
+		flock "$T/lk" sleep 3 &
+		fp=$!
+		sleep 0.2
+		$ARGUS record -q -o "$T/lean" --backend bpf --events default \
+		    --no-instrument -- python3 -c "$lean" "$T/lk" > /dev/null 2>&1 &
+		rp=$!
+		sleep 0.4
+		se=$(bpftool prog show 2>/dev/null | grep -c ' name on_sys_exit ')
+		rs=$(bpftool prog show 2>/dev/null | grep -c ' name on_rseq ')
+		wait $rp
+		kill $fp 2> /dev/null
+		$ARGUS dump "$T/lean" --type sys_exit 2>/dev/null |
+		    awk '$5 == "python3"' > "$T/lean.exits"
+		slp=$(grep -c 'nr=clock_nanosleep ret=0' "$T/lean.exits")
+		att=$(grep -c 'nr=flock ret=-11' "$T/lean.exits")
+		yl=$(grep -c 'nr=sched_yield' "$T/lean.exits")
+		[ "$se" = 0 ] && [ "$rs" -ge 1 ] && [ "$slp" -ge 5 ] &&
+		    [ "$att" = 5 ] && [ "$yl" -ge 2 ] &&
+			ok "kernel only: results of blocked calls, refused locks and yields without a system-call hook" ||
+			nok "kernel only: results without a system-call hook" \
+			    "sys_exit programs $se, rseq programs $rs, sleeps $slp, refused flocks $att, yields $yl"
+	fi
 	# messages in a burst: one record each way for the burst in the
 	# default set (a socket that holds an unread message takes more
 	# without a record), every one in the full set; a ping-pong keeps

@@ -58,6 +58,8 @@ enum rb_kind {
 	RB_MARKER,		/* len; len bytes written to trace_marker_raw */
 	RB_PROBE,		/* tracefs event id of the uprobe, ip */
 	RB_FILELOCK,		/* op, ino, dev, type | flags << 8, ret, owner */
+	RB_FD_INO,		/* tgid, fd, ino: fd names another file than
+				   when last seen (lean: no close events) */
 	RB_NKINDS
 };
 

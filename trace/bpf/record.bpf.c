@@ -11,8 +11,18 @@
  * System calls cost nothing unless they matter: a task switched out
  * not runnable while inside a system call gets a RB_SYS_ENTER with the
  * number and arguments read from its saved registers, and a mark in its
- * task storage ("blocked"); at sys_exit only a marked task writes its
- * RB_SYS_EXIT. Besides, sys_exit keeps the calls that wake others
+ * task storage ("blocked"); the marked task writes its RB_SYS_EXIT on
+ * its way back to user space. Kernel events only ("lean": the default
+ * set without libargus's records), no program runs on every system
+ * call: the exit comes at rseq_update, which a task that registered
+ * rseq (glibc's threads do) meets after each switch, its registers
+ * then holding the call's number and result (at signal_deliver when a
+ * signal ends the call first); a lock attempt refused at once is kept
+ * as its call from the file lock events; sched_yield at its switch;
+ * and since close is not seen, a descriptor that names another inode
+ * than when last seen blocking is told to the loader (RB_FD_INO, map
+ * "fdino"). Otherwise the program on sys_exit writes the exits of
+ * marked tasks, and keeps the calls that wake others
  * without blocking: reads and writes of pipes (FIFO inodes), terminals
  * and eventfds, a close that succeeded (so fd numbers reused are looked
  * up again) and sched_yield (one a millisecond a thread: a yield loop
@@ -42,6 +52,8 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile __u32 self_tgid;		/* the recorder: no syscalls of it */
 const volatile int full;		/* every syscall's entry and exit */
 const volatile int blocking;		/* syscalls at switch-out (default) */
+const volatile int lean;		/* blocking without sys_exit: exits
+					   at rseq_update (see above) */
 const volatile __u64 eventfd_write_fn;	/* f_op->write of an eventfd */
 const volatile __u64 marker_write_fn;	/* f_op->write of trace_marker_raw */
 const volatile __u64 marker_ino;	/* inode of our instance's marker */
@@ -71,6 +83,16 @@ struct {
 	__type(key, int);
 	__type(value, struct blk);
 } blocked SEC(".maps");
+
+/* lean: the inode each (tgid << 32 | fd) named when last seen in a
+   blocked call, since without close events a number reused must be
+   told (RB_FD_INO). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u64);
+	__type(value, __u64);
+} fdino SEC(".maps");
 
 struct mk {
 	struct rb_head h;
@@ -115,7 +137,23 @@ struct {
 #define NR_poll 7
 #define NR_select 23
 #define NR_nanosleep 35
+#define NR_ioctl 16
+#define NR_pread64 17
+#define NR_pwrite64 18
 #define NR_connect 42
+#define NR_accept 43
+#define NR_sendto 44
+#define NR_recvfrom 45
+#define NR_sendmsg 46
+#define NR_recvmsg 47
+#define NR_fsync 74
+#define NR_fdatasync 75
+#define NR_splice 275
+#define NR_accept4 288
+#define NR_recvmmsg 299
+#define NR_sendmmsg 307
+#define NR_fcntl 72
+#define NR_flock 73
 #define NR_futex 202
 #define NR_clock_nanosleep 230
 #define NR_epoll_wait 232
@@ -247,6 +285,56 @@ sw_state(bool preempt, unsigned int ps, struct task_struct *p)
 	return 0;
 }
 
+/* The kernel's cast of an address to a typed, read-only pointer: its
+   fields are then read by plain loads the verifier guards, not by a
+   helper call each. */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+
+/* Whether call nr's first argument is a descriptor (as
+   trace_syscall_fd_arg()). */
+static __always_inline int
+fd_call(long nr)
+{
+	switch (nr) {
+	case NR_read: case NR_write: case NR_readv: case NR_writev:
+	case NR_pread64: case NR_pwrite64: case NR_sendto: case NR_recvfrom:
+	case NR_sendmsg: case NR_recvmsg: case NR_sendmmsg: case NR_recvmmsg:
+	case NR_connect: case NR_accept: case NR_accept4: case NR_epoll_pwait:
+	case NR_fsync: case NR_fdatasync: case NR_flock: case NR_fcntl:
+	case NR_ioctl: case NR_splice: case NR_epoll_wait:
+		return 1;
+	}
+	return 0;
+}
+
+/* lean: an RB_FD_INO when descriptor fd of t names another inode than
+   when last seen (or was never seen). */
+static __always_inline int
+fd_check(struct task_struct *t, __u64 fd)
+{
+	struct fdtable *fdt = t->files->fdt;
+	struct file *f = NULL;
+	__u64 key, ino, *old;
+
+	if (!fdt || fd >= fdt->max_fds)
+		return 0;
+	bpf_probe_read_kernel(&f, sizeof(f), (void *)((__u64)fdt->fd +
+	    fd * sizeof(f)));
+	if (!f)
+		return 0;
+	f = bpf_rdonly_cast(f, bpf_core_type_id_kernel(struct file));
+	ino = f->f_inode->i_ino;
+	key = (__u64)(__u32)t->tgid << 32 | (__u32)fd;
+	old = bpf_map_lookup_elem(&fdino, &key);
+	if (old && *old == ino)
+		return 0;
+	bpf_map_update_elem(&fdino, &key, &ino, BPF_ANY);
+	if (old)
+		EMIT(3, RB_FD_INO, (__u32)t->pid, (__u64)(__u32)t->tgid, fd,
+		    ino);
+	return 0;
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
     struct task_struct *next, unsigned int prev_state)
@@ -269,8 +357,13 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
 			struct blk *b = bpf_task_storage_get(&blocked, prev, 0,
 			    BPF_LOCAL_STORAGE_GET_F_CREATE);
 
-			if (b && !b->on) {
-				b->on = 1;
+			/* lean: a task without rseq never says when its
+			   call returned; every wait of it gets its entry */
+			if (b && (!b->on || (lean && !prev->rseq))) {
+				if (!lean || prev->rseq)
+					b->on = 1;
+				if (lean && fd_call(nr))
+					fd_check(prev, regs->di);
 				EMIT(6, RB_SYS_ENTER, ptid, (__u64)nr,
 				    regs->di,
 				    regs->si,
@@ -280,8 +373,67 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
 			}
 		}
 	}
+	/* lean: a sched_yield seen where it gives the CPU away, one a
+	   millisecond a thread */
+	if (lean && !preempt && prev_state == 0 &&
+	    !(prev->flags & PF_KTHREAD) && prev->tgid != (int)self_tgid) {
+		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
+
+		if (regs->orig_ax == NR_sched_yield && regs->ax == -ENOSYS) {
+			struct blk *b = bpf_task_storage_get(&blocked, prev, 0,
+			    BPF_LOCAL_STORAGE_GET_F_CREATE);
+			__u64 now = bpf_ktime_get_boot_ns();
+
+			if (b && now - b->yield_ts >= YIELD_GAP_NS) {
+				b->yield_ts = now;
+				EMIT(6, RB_SYS_ENTER, ptid, NR_sched_yield, 0, 0,
+				    0, 0, 0);
+				EMIT(2, RB_SYS_EXIT, ptid, NR_sched_yield, 0);
+			}
+		}
+	}
 	EMIT(3, RB_SWITCH, ptid, sw_state(preempt, prev_state, prev),
 	    (__u64)(__u32)next->pid, (__u64)(__u32)next->prio);
+	return 0;
+}
+
+/*
+ * lean: the exit of a call the task blocked in, on its way back to user
+ * space. A task switched out gets TIF_NOTIFY_RESUME when it registered
+ * rseq (glibc's threads do), and its return to user space then updates
+ * rseq: its saved registers hold the call's number and result. Runs a
+ * few times for each switch, never for each system call.
+ */
+SEC("tp_btf/rseq_update")
+int BPF_PROG(on_rseq, struct task_struct *t)
+{
+	struct blk *b = bpf_task_storage_get(&blocked, t, 0, 0);
+	struct pt_regs *regs;
+
+	if (!b || !b->on)
+		return 0;
+	b->on = 0;
+	regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	EMIT(2, RB_SYS_EXIT, (__u32)t->pid, (__u64)regs->orig_ax,
+	    (__u64)regs->ax);
+	return 0;
+}
+
+/* lean: a signal delivered ends the blocked call before rseq_update
+   (whose registers then hold the handler's); the result is the call's. */
+static __always_inline int
+exit_at_signal(void)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct blk *b = bpf_task_storage_get(&blocked, t, 0, 0);
+	struct pt_regs *regs;
+
+	if (!b || !b->on)
+		return 0;
+	b->on = 0;
+	regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	EMIT(2, RB_SYS_EXIT, (__u32)t->pid, (__u64)regs->orig_ax,
+	    (__u64)regs->ax);
 	return 0;
 }
 
@@ -538,6 +690,8 @@ int BPF_PROG(on_sig_deliver, int sig, struct kernel_siginfo *info,
 	__s64 code = (unsigned long)info == 0 ? 0 :
 	    (unsigned long)info == 1 ? 0x80 : BPF_CORE_READ(info, si_code);
 
+	if (lean)
+		exit_at_signal();
 	EMIT(3, RB_SIGNAL_DELIVER, cur_tid(), (__u64)(__u32)sig, (__u64)code,
 	    (__u64)BPF_CORE_READ(ka, sa.sa_handler));
 	return 0;
@@ -617,11 +771,6 @@ int BPF_PROG(on_sk_ready, const struct sock *sk)
 	    (__u64)sk->sk_protocol);
 	return 0;
 }
-
-/* The kernel's cast of an address to a typed, read-only pointer: its
-   fields are then read by plain loads the verifier guards, not by a
-   helper call each. */
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
 
 /*
  * 1 pipe, FIFO or terminal, 2 eventfd, 3 our trace_marker_raw, 0 any
@@ -802,16 +951,37 @@ static __always_inline int
 filelock(__u64 op, struct inode *inode, struct file_lock *fl, int ret)
 {
 	__u64 type = 0, owner = 0;
+	struct pt_regs *regs = NULL;
+	__u32 tid = cur_tid();
 
+	/* lean: a lock attempt refused at once (flock LOCK_NB, F_SETLK)
+	   is a polling attempt, kept as its call: entry, lock, exit */
+	if (lean && ret == -EAGAIN && op <= 2 && ctx_now() == 0) {
+		struct task_struct *t = bpf_get_current_task_btf();
+		struct blk *b = bpf_task_storage_get(&blocked, t, 0, 0);
+
+		regs = (struct pt_regs *)bpf_task_pt_regs(t);
+		if ((b && b->on) || regs->ax != -ENOSYS ||
+		    (regs->orig_ax != NR_flock && regs->orig_ax != NR_fcntl)) {
+			regs = NULL;
+		} else {
+			fd_check(t, regs->di);
+			EMIT(6, RB_SYS_ENTER, tid, (__u64)regs->orig_ax,
+			    regs->di, regs->si, regs->dx, regs->r10, regs->r8);
+		}
+	}
 	if (fl) {
 		type = (__u64)BPF_CORE_READ(fl, c.flc_type) |
 		    (__u64)BPF_CORE_READ(fl, c.flc_flags) << 8;
 		owner = (__u64)BPF_CORE_READ(fl, c.flc_owner);
 	}
-	EMIT(6, RB_FILELOCK, cur_tid(), op,
+	EMIT(6, RB_FILELOCK, tid, op,
 	    inode ? (__u64)BPF_CORE_READ(inode, i_ino) : 0,
 	    inode ? (__u64)BPF_CORE_READ(inode, i_sb, s_dev) : 0, type,
 	    (__u64)(__s64)ret, owner);
+	if (regs)
+		EMIT(2, RB_SYS_EXIT, tid, (__u64)regs->orig_ax,
+		    (__u64)(__s64)ret);
 	return 0;
 }
 
