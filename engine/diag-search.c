@@ -395,7 +395,6 @@ diag_search(struct trace_reader *r, const struct rules *rules,
     char **cause)
 {
 	struct search s;
-	const struct trace_info *in = trace_reader_info(r);
 	int err;
 	char *why = NULL;
 
@@ -421,20 +420,8 @@ diag_search(struct trace_reader *r, const struct rules *rules,
 	s.first = s.sc.first_ts;
 	s.last = s.sc.last_ts;
 	/* windows of about SEARCH_EVENTS events before each candidate,
-	   a second at least; tests take fewer with ARGUS_WINDOW_EVENTS */
-	double nev = SEARCH_EVENTS;
-	uint64_t least = SEC, v;
-	const char *e = getenv("ARGUS_WINDOW_EVENTS");
-	if (e != NULL && parse_u64(e, &v) == 0 && v > 0) {
-		nev = (double)v;
-		least = 1;
-	}
-	s.back = UINT64_MAX / 8;
-	if (in->nevents > 0 && s.last > s.first)
-		s.back = (uint64_t)(nev * (double)(s.last - s.first) /
-		    (double)in->nevents);
-	if (s.back < least)
-		s.back = least;
+	   a second at least */
+	s.back = diag_window_span(r, SEARCH_EVENTS, SEC);
 	s.c = s.sc.c;
 	for (size_t k = 0; k < s.sc.nc; k++)
 		first_window(&s, k);

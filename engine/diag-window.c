@@ -248,6 +248,23 @@ diag_window_short_span(const struct diag *d, uint64_t lo, uint64_t hi,
 	return grow(d, &s, lo + (hi - lo) / 2, a, b, from, to);
 }
 
+uint64_t
+diag_window_span(struct trace_reader *r, double nev, uint64_t least)
+{
+	const struct trace_info *in = trace_reader_info(r);
+	const char *e = getenv("ARGUS_WINDOW_EVENTS");
+	uint64_t v, span = in->last_ts > in->first_ts ?
+	    in->last_ts - in->first_ts : 0, back = span;
+
+	if (e != NULL && parse_u64(e, &v) == 0 && v > 0) {
+		nev = (double)v;
+		least = 1;
+	}
+	if (in->nevents > 0 && span > 0)
+		back = (uint64_t)(nev * (double)span / (double)in->nevents);
+	return back < least ? least : back;
+}
+
 /* Events of the chunks that overlap [from, to). */
 static uint64_t
 window_events(struct trace_reader *r, uint64_t from, uint64_t to)
@@ -333,19 +350,9 @@ diag_at_window(struct trace_reader *r, const struct rules *rules,
 	*dp = NULL;
 	if (at > first && last > first && in->nevents > 0) {
 		/* about DIAG_WINDOW_EVENTS events before the time and a
-		   quarter of that after, and a second at least; tests
-		   take fewer with ARGUS_WINDOW_EVENTS (and no least) */
-		double per_ns = (double)in->nevents / (double)(last - first);
-		double nev = DIAG_WINDOW_EVENTS;
-		uint64_t least = 1000000000ULL, v;
-		const char *e = getenv("ARGUS_WINDOW_EVENTS");
-		if (e != NULL && parse_u64(e, &v) == 0 && v > 0) {
-			nev = (double)v;
-			least = 1;
-		}
-		uint64_t back = (uint64_t)(nev / per_ns);
-		if (back < least)
-			back = least;
+		   quarter of that after, and a second at least */
+		uint64_t back = diag_window_span(r, DIAG_WINDOW_EVENTS,
+		    1000000000ULL);
 		from = at - first > back ? at - back : 0;
 		to = last - at > back / 4 ? at + back / 4 : UINT64_MAX;
 	}

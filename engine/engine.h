@@ -598,6 +598,14 @@ int diag_add_node(struct diag *d, uint32_t v, size_t *h);
 int diag_at_window(struct trace_reader *r, const struct rules *rules,
     const struct diag_opts *o, struct graph **gp, struct diag **dp,
     char **cause);
+
+/*
+ * The span of time that holds about nev events of r at the trace's
+ * average rate, and least at least; ARGUS_WINDOW_EVENTS, when set,
+ * replaces nev and lifts least (tests take small windows). The whole
+ * trace's span, or least, when r has no events or no time.
+ */
+uint64_t diag_window_span(struct trace_reader *r, double nev, uint64_t least);
 /*
  * For a diagnosis of a graph built over a window: 1 when its answer
  * could rest on events outside the window (a wait begun before it,

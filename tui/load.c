@@ -160,19 +160,16 @@ static int
 at_end(struct loader *l)
 {
 	const struct trace_info *in = trace_reader_info(l->r);
-	double max = TUI_WHOLE_MAX_EVENTS, nev = DIAG_WINDOW_EVENTS;
+	double max = TUI_WHOLE_MAX_EVENTS;
 	const char *e = getenv("ARGUS_DEBUG_WHOLE_MAX");
 	uint64_t v, span = in->last_ts - in->first_ts, back;
 
 	if (e != NULL && parse_u64(e, &v) == 0)
 		max = (double)v;
-	e = getenv("ARGUS_WINDOW_EVENTS");
-	if (e != NULL && parse_u64(e, &v) == 0 && v > 0)
-		nev = (double)v;
 	if (l->dopts.at != 0 || (double)in->nevents <= max ||
 	    in->last_ts <= in->first_ts)
 		return 0;
-	back = (uint64_t)((double)span * nev / (double)in->nevents);
+	back = diag_window_span(l->r, DIAG_WINDOW_EVENTS, 0);
 	if (back >= span)
 		return 0;
 	l->grow = 1;

@@ -259,3 +259,30 @@ Test(graph_window, timer_and_work_set_before_it_link_into_it)
 	graph_free(g);
 	cr_assert_eq(fx_unstore(r, dir), 0);
 }
+
+/* The span of nev events at the trace's average rate, least at least;
+   ARGUS_WINDOW_EVENTS replaces nev and lifts least. */
+Test(diag_window, span_of_events)
+{
+	char dir[] = "/tmp/argus-wspan-XXXXXX";
+	struct trace_reader *r;
+
+	fx_init(&F);
+	fx_thread(&F, 10, 10, "t");
+	for (int i = 0; i < 1000; i++)
+		fx_ev(&F, 10, TT_SYS_ENTER, SYS_getpid, 0, 0, 0);
+	cr_assert_not_null(r = fx_store(&F, dir));
+	const struct trace_info *in = trace_reader_info(r);
+	uint64_t span = in->last_ts - in->first_ts;
+	unsetenv("ARGUS_WINDOW_EVENTS");
+	uint64_t half = diag_window_span(r, 500.0, 0);
+	cr_assert(half >= span / 2 - span / 100 && half <= span / 2 + span / 100,
+	    "%lu of %lu", (unsigned long)half, (unsigned long)span);
+	cr_assert_eq(diag_window_span(r, 500.0, 10 * span), 10 * span);
+	cr_assert_eq(setenv("ARGUS_WINDOW_EVENTS", "100", 1), 0);
+	uint64_t tenth = diag_window_span(r, 500.0, 10 * span);
+	unsetenv("ARGUS_WINDOW_EVENTS");
+	cr_assert(tenth >= span / 10 - span / 100 &&
+	    tenth <= span / 10 + span / 100, "%lu", (unsigned long)tenth);
+	cr_assert_eq(fx_unstore(r, dir), 0);
+}
