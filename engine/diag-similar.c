@@ -31,13 +31,15 @@ str_hash(const char *s)
 	return h;
 }
 
-/* Hash of a wait resource; futex words of one object (a condition
-   variable alternates between two) count as one resource. */
+/* Hash of a wait resource; futex words of one condition variable (it
+   alternates between two group signals 4 bytes apart, in one 16-byte
+   block however it is aligned) count as one resource, and a mutex next
+   to it is another. */
 static uint64_t
 res_hash(const struct dwait *dw)
 {
 	if (strncmp(dw->w.resource, "futex:", 6) == 0)
-		return mix(11, strtoull(dw->w.resource + 6, NULL, 16) >> 6);
+		return mix(11, strtoull(dw->w.resource + 6, NULL, 16) >> 4);
 	return str_hash(dw->w.resource);
 }
 

@@ -5,7 +5,8 @@
  * user-level wait made of two kernel waits is one similar node,
  * every blocked thread of the normal path is a culprit, and so is the
  * idle thread that ended the wait by a plain wake-up (an idle holder),
- * but not an event loop waiting in poll at both ends of the recording.
+ * but not an event loop waiting in poll at both ends of the recording;
+ * a mutex stored next to a condition variable is another resource.
  */
 #include <criterion/criterion.h>
 
@@ -527,6 +528,59 @@ Test(diag_peers, a_wait_for_a_child_is_never_idle)
 		}
 	}
 	cr_assert(stage, "the stage waiting for its child is a culprit");
+	diag_free(d);
+	graph_free(g);
+}
+
+/*
+ * M asks W for something and waits on a condition variable (its group
+ * signal at COND + 8) for the answer; when
+ * W signals it, M takes the mutex stored right after the condition
+ * (COND + 0x20) and waits for it briefly, W still holding it: the same
+ * calls, the same 64-byte line, but another object. The hang on the
+ * condition takes an earlier wait on the condition as its similar node,
+ * not the more recent one on the mutex.
+ */
+#define CSIG (COND + 8)
+#define CMUTEX (COND + 0x20)
+Test(diag_peers, mutex_next_to_a_condition_is_another_resource)
+{
+	struct diag_opts o = opts();
+	struct graph *g;
+	struct diag *d;
+	char *cause = NULL;
+
+	fx_init(&F);
+	fx_thread(&F, M, M, "main");
+	fx_thread(&F, W, M, "worker");
+	fx_ev(&F, W, TT_SYS_ENTER, SYS_futex, IDLE, 0, 0);
+	fx_ev(&F, W, TT_SWITCH, 1, 0, 120, 0);
+	for (int i = 0; i < 6; i++) {
+		/* M asks W for something and waits for it */
+		fx_ev(&F, M, TT_WAKING, W, 0, 120, 0);
+		fx_block(&F, M, W, SYS_futex, CSIG);
+		fx_ev(&F, W, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+		F.ts += (i == 5 ? 60000 : 2000 + 100 * (uint64_t)i) * 1000;
+		fx_ev(&F, W, TT_WAKING, M, 0, 120, 0);
+		fx_run(&F, W, M);
+		fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+		fx_block(&F, M, W, SYS_futex, CMUTEX);
+		fx_ev(&F, W, TT_WAKING, M, 0, 120, 0);
+		fx_block(&F, W, M, SYS_futex, IDLE);
+		fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	}
+	cr_assert_not_null(g = fx_build(&F, NULL));
+	cr_assert_eq(diag_new(g, &o, &d, &cause), 0, "%s", cause);
+	cr_assert_geq(diag_nhangs(d), 1);
+	const struct diag_hang *h = diag_hang(d, 0);
+	cr_assert_eq(h->th.tid, M);
+	cr_assert_geq(diag_picked(d, 0), 0);
+	const struct diag_similar *s = diag_similar(d, 0,
+	    (size_t)diag_picked(d, 0));
+	char want[32];
+	snprintf(want, sizeof(want), "futex:0x%x", CSIG);
+	cr_assert_str_eq(s->wait.resource, want, "picked a wait on %s",
+	    s->wait.resource);
 	diag_free(d);
 	graph_free(g);
 }
