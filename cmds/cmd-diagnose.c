@@ -223,6 +223,10 @@ cmd_diagnose(int argc, char **argv)
 	}
 	if (d == NULL && !stream && cmd_check_whole("diagnose", r) != 0)
 		goto out;
+	/* the search's graphs are held to what memory allows */
+	if (stream && !cmd_whole_fits(r, &need, &avail))
+		o.max_events = (uint64_t)(avail * 0.8 / need *
+		    (double)in->nevents);
 	if (at == NULL && !whole && in->first_ts != 0 && stream) {
 		/* one streaming pass, then windows around the hangs */
 		struct cmd_progress *pg = cmd_progress("diagnose", "searching",

@@ -287,6 +287,22 @@ struct dhang *diag_poll_hang(struct diag *d, uint32_t ti, uint32_t enter,
     uint32_t first, uint32_t last, uint32_t n, uint64_t end);
 
 /* diag-window.c */
+/* Events of the chunks that overlap [from, to). */
+uint64_t diag_window_events(struct trace_reader *r, uint64_t from,
+    uint64_t to);
+/* The most events a window may hold (DIAG_WINDOW_MAX_EVENTS, or
+   ARGUS_WINDOW_MAX_EVENTS). */
+uint64_t diag_window_max(void);
+/* The largest window around at that holds at most max events, four
+   fifths of them before at, found by chunks; 0 when the trace has no
+   time. */
+int diag_budget_window(struct trace_reader *r, uint64_t at, uint64_t max,
+    uint64_t *from, uint64_t *to);
+/* Hang i of d rests on a window that could not grow as its answer asks
+   (want events, over max): a note says which part of the trace (first,
+   last: the trace's) answered. */
+void diag_note_limited(struct diag *d, size_t i, uint64_t first,
+    uint64_t last, uint64_t want, uint64_t max);
 /* diag_window_short() for hang i of d alone (its decision also read
    what lies after lo). */
 int diag_window_short_hang(const struct diag *d, size_t i, uint64_t lo,

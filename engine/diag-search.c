@@ -34,6 +34,9 @@
 struct wcand {
 	size_t c;		/* index in the scan's candidates */
 	uint64_t from, to;	/* its window */
+	uint64_t want;		/* 0, or the events its answer asked for
+				   past the bound (the window is then the
+				   largest allowed) */
 };
 
 struct dcul {
@@ -59,11 +62,14 @@ struct search {
 	int json;
 	uint64_t base;
 	DARR(struct wcand) todo, next;
+	DARR(struct wcand) tiles;	/* candidates sent to their tile: tried
+					   together once the rest is done */
 	DARR(struct done) done;
 	FILE *spill;		/* the reports done, out of memory (a JSON
 				   report of hundreds of hangs is hundreds of
 				   megabytes) */
 	uint64_t back;		/* window length before a candidate */
+	uint64_t nevents;	/* the trace's events */
 	size_t tried, wholes;	/* candidates tried in windows, and those
 				   of them that need the whole trace */
 	uint64_t first, last;
@@ -134,8 +140,79 @@ keep(struct search *s, const struct diag *d, size_t i)
 	DPUSH(s->done, x);
 }
 
+/*
+ * The largest window allowed for candidate time at: the trace cut in
+ * steps of half the span of max events (at its average rate), the step
+ * of at and the one before it, so that the candidates of one step share
+ * one graph; steps halved while that holds more than max events. 0 when
+ * the trace has no time.
+ */
+static int
+tile(struct search *s, uint64_t at, uint64_t max, uint64_t *from,
+    uint64_t *to)
+{
+	const struct trace_info *in = trace_reader_info(s->r);
+	uint64_t first = in->first_ts, last = in->last_ts, step, k;
+
+	if (last <= first || in->nevents == 0 || at < first)
+		return 0;
+	step = (uint64_t)((double)(last - first) * (double)max /
+	    (double)in->nevents / 2);
+	/* halved where the events come faster than on average: the
+	   candidates of one step still share it */
+	for (; step > 0; step /= 2) {
+		k = (at - first) / step;
+		*from = k > 0 ? first + (k - 1) * step : 0;
+		*to = first + (k + 1) * step;
+		if (*to >= last)
+			*to = UINT64_MAX;
+		if (diag_window_events(s->r, *from, *to) <= max)
+			return 1;
+	}
+	return diag_budget_window(s->r, at, max, from, to);
+}
+
+/*
+ * Window w (of candidate time at) asked to grow past the events a window
+ * may hold (diag_window_max()): 0 with w set to the largest window
+ * allowed when that is larger than [a, b], the graph's; 1 when the
+ * answer of [a, b] must do (w->want says what it asked for).
+ */
+/* The most events a graph of the search may hold: o->max_events (the
+   memory), or ARGUS_WINDOW_MAX_EVENTS when set (tests). */
+static uint64_t
+search_max(const struct search *s)
+{
+	if (getenv("ARGUS_WINDOW_MAX_EVENTS") != NULL)
+		return diag_window_max();
+	return s->o->max_events ? s->o->max_events : UINT64_MAX;
+}
+
+static int
+held(struct search *s, struct wcand *w, uint64_t at, uint64_t a, uint64_t b)
+{
+	uint64_t max = search_max(s), f, t;
+	uint64_t want = diag_window_events(s->r, w->from, w->to);
+
+	/* a trace past the bound: a window that must grow goes to its
+	   tile at once (growing by steps costs a pass over the trace a
+	   step) */
+	if (want <= max && (w->want != 0 || s->nevents <= max))
+		return 0;
+	if (w->want == 0 && tile(s, at, max, &f, &t) && (f < a || t > b)) {
+		w->from = f;
+		w->to = t;
+		w->want = want;
+		return 0;
+	}
+	if (w->want == 0)
+		w->want = want;
+	return 1;
+}
+
 /* The candidates v[0..n) in the graph of window [from, to]: those done
-   are kept, the others go to s->next with a grown window. */
+   are kept, the others go to s->next with a grown window (up to the
+   bound of a window's events). */
 static int
 run_group(struct search *s, const struct wcand *v, size_t n, uint64_t from,
     uint64_t to, char **cause)
@@ -162,21 +239,35 @@ run_group(struct search *s, const struct wcand *v, size_t n, uint64_t from,
 		size_t k = d->h.v[i].cand;
 		struct wcand w = v[k];
 		made[k] = 1;
-		if (diag_window_short_hang(d, i, cand_lo(&cs[k]), &w.from,
+		if (!diag_window_short_hang(d, i, cand_lo(&cs[k]), &w.from,
 		    &w.to)) {
-			DPUSH(s->next, w);
-			s->wholes += w.from == 0 && w.to == UINT64_MAX;
-		} else {
 			keep(s, d, i);
+			continue;
+		}
+		s->wholes += w.from == 0 && w.to == UINT64_MAX;
+		if (held(s, &w, cs[k].a, from, to)) {
+			diag_note_limited(d, i, s->first, s->last, w.want,
+			    search_max(s));
+			keep(s, d, i);
+		} else if (w.want != 0) {
+			DPUSH(s->tiles, w);
+		} else {
+			DPUSH(s->next, w);
 		}
 	}
 	s->tried += n;
 	for (size_t k = 0; k < n; k++) {
 		struct wcand w = v[k];
-		/* not a hang: so be it when decided well inside */
+		/* not a hang: so be it when decided well inside, or in
+		   the largest window allowed */
 		if (!made[k] && diag_window_short_span(d, cand_lo(&cs[k]),
-		    cs[k].b, &w.from, &w.to))
-			DPUSH(s->next, w);
+		    cs[k].b, &w.from, &w.to) && !held(s, &w, cs[k].a, from,
+		    to)) {
+			if (w.want != 0)
+				DPUSH(s->tiles, w);
+			else
+				DPUSH(s->next, w);
+		}
 	}
 	diag_free(d);
 	graph_free(g);
@@ -185,9 +276,26 @@ run_group(struct search *s, const struct wcand *v, size_t n, uint64_t from,
 	return 0;
 }
 
-/* Every candidate of s->todo, in windows, until none is left. */
+static int run_rounds(struct search *s, char **cause);
+
+/* Every candidate of s->todo, in windows, until none is left; then
+   those sent to their tiles, together. */
 static int
 run_all(struct search *s, char **cause)
+{
+	for (;;) {
+		int err = run_rounds(s, cause);
+		if (err || s->tiles.n == 0)
+			return err;
+		for (size_t i = 0; i < s->tiles.n; i++)
+			DPUSH(s->todo, s->tiles.v[i]);
+		s->tiles.n = 0;
+	}
+}
+
+/* The rounds of s->todo: each grows what needs a larger window. */
+static int
+run_rounds(struct search *s, char **cause)
 {
 	while (s->todo.n > 0) {
 		qsort(s->todo.v, s->todo.n, sizeof(*s->todo.v), by_from);
@@ -218,12 +326,20 @@ run_all(struct search *s, char **cause)
 			    (from != 0 || to != UINT64_MAX)) {
 				/* a quarter need the whole trace (their similar
 				   nodes need the thread's history): the others
-				   share that graph rather than try windows */
+				   share that graph rather than try windows, or
+				   the largest windows allowed */
 				for (; i < s->todo.n; i++) {
 					struct wcand w = s->todo.v[i];
-					w.from = 0;
-					w.to = UINT64_MAX;
-					DPUSH(s->next, w);
+					if (w.want == 0) {
+						w.from = 0;
+						w.to = UINT64_MAX;
+						(void)held(s, &w, s->c[w.c].a,
+						    1, 0);
+					}
+					if (w.want != 0)
+						DPUSH(s->tiles, w);
+					else
+						DPUSH(s->next, w);
 				}
 			}
 		}
@@ -422,6 +538,7 @@ diag_search(struct trace_reader *r, const struct rules *rules,
 	/* windows of about SEARCH_EVENTS events before each candidate,
 	   a second at least */
 	s.back = diag_window_span(r, SEARCH_EVENTS, SEC);
+	s.nevents = diag_window_events(r, 0, UINT64_MAX);
 	s.c = s.sc.c;
 	for (size_t k = 0; k < s.sc.nc; k++)
 		first_window(&s, k);
@@ -447,6 +564,7 @@ diag_search(struct trace_reader *r, const struct rules *rules,
 	free(s.done.v);
 	free(s.todo.v);
 	free(s.next.v);
+	free(s.tiles.v);
 	free(why);
 	diag_scan_free(&s.sc);
 	return err;

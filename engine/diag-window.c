@@ -265,9 +265,8 @@ diag_window_span(struct trace_reader *r, double nev, uint64_t least)
 	return back < least ? least : back;
 }
 
-/* Events of the chunks that overlap [from, to). */
-static uint64_t
-window_events(struct trace_reader *r, uint64_t from, uint64_t to)
+uint64_t
+diag_window_events(struct trace_reader *r, uint64_t from, uint64_t to)
 {
 	uint64_t n = 0;
 
@@ -279,9 +278,8 @@ window_events(struct trace_reader *r, uint64_t from, uint64_t to)
 	return n;
 }
 
-/* The most events a window may hold (ARGUS_WINDOW_MAX_EVENTS). */
-static uint64_t
-window_max(void)
+uint64_t
+diag_window_max(void)
 {
 	const char *e = getenv("ARGUS_WINDOW_MAX_EVENTS");
 	uint64_t v;
@@ -291,12 +289,8 @@ window_max(void)
 	return (uint64_t)DIAG_WINDOW_MAX_EVENTS;
 }
 
-/*
- * The largest window around at that holds at most max events, four fifths
- * of them before at, found by chunks; 0 when the trace has no time.
- */
-static int
-budget_window(struct trace_reader *r, uint64_t at, uint64_t max,
+int
+diag_budget_window(struct trace_reader *r, uint64_t at, uint64_t max,
     uint64_t *from, uint64_t *to)
 {
 	const struct trace_info *in = trace_reader_info(r);
@@ -310,30 +304,32 @@ budget_window(struct trace_reader *r, uint64_t at, uint64_t max,
 		uint64_t back = span / 5 * 4, fwd = span / 5;
 		*from = at - lo > back ? at - back : 0;
 		*to = hi - at > fwd ? at + fwd : UINT64_MAX;
-		if (span < 1000 || window_events(r, *from, *to) <= max)
+		if (span < 1000 || diag_window_events(r, *from, *to) <= max)
 			return 1;
 		span /= 2;
 	}
 }
 
-/* The window cannot grow as the answer asks (want events, over max): say
-   so in every hang of d, with the times loaded (first, last: the
-   trace's). */
-static void
-note_limited(struct diag *d, uint64_t first, uint64_t last, uint64_t want,
-    uint64_t max)
+void
+diag_note_limited(struct diag *d, size_t i, uint64_t first, uint64_t last,
+    uint64_t want, uint64_t max)
 {
 	uint64_t a, b;
 
 	graph_window(d->g, &a, &b);
 	a = a > first ? a : first;
 	b = b < last ? b : last;
-	for (size_t i = 0; i < d->h.n; i++)
+	if (want > max)
 		dnote(&d->h.v[i], "answer from %.3f s to %.3f s of the trace "
 		    "only: it may rest on more, %llu events where argus loads "
 		    "%llu at most", (double)(a - first) / 1e9,
 		    (double)(b - first) / 1e9, (unsigned long long)want,
 		    (unsigned long long)max);
+	else
+		dnote(&d->h.v[i], "answer from %.3f s to %.3f s of the trace "
+		    "only: it may rest on more, where argus loads %llu events "
+		    "at most", (double)(a - first) / 1e9,
+		    (double)(b - first) / 1e9, (unsigned long long)max);
 }
 
 int
@@ -383,13 +379,13 @@ diag_at_window(struct trace_reader *r, const struct rules *rules,
 			*dp = d;
 			return 0;
 		}
-		uint64_t want = window_events(r, from, to), max = window_max();
+		uint64_t want = diag_window_events(r, from, to), max = diag_window_max();
 		if (want > max) {
 			/* more than memory allows: the answer of the
 			   largest window allowed, said to be one */
 			uint64_t f2, t2, ga, gb;
 			graph_window(g, &ga, &gb);
-			if (!capped && budget_window(r, at, max, &f2, &t2) &&
+			if (!capped && diag_budget_window(r, at, max, &f2, &t2) &&
 			    (f2 < ga || t2 > gb)) {
 				capped = 1;
 				diag_free(d);
@@ -399,8 +395,9 @@ diag_at_window(struct trace_reader *r, const struct rules *rules,
 				capped_want = want;
 				continue;
 			}
-			note_limited(d, first, last, capped ? capped_want :
-			    want, max);
+			for (size_t i = 0; i < d->h.n; i++)
+				diag_note_limited(d, i, first, last, capped ?
+				    capped_want : want, max);
 			*gp = g;
 			*dp = d;
 			return 0;

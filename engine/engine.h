@@ -392,6 +392,8 @@ struct diag_opts {
 	unsigned pick;		/* similar node to take, 1-based; 0: first */
 	unsigned max_depth;	/* culprit recursion; 0: 8 */
 	unsigned beam;		/* beam width of the backward slice; 0: 8 */
+	uint64_t max_events;	/* diag_search(): the most events a graph
+				   may hold (memory); 0: no bound */
 };
 
 /* What a thread waited for (blocked nodes and culprits). */

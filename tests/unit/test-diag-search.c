@@ -21,6 +21,9 @@
  * - marks: the same with the watchdog's hang marks, which take over.
  * - none: no thread hangs (the why of an empty report), and with --tid
  *   the longest wait of the thread named.
+ * - held: the sparse fixture with windows held to a few hundred events
+ *   (ARGUS_WINDOW_MAX_EVENTS): the hangs whose answer asked for more
+ *   say which part of the trace answered.
  * In all of them a ticker thread TK of M's process sleeps on a timer it
  * armed long before each of M's first two hangs and is woken by it
  * after that hang (a wake-up of the hung process; the window must reach
@@ -285,4 +288,34 @@ Test(diag_search, no_hang_as_the_whole_graph)
 	o.tid = 0;
 	o.threshold_ns = 5000 * MS;
 	cr_assert_eq(same_report(&o, "none, threshold"), 0);
+}
+
+/* Windows may not grow past ARGUS_WINDOW_MAX_EVENTS: the hangs whose
+   similar nodes lie further say so rather than load the whole trace. */
+Test(diag_search, held_windows_say_so)
+{
+	struct diag_opts o = { .threshold_ns = 10 * MS };
+	char dir[] = "/tmp/argus-search-XXXXXX";
+	char *cause = NULL, *a = NULL;
+	size_t na = 0;
+	FILE *f;
+
+	sparse = 1;
+	fixture(0, 0);
+	sparse = 0;
+	struct trace_reader *r = fx_store(&F, dir);
+	cr_assert_not_null(r);
+	cr_assert_eq(setenv("ARGUS_WINDOW_EVENTS", "20", 1), 0);
+	cr_assert_eq(setenv("ARGUS_WINDOW_MAX_EVENTS", "300", 1), 0);
+	cr_assert_not_null(f = open_memstream(&a, &na));
+	cr_assert_eq(diag_search(r, NULL, &o, 0, F.ev[0].ts, f, &cause), 0,
+	    "%s", cause);
+	fclose(f);
+	unsetenv("ARGUS_WINDOW_EVENTS");
+	unsetenv("ARGUS_WINDOW_MAX_EVENTS");
+	cr_assert_not_null(strstr(a, "hang 1: "), "%s", a);
+	cr_assert_not_null(strstr(a, "of the trace only: it may rest on more"),
+	    "%s", a);
+	free(a);
+	cr_assert_eq(fx_unstore(r, dir), 0);
 }
