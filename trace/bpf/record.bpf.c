@@ -397,15 +397,10 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
 	return 0;
 }
 
-/*
- * lean: the exit of a call the task blocked in, on its way back to user
- * space. A task switched out gets TIF_NOTIFY_RESUME when it registered
- * rseq (glibc's threads do), and its return to user space then updates
- * rseq: its saved registers hold the call's number and result. Runs a
- * few times for each switch, never for each system call.
- */
-SEC("tp_btf/rseq_update")
-int BPF_PROG(on_rseq, struct task_struct *t)
+/* lean: the RB_SYS_EXIT of task t (current) if it was marked blocked:
+   its saved registers hold the call's number and result. */
+static __always_inline int
+exit_of(struct task_struct *t)
 {
 	struct blk *b = bpf_task_storage_get(&blocked, t, 0, 0);
 	struct pt_regs *regs;
@@ -419,22 +414,16 @@ int BPF_PROG(on_rseq, struct task_struct *t)
 	return 0;
 }
 
-/* lean: a signal delivered ends the blocked call before rseq_update
-   (whose registers then hold the handler's); the result is the call's. */
-static __always_inline int
-exit_at_signal(void)
+/*
+ * lean: the exit of a call the task blocked in, on its way back to user
+ * space. A task switched out gets TIF_NOTIFY_RESUME when it registered
+ * rseq (glibc's threads do), and its return to user space then updates
+ * rseq. Runs a few times for each switch, never for each system call.
+ */
+SEC("tp_btf/rseq_update")
+int BPF_PROG(on_rseq, struct task_struct *t)
 {
-	struct task_struct *t = bpf_get_current_task_btf();
-	struct blk *b = bpf_task_storage_get(&blocked, t, 0, 0);
-	struct pt_regs *regs;
-
-	if (!b || !b->on)
-		return 0;
-	b->on = 0;
-	regs = (struct pt_regs *)bpf_task_pt_regs(t);
-	EMIT(2, RB_SYS_EXIT, (__u32)t->pid, (__u64)regs->orig_ax,
-	    (__u64)regs->ax);
-	return 0;
+	return exit_of(t);
 }
 
 SEC("tp_btf/sched_waking")
@@ -690,8 +679,10 @@ int BPF_PROG(on_sig_deliver, int sig, struct kernel_siginfo *info,
 	__s64 code = (unsigned long)info == 0 ? 0 :
 	    (unsigned long)info == 1 ? 0x80 : BPF_CORE_READ(info, si_code);
 
+	/* lean: a signal delivered ends the blocked call before
+	   rseq_update, whose registers then hold the handler's */
 	if (lean)
-		exit_at_signal();
+		exit_of(bpf_get_current_task_btf());
 	EMIT(3, RB_SIGNAL_DELIVER, cur_tid(), (__u64)(__u32)sig, (__u64)code,
 	    (__u64)BPF_CORE_READ(ka, sa.sa_handler));
 	return 0;
