@@ -70,6 +70,10 @@ struct search {
 				   megabytes) */
 	uint64_t back;		/* window length before a candidate */
 	uint64_t nevents;	/* the trace's events */
+	uint64_t max;		/* the most events a graph may hold:
+				   o->max_events (the memory; 0: no
+				   bound), or ARGUS_WINDOW_MAX_EVENTS when
+				   set (tests) */
 	size_t tried, wholes;	/* candidates tried in windows, and those
 				   of them that need the whole trace */
 	uint64_t first, last;
@@ -178,20 +182,10 @@ tile(struct search *s, uint64_t at, uint64_t max, uint64_t *from,
  * allowed when that is larger than [a, b], the graph's; 1 when the
  * answer of [a, b] must do (w->want says what it asked for).
  */
-/* The most events a graph of the search may hold: o->max_events (the
-   memory), or ARGUS_WINDOW_MAX_EVENTS when set (tests). */
-static uint64_t
-search_max(const struct search *s)
-{
-	if (getenv("ARGUS_WINDOW_MAX_EVENTS") != NULL)
-		return diag_window_max();
-	return s->o->max_events ? s->o->max_events : UINT64_MAX;
-}
-
 static int
 held(struct search *s, struct wcand *w, uint64_t at, uint64_t a, uint64_t b)
 {
-	uint64_t max = search_max(s), f, t;
+	uint64_t max = s->max, f, t;
 	uint64_t want = diag_window_events(s->r, w->from, w->to);
 
 	/* a trace past the bound: a window that must grow goes to its
@@ -247,7 +241,7 @@ run_group(struct search *s, const struct wcand *v, size_t n, uint64_t from,
 		s->wholes += w.from == 0 && w.to == UINT64_MAX;
 		if (held(s, &w, cs[k].a, from, to)) {
 			diag_note_limited(d, i, s->first, s->last, w.want,
-			    search_max(s));
+			    s->max);
 			keep(s, d, i);
 		} else if (w.want != 0) {
 			DPUSH(s->tiles, w);
@@ -539,6 +533,8 @@ diag_search(struct trace_reader *r, const struct rules *rules,
 	   a second at least */
 	s.back = diag_window_span(r, SEARCH_EVENTS, SEC);
 	s.nevents = diag_window_events(r, 0, UINT64_MAX);
+	s.max = getenv("ARGUS_WINDOW_MAX_EVENTS") != NULL ? diag_window_max() :
+	    o->max_events ? o->max_events : UINT64_MAX;
 	s.c = s.sc.c;
 	for (size_t k = 0; k < s.sc.nc; k++)
 		first_window(&s, k);

@@ -290,6 +290,23 @@ sw_state(bool preempt, unsigned int ps, struct task_struct *p)
    helper call each. */
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
 
+/* The file of descriptor fd of t, as a typed read-only pointer, or
+   NULL: one helper call (the fd array's slot), the rest plain loads. */
+static __always_inline struct file *
+fd_file(struct task_struct *t, __u64 fd)
+{
+	struct fdtable *fdt = t->files->fdt;
+	struct file *f = NULL;
+
+	if (!fdt || fd >= fdt->max_fds)
+		return NULL;
+	bpf_probe_read_kernel(&f, sizeof(f), (void *)((__u64)fdt->fd +
+	    fd * sizeof(f)));
+	if (!f)
+		return NULL;
+	return bpf_rdonly_cast(f, bpf_core_type_id_kernel(struct file));
+}
+
 /* Whether call nr's first argument is a descriptor (as
    trace_syscall_fd_arg()). */
 static __always_inline int
@@ -312,17 +329,11 @@ fd_call(long nr)
 static __always_inline int
 fd_check(struct task_struct *t, __u64 fd)
 {
-	struct fdtable *fdt = t->files->fdt;
-	struct file *f = NULL;
+	struct file *f = fd_file(t, fd);
 	__u64 key, ino, *old;
 
-	if (!fdt || fd >= fdt->max_fds)
-		return 0;
-	bpf_probe_read_kernel(&f, sizeof(f), (void *)((__u64)fdt->fd +
-	    fd * sizeof(f)));
 	if (!f)
 		return 0;
-	f = bpf_rdonly_cast(f, bpf_core_type_id_kernel(struct file));
 	ino = f->f_inode->i_ino;
 	key = (__u64)(__u32)t->tgid << 32 | (__u32)fd;
 	old = bpf_map_lookup_elem(&fdino, &key);
@@ -771,19 +782,13 @@ int BPF_PROG(on_sk_ready, const struct sock *sk)
 static __always_inline int
 fd_kind(struct task_struct *t, __u64 fd)
 {
-	struct fdtable *fdt = t->files->fdt;
-	struct file *f = NULL;
+	struct file *f = fd_file(t, fd);
 	struct inode *in;
 	__u64 w;
 	__u32 mode;
 
-	if (!fdt || fd >= fdt->max_fds)
-		return 0;
-	bpf_probe_read_kernel(&f, sizeof(f), (void *)((__u64)fdt->fd +
-	    fd * sizeof(f)));
 	if (!f)
 		return 0;
-	f = bpf_rdonly_cast(f, bpf_core_type_id_kernel(struct file));
 	in = f->f_inode;
 	mode = in->i_mode & S_IFMT;
 	if (mode == S_IFIFO)
