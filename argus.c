@@ -94,9 +94,31 @@ cmd_open_trace(const char *name, const char *path)
 	return r;
 }
 
-/* Bytes of graph an event takes, measured: 24 to 37 on generated traces
-   of 200 M and 1 B events. */
-#define GRAPH_BYTES_PER_EVENT 32
+/*
+ * Peak bytes an event of the trace costs, measured with GNU time: the
+ * whole graph's build and diagnosis take 38 (7.0 GiB for 200 M
+ * generated events); the streaming search with its graphs held to N
+ * events peaked at 42 N on 200 M events (0.57, 1.1 and 2.6 GiB with
+ * graphs of 13, 27 and 67 M events) and at 46 N on 1 B, what a graph's
+ * arrays leave unused when they double and the pass's own state
+ * included.
+ */
+#define WHOLE_BYTES_PER_EVENT 38
+#define SEARCH_BYTES_PER_EVENT 48
+
+static uint64_t memory_bound = 2ULL << 30;	/* --memory */
+
+int
+cmd_memory_option(const char *name, const char *arg)
+{
+	uint64_t v;
+
+	if (parse_size(arg, &v) != 0 || v < (1ULL << 20))
+		return cmd_usage_error(name, "bad memory size '%s' (1M at "
+		    "least, K, M, G or T)", arg);
+	memory_bound = v;
+	return 0;
+}
 
 /* MemAvailable of /proc/meminfo in bytes, or 0 when unknown. */
 static uint64_t
@@ -115,33 +137,50 @@ mem_available(void)
 	return (uint64_t)kb * 1024;
 }
 
-int
-cmd_whole_fits(struct trace_reader *r, double *need_gib, double *avail_gib)
+/* The memory bound in bytes: --memory, and four fifths of what is
+   available at most. */
+static uint64_t
+mem_bound(void)
 {
-	const struct trace_info *in = trace_reader_info(r);
-	uint64_t need = in->nevents * GRAPH_BYTES_PER_EVENT, avail;
 	const char *e = getenv("ARGUS_MEM_AVAILABLE");
 	unsigned long long v;
+	uint64_t avail = e != NULL && sscanf(e, "%llu", &v) == 1 ?
+	    (uint64_t)v : mem_available();
 
-	avail = e != NULL && sscanf(e, "%llu", &v) == 1 ? (uint64_t)v :
-	    mem_available();
+	if (avail != 0 && avail / 10 * 8 < memory_bound)
+		return avail / 10 * 8;
+	return memory_bound;
+}
+
+int
+cmd_whole_fits(struct trace_reader *r, double *need_gib, double *bound_gib)
+{
+	const struct trace_info *in = trace_reader_info(r);
+	uint64_t need = in->nevents * WHOLE_BYTES_PER_EVENT, bound = mem_bound();
+
 	*need_gib = (double)need / (1u << 30);
-	*avail_gib = (double)avail / (1u << 30);
-	return avail == 0 || need <= avail / 10 * 8;
+	*bound_gib = (double)bound / (1u << 30);
+	return need <= bound;
+}
+
+uint64_t
+cmd_search_events(void)
+{
+	return mem_bound() / SEARCH_BYTES_PER_EVENT;
 }
 
 int
 cmd_check_whole(const char *name, struct trace_reader *r)
 {
-	double need, avail;
+	double need, bound;
 
-	if (cmd_whole_fits(r, &need, &avail))
+	if (cmd_whole_fits(r, &need, &bound))
 		return 0;
 	cmd_error(name, "the whole graph of %llu events needs about %.1f GiB, "
-	    "more than the %.1f GiB available: diagnose a time with "
-	    "argus diagnose --at, search it with argus diagnose --stream, or "
-	    "open argus debug (it loads the end)",
-	    (unsigned long long)trace_reader_info(r)->nevents, need, avail);
+	    "more than the %.1f GiB bound: give it more with --memory, "
+	    "diagnose a time with argus diagnose --at, search it with argus "
+	    "diagnose --stream, or open argus debug (it loads the end)",
+	    (unsigned long long)trace_reader_info(r)->nevents, need, bound);
 	return -1;
 }
 

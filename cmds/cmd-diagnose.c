@@ -23,6 +23,7 @@ static const char diagnose_usage[] =
     "usage: argus diagnose [TRACE] [--pid PID | --tid TID | --comm NAME]\n"
     "                      [--at TIME] [--threshold MS] [--pick N]\n"
     "                      [--rules FILE]... [--json] [--whole | --stream]\n"
+    "                      [--memory SIZE]\n"
     "\n"
     "Find the hangs in TRACE (default " ARGUS_DEFAULT_TRACE ") and explain\n"
     "them: what the hung thread did, similar normal nodes, the normal\n"
@@ -47,7 +48,9 @@ static const char diagnose_usage[] =
     "                   answer; on traces whose similar nodes lie far\n"
     "                   from their hangs, slower than the whole build;\n"
     "                   the default when the whole graph would not fit\n"
-    "                   in memory)\n"
+    "                   in the memory bound)\n"
+    "  --memory SIZE    the most memory its graphs may take (default 2G,\n"
+    "                   at most 4/5 of the memory available)\n"
     "  -h, --help       show this help\n";
 
 static int
@@ -90,6 +93,7 @@ cmd_diagnose(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "whole", no_argument, NULL, 'W' },
 		{ "stream", no_argument, NULL, 'S' },
+		CMD_MEMORY_OPTION,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -150,6 +154,13 @@ cmd_diagnose(int argc, char **argv)
 			break;
 		case 'S':
 			stream = 1;
+			break;
+		case CMD_OPT_MEMORY:
+			if ((rc = cmd_memory_option("diagnose", optarg)) != 0) {
+				cmd_rules_opts_free(&ro);
+				return rc;
+			}
+			rc = 1;
 			break;
 		case 'h':
 			fputs(diagnose_usage, stdout);
@@ -212,21 +223,20 @@ cmd_diagnose(int argc, char **argv)
 	}
 	/* a whole graph beyond memory: the streaming search, unless the
 	   user asked for the whole graph */
-	double need, avail;
+	double need, bound;
 	if (d == NULL && at == NULL && !whole && !stream &&
-	    in->first_ts != 0 && !cmd_whole_fits(r, &need, &avail)) {
+	    in->first_ts != 0 && !cmd_whole_fits(r, &need, &bound)) {
 		fprintf(stderr, "argus diagnose: the whole graph would need "
-		    "about %.1f GiB, more than the %.1f GiB available: "
+		    "about %.1f GiB, more than the %.1f GiB bound (--memory): "
 		    "searching in one streaming pass (--stream)\n", need,
-		    avail);
+		    bound);
 		stream = 1;
 	}
 	if (d == NULL && !stream && cmd_check_whole("diagnose", r) != 0)
 		goto out;
-	/* the search's graphs are held to what memory allows */
-	if (stream && !cmd_whole_fits(r, &need, &avail))
-		o.max_events = (uint64_t)(avail * 0.8 / need *
-		    (double)in->nevents);
+	/* the search's graphs are held to the memory bound */
+	if (stream && !cmd_whole_fits(r, &need, &bound))
+		o.max_events = cmd_search_events();
 	if (at == NULL && !whole && in->first_ts != 0 && stream) {
 		/* one streaming pass, then windows around the hangs */
 		struct cmd_progress *pg = cmd_progress("diagnose", "searching",

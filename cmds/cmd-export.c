@@ -19,7 +19,7 @@ static const char export_usage[] =
     "usage: argus export [TRACE] [--format chrome] [-o FILE]\n"
     "                    [--from TIME] [--to TIME] [--pid PID]...\n"
     "                    [--diagnose | --no-diagnosis] [--rules FILE]...\n"
-    "                    [--no-default-rules]\n"
+    "                    [--no-default-rules] [--memory SIZE]\n"
     "\n"
     "Write TRACE (default " ARGUS_DEFAULT_TRACE ") as Trace Event Format\n"
     "JSON, which Perfetto UI (ui.perfetto.dev) and chrome://tracing open:\n"
@@ -37,6 +37,8 @@ static const char export_usage[] =
     "                    stays bounded whatever the size of the trace\n"
     "  --rules FILE      add the rules of FILE (argus-rules(5))\n"
     "  --no-default-rules  start from no rules instead of the defaults\n"
+    "  --memory SIZE     the most memory the graph may take (default 2G,\n"
+    "                    at most 4/5 of the memory available)\n"
     "  -h, --help        show this help\n";
 
 struct xargs {
@@ -60,6 +62,7 @@ parse(int argc, char **argv, struct xargs *a)
 		{ "no-diagnosis", no_argument, NULL, 'D' },
 		CMD_RULES_OPTION,
 		CMD_NO_DEFAULT_RULES_OPTION,
+		CMD_MEMORY_OPTION,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -87,6 +90,10 @@ parse(int argc, char **argv, struct xargs *a)
 			a->pids = xreallocarray(a->pids, a->npids + 1,
 			    sizeof(*a->pids));
 			a->pids[a->npids++] = (uint32_t)v;
+			break;
+		case CMD_OPT_MEMORY:
+			if ((c = cmd_memory_option("export", optarg)) != 0)
+				return c;
 			break;
 		case 'd': a->report = 1; break;
 		case 'D': a->nodiag = 1; break;

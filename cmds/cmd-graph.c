@@ -20,7 +20,7 @@ static const char graph_usage[] =
     "usage: argus graph [TRACE] [--rules FILE]... [--no-default-rules]\n"
     "                   [--stats | --dot VERTEX [--depth N] | --suspects "
     "[--limit N] |\n"
-    "                    --check | --print-rules]\n"
+    "                    --check | --print-rules] [--memory SIZE]\n"
     "\n"
     "Build the event graph of TRACE (default " ARGUS_DEFAULT_TRACE ").\n"
     "\n"
@@ -38,6 +38,8 @@ static const char graph_usage[] =
     "  --no-default-rules   start from no rules instead of the defaults\n"
     "  --print-rules        print the rules in force and exit\n"
     "  --check              verify the graph's invariants (exit 1 if not)\n"
+    "  --memory SIZE        the most memory the graph may take (default 2G,\n"
+    "                       at most 4/5 of the memory available)\n"
     "  -h, --help           show this help\n";
 
 static void
@@ -136,6 +138,7 @@ cmd_graph(int argc, char **argv)
 		{ "depth", required_argument, NULL, 'D' },
 		{ "suspects", no_argument, NULL, 'S' },
 		{ "limit", required_argument, NULL, 'l' },
+		CMD_MEMORY_OPTION,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -152,6 +155,13 @@ cmd_graph(int argc, char **argv)
 		case CMD_OPT_RULES:
 		case CMD_OPT_NO_DEFAULT_RULES:
 			(void)cmd_rules_option(&ro, c, optarg);
+			break;
+		case CMD_OPT_MEMORY:
+			if ((rc = cmd_memory_option("graph", optarg)) != 0) {
+				cmd_rules_opts_free(&ro);
+				return rc;
+			}
+			rc = 1;
 			break;
 		case 'P': print_rules = 1; break;
 		case 's': mode = 's'; break;

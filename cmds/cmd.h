@@ -10,6 +10,7 @@
 #define ARGUS_CMD_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct cmd {
 	const char *name;
@@ -51,17 +52,34 @@ struct trace_reader;
 struct trace_reader *cmd_open_trace(const char *name, const char *path);
 
 /*
+ * The memory bound of the graphs a command builds: --memory SIZE
+ * (CMD_MEMORY_OPTION in a getopt_long table, taken by
+ * cmd_memory_option()), 2 GiB by default, and never more than four
+ * fifths of the memory available (MemAvailable of /proc/meminfo;
+ * ARGUS_MEM_AVAILABLE, in bytes, sets another figure).
+ */
+#define CMD_OPT_MEMORY 'M'
+#define CMD_MEMORY_OPTION \
+	{ "memory", required_argument, NULL, CMD_OPT_MEMORY }
+/* Takes the argument of --memory for command name: 0, or a usage error's
+   exit status after printing it. */
+int cmd_memory_option(const char *name, const char *arg);
+
+/*
  * Before building the whole graph of r: -1, with a one-line error naming
- * --at, when it would take more than four fifths of the memory available
- * (MemAvailable; ARGUS_MEM_AVAILABLE, in bytes, sets another figure);
+ * --at and --memory, when it would take more than the memory bound;
  * else 0.
  */
 int cmd_check_whole(const char *name, struct trace_reader *r);
 
-/* Whether the whole graph of r fits as cmd_check_whole() asks (1) or
-   not (0); *need_gib and *avail_gib get the figures it compared. */
+/* Whether the whole graph of r fits in the memory bound (1) or not (0);
+   *need_gib and *bound_gib get the figures it compared. */
 int cmd_whole_fits(struct trace_reader *r, double *need_gib,
-    double *avail_gib);
+    double *bound_gib);
+
+/* The most events a graph of the streaming search may hold for the
+   search to stay within the memory bound. */
+uint64_t cmd_search_events(void);
 
 /*
  * The rules options (cmd-rules.c): CMD_RULES_OPTION (--rules FILE) and

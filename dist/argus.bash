@@ -10,19 +10,19 @@ _argus_opts() {
 		    --snapshot-size -q --quiet -h --help" ;;
 	stop|status) echo "-o --output -h --help" ;;
 	diagnose) echo "--pid --tid --comm --at --threshold --pick --rules --json --whole --stream
-		    -h --help" ;;
+		    --memory -h --help" ;;
 	debug) echo "--pid --comm --at --rules --no-default-rules --list-keys
 		    -h --help" ;;
 	info) echo "--segments --threads --events -h --help" ;;
 	dump) echo "--from --to --tid --pid --type --abs -h --help" ;;
 	graph) echo "--rules --no-default-rules --print-rules --check --stats
-		    --dot --depth --suspects --limit -h --help" ;;
+		    --dot --depth --suspects --limit --memory -h --help" ;;
 	probe) echo "add list del --instance -h --help" ;;
 	watch) echo "--len --read --write --marker --duration --print
 		    -h --help" ;;
 	snapshot) echo "-o --output --last -h --help" ;;
 	export) echo "--format -o --output --from --to --pid --diagnose
-		    --no-diagnosis --rules --no-default-rules -h --help" ;;
+		    --no-diagnosis --rules --no-default-rules --memory -h --help" ;;
 	esac
 }
 

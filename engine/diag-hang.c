@@ -596,11 +596,16 @@ diag_find_hangs(struct diag *d)
 		struct dhang *v = xmalloc(n * sizeof(*v));
 		char *later = xcalloc(n, 1);
 		/* latest first, so that of two hangs explaining each other
-		   (a circular wait) the earlier one stays first */
+		   (a circular wait) the one broken by its own timeout
+		   stays first, else the earlier one: the order of their
+		   starts is a race between the two threads */
 		for (size_t i = n; i-- > 0;)
 			for (size_t j = 0; j < n && !later[i]; j++)
 				if (i != j && !later[j] &&
-				    explained_by(&d->h.v[i], &d->h.v[j]))
+				    explained_by(&d->h.v[i], &d->h.v[j]) &&
+				    !(d->h.v[i].dw.w.timed_out &&
+				    !d->h.v[j].dw.w.timed_out &&
+				    explained_by(&d->h.v[j], &d->h.v[i])))
 					later[i] = 1;
 		for (int pass = 0; pass < 2; pass++)
 			for (size_t i = 0; i < n; i++)

@@ -48,6 +48,7 @@ struct done {
 	int source, rank, loop;
 	uint64_t start, end;
 	uint32_t tid;
+	int timed_out;		/* its wait ended by its timeout */
 	DARR(struct dcul) cul;
 	long off;		/* its report, in the spill file */
 	size_t len;
@@ -129,6 +130,7 @@ keep(struct search *s, const struct diag *d, size_t i)
 	x.start = h->pub.start_ns;
 	x.end = h->pub.end_ns;
 	x.tid = h->pub.th.tid;
+	x.timed_out = h->dw.w.timed_out;
 	for (size_t k = 0; k < diag_nculprits(d, i); k++) {
 		const struct diag_culprit *c = diag_culprit(d, i, k);
 		struct dcul u = { c->th.tid, c->start_ns, c->end_ns };
@@ -388,10 +390,15 @@ order(struct search *s)
 	qsort(s->done.v, n, sizeof(*s->done.v), by_start);
 	struct done *v = xmalloc(n * sizeof(*v));
 	char *later = xcalloc(n, 1);
+	/* as diag_find_hangs() (diag-hang.c): of a circular wait, the
+	   hang broken by its own timeout first, else the earlier one */
 	for (size_t i = n; i-- > 0;)
 		for (size_t j = 0; j < n && !later[i]; j++)
 			if (i != j && !later[j] &&
-			    explained_by(&s->done.v[i], &s->done.v[j]))
+			    explained_by(&s->done.v[i], &s->done.v[j]) &&
+			    !(s->done.v[i].timed_out &&
+			    !s->done.v[j].timed_out &&
+			    explained_by(&s->done.v[j], &s->done.v[i])))
 				later[i] = 1;
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t i = 0; i < n; i++)

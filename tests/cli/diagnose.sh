@@ -179,16 +179,32 @@ if [ -x "$B/tests/tools/mkhang" ] && "$B/tests/tools/mkhang" "$T/mk" \
 		nok "--stream with --at" "$(cat "$T/err")"
 	fi
 	# a whole graph larger than the memory available (here 1000
-	# bytes, ARGUS_MEM_AVAILABLE) is refused in one line naming --at
+	# bytes, ARGUS_MEM_AVAILABLE; --memory cannot raise the bound past
+	# four fifths of it) is refused in one line naming --memory and --at
 	# where the whole graph is asked for; diagnose without --whole
 	# searches in one streaming pass instead, says so, and answers
-	for c in "diagnose --whole" "graph --stats"; do
+	for c in "diagnose --whole" "graph --stats" "export --memory 16G"; do
 		ARGUS_MEM_AVAILABLE=1000 $ARGUS $c "$T/mk" > "$T/out" 2> "$T/err"
 		if [ $? -eq 1 ] && [ ! -s "$T/out" ] &&
-		    [ "$(wc -l < "$T/err")" = 1 ] && grep -q -- '--at' "$T/err"; then
+		    [ "$(wc -l < "$T/err")" = 1 ] && grep -q -- '--at' "$T/err" &&
+		    grep -q -- '--memory' "$T/err"; then
 			ok "$c: a graph beyond memory is refused"
 		else
 			nok "$c: a graph beyond memory is refused" "$(cat "$T/err")"
+		fi
+	done
+	# the bound is --memory's where memory is plenty: 1M holds this
+	# trace's graph, a bad size is a usage error
+	for c in diagnose graph export; do
+		$ARGUS $c --memory 1M "$T/mk" > /dev/null 2> "$T/err"
+		rc=$?
+		$ARGUS $c --memory 1x "$T/mk" > /dev/null 2> "$T/err2"
+		rc2=$?
+		if [ $rc -eq 0 ] && [ ! -s "$T/err" ] && [ $rc2 -eq 2 ] &&
+		    grep -q "bad memory size '1x'" "$T/err2"; then
+			ok "$c --memory: a bound, and a bad size refused"
+		else
+			nok "$c --memory" "status $rc: $(cat "$T/err" "$T/err2")"
 		fi
 	done
 	ARGUS_MEM_AVAILABLE=1000 $ARGUS diagnose "$T/mk" > "$T/out" 2> "$T/err"

@@ -288,13 +288,34 @@ Test(diag, similar_by_result_and_by_duration)
 }
 
 /* A (browser) waits on LOCK for B (renderer), which waits on FB for A:
-   broken by A's timeout. */
+   broken by A's timeout. When hung == 2, B (woken on the other CPU)
+   blocks before A does. */
 static void
 cycle_iteration(int hung)
 {
 	fx_run(&F, 0, M);
 	fx_ev(&F, M, TT_SYS_EXIT, SYS_poll, 1, 0, 0);
 	fx_ev(&F, M, TT_WAKING, B, 0, 120, 0);
+	if (hung == 2) {
+		F.cpu = 1;
+		fx_run(&F, 0, B);
+		fx_ev(&F, B, TT_SYS_EXIT, SYS_poll, 1, 0, 0);
+		fx_block(&F, B, 0, SYS_futex, FB);
+		F.cpu = 0;
+		fx_block(&F, M, 0, SYS_futex, LOCK);
+		F.ts += 50 * MS;
+		fx_run(&F, 0, M);
+		fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, (uint64_t)-ETIMEDOUT, 0,
+		    0);
+		fx_ev(&F, M, TT_WAKING, B, 0, 120, 0);
+		fx_ev(&F, M, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
+		fx_ev(&F, M, TT_SWITCH, 1, B, 120, 0);
+		fx_ev(&F, B, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+		fx_ev(&F, B, TT_SYS_ENTER, SYS_poll, POLLA + 1, 0, 0);
+		fx_ev(&F, B, TT_SWITCH, 1, 0, 120, 0);
+		F.ts += 5 * MS;
+		return;
+	}
 	fx_block(&F, M, B, SYS_futex, LOCK);
 	fx_ev(&F, B, TT_SYS_EXIT, SYS_poll, 1, 0, 0);
 	if (!hung) {
@@ -356,6 +377,54 @@ Test(diag, cycle_broken_by_timeout)
 	cr_assert_lt(cy->timeout_ns, 51 * MS);
 	diag_free(d);
 	graph_free(g);
+}
+
+/*
+ * The same cycle, but B blocked first: which of two threads waiting for
+ * each other blocks first is a race. The hang broken by its own timeout
+ * (M) still comes first, in the whole graph's report and in the
+ * streaming search's.
+ */
+Test(diag, cycle_first_blocked_is_not_first)
+{
+	fx_init(&F);
+	fx_thread(&F, M, M, "browser");
+	fx_thread(&F, B, B, "renderer");
+	fx_ev(&F, M, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
+	fx_ev(&F, M, TT_SWITCH, 1, 0, 120, 0);
+	fx_ev(&F, B, TT_SYS_ENTER, SYS_poll, POLLA + 1, 0, 0);
+	fx_ev(&F, B, TT_SWITCH, 1, 0, 120, 0);
+	for (int i = 0; i < 3; i++)
+		cycle_iteration(0);
+	cycle_iteration(2);
+	struct graph *g = fx_build(&F, NULL);
+	struct diag_opts o = opts();
+	struct diag *d = NULL;
+	cr_assert_not_null(g);
+	cr_assert_eq(diag_new(g, &o, &d, NULL), 0);
+	cr_assert_eq(diag_nhangs(d), 2, "both threads hang");
+	cr_assert_lt(diag_hang(d, 1)->start_ns, diag_hang(d, 0)->start_ns,
+	    "B blocked first");
+	cr_assert_eq(diag_hang(d, 0)->th.tid, M, "the hang broken by its "
+	    "timeout comes first");
+	cr_assert(diag_hang(d, 0)->wait.timed_out);
+	diag_free(d);
+	graph_free(g);
+
+	char dir[] = "/tmp/argus-cycle-XXXXXX", *out = NULL, *cause = NULL;
+	size_t n = 0;
+	struct trace_reader *r = fx_store(&F, dir);
+	FILE *f = open_memstream(&out, &n);
+	cr_assert_not_null(r);
+	cr_assert_not_null(f);
+	cr_assert_eq(diag_search(r, NULL, &o, 0, F.ev[0].ts, f, &cause), 0,
+	    "%s", cause);
+	fclose(f);
+	cr_assert(strncmp(out, "hang 1: browser", 15) == 0,
+	    "the search's report starts with %.40s", out);
+	cr_assert(strstr(out, "hang 2: renderer") != NULL);
+	free(out);
+	cr_assert_eq(fx_unstore(r, dir), 0);
 }
 
 /* M computes for 50 ms after the input thread woke it. */
