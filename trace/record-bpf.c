@@ -123,7 +123,7 @@ static const struct {
 	[RB_MARKER] = { TT_USER, 1, 0 },
 	[RB_PROBE] = { TT_USER, 2, 0 },
 	[RB_FILELOCK] = { TT_FILELOCK, 6, 0 },
-	[RB_FD_INO] = { TT_FD, 3, 0 },	/* not kept: see dec_one() */
+	[RB_FD_INO] = { TT_FD, 4, 0 },	/* not kept: see dec_one() */
 	[RB_LOST] = { TT_LOST, 1, 0 },
 };
 
@@ -671,8 +671,9 @@ dec_one(struct recorder *r, const uint8_t *p, size_t len)
 	}
 	switch (h.kind) {
 	case RB_FD_INO:
-		/* looked up again at its next use */
-		rec_fd_closed(r, (uint32_t)a[0], (int)a[1]);
+		/* written now, from what the programs saw when /proc says
+		   another file */
+		rec_fd_known(r, h.ts, (uint32_t)a[0], (int)a[1], a[2], a[3]);
 		return;
 	case RB_FORK:
 		ev.arg[0] = a[0];

@@ -210,6 +210,14 @@ void rec_thread_emit(struct recorder *r, uint64_t ts, const struct rthread *t);
 uint64_t rec_meta_ts(struct recorder *r, uint64_t ts);
 /* An fd of pid was used at ts; write its identity the first time. */
 void rec_fd_seen(struct recorder *r, uint64_t ts, uint32_t pid, int fd);
+/*
+ * The BPF programs saw fd of pid name inode ino at ts (what: its S_IFMT
+ * bits, RB_FD_EVENTFD or RB_FD_TERMINAL): its identity is written now,
+ * from /proc when the fd still names that inode, else from ino and
+ * what (the number was reused since).
+ */
+void rec_fd_known(struct recorder *r, uint64_t ts, uint32_t pid, int fd,
+    uint64_t ino, uint64_t what);
 /* fd was closed: forget it so a reused number is looked up again. */
 void rec_fd_closed(struct recorder *r, uint32_t pid, int fd);
 /*

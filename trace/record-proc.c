@@ -11,7 +11,11 @@
  * read from /proc/PID/fd/FD (pipe or socket inode, path, tty, anon inode)
  * and, for unix sockets, the peer inode from a NETLINK_SOCK_DIAG query
  * for that one inode. A close() drops the pair so a reused number is
- * looked up again. The same
+ * looked up again. The BPF programs of the kernel-only mode see no close:
+ * they tell the inode (and its type) a descriptor names when first seen
+ * blocking and when it names another (rec_fd_known()); when /proc says
+ * another file by the time the event is read, the identity is made from
+ * what they saw ("pipe:[INO]", "socket:[INO]", "file:[INO]" ...). The same
  * set marks (with fd -2) the processes whose executable mappings were
  * written as TT_MMAP, by libargus or here at their first stack record or
  * probe hit, so user addresses can be symbolized offline; an exec clears
@@ -35,6 +39,7 @@
 #include "common/array.h"
 #include "common/common.h"
 #include "common/procmaps.h"
+#include "bpf/record-bpf.h"
 #include "record-local.h"
 
 #define PF_KTHREAD 0x00200000
@@ -342,8 +347,41 @@ sock_kind(struct recorder *r, uint64_t ino, uint64_t *peer)
 	return unix_peer(r, ino, peer) ? TFD_UNIX : TFD_SOCKET;
 }
 
-void
-rec_fd_seen(struct recorder *r, uint64_t ts, uint32_t pid, int fd)
+/* The identity of an fd whose number was reused: what the BPF programs
+   saw (want_ino, what), into link; its kind. */
+static unsigned
+fd_from_bpf(struct recorder *r, uint64_t want_ino, uint64_t what,
+    char *link, size_t size, uint64_t *peer)
+{
+	unsigned long long i = (unsigned long long)want_ino;
+
+	switch (what & S_IFMT) {
+	case S_IFIFO:
+		snprintf(link, size, "pipe:[%llu]", i);
+		return TFD_PIPE;
+	case S_IFSOCK:
+		snprintf(link, size, "socket:[%llu]", i);
+		return sock_kind(r, want_ino, peer);
+	case S_IFREG:
+		snprintf(link, size, "file:[%llu]", i);
+		return TFD_FILE;
+	case S_IFCHR:
+		snprintf(link, size, "%s:[%llu]",
+		    what & RB_FD_TERMINAL ? "terminal" : "device", i);
+		return what & RB_FD_TERMINAL ? TFD_TTY : TFD_OTHER;
+	}
+	if (what & RB_FD_EVENTFD) {
+		snprintf(link, size, "anon_inode:[eventfd]");
+		return TFD_EVENTFD;
+	}
+	snprintf(link, size, "inode:[%llu]", i);
+	return TFD_OTHER;
+}
+
+/* rec_fd_seen() and rec_fd_known(): want_ino 0 when not known. */
+static void
+fd_identity(struct recorder *r, uint64_t ts, uint32_t pid, int fd,
+    uint64_t want_ino, uint64_t what)
 {
 	char path[64], link[512];
 	struct trace_event ev;
@@ -356,12 +394,20 @@ rec_fd_seen(struct recorder *r, uint64_t ts, uint32_t pid, int fd)
 		return;
 	snprintf(path, sizeof(path), "/proc/%u/fd/%d", pid, fd);
 	n = readlink(path, link, sizeof(link) - 1);
-	if (n <= 0)
+	if (n > 0) {
+		link[n] = '\0';
+		if (stat(path, &st) == 0)
+			ino = st.st_ino;
+	}
+	if (want_ino != 0 && (n <= 0 || ino != want_ino)) {
+		/* closed or reused since the programs saw it */
+		kind = fd_from_bpf(r, want_ino, what, link, sizeof(link),
+		    &peer);
+		ino = want_ino;
+		n = (ssize_t)strlen(link);
+	} else if (n <= 0) {
 		return;		/* gone already: nothing to say */
-	link[n] = '\0';
-	if (stat(path, &st) == 0)
-		ino = st.st_ino;
-	if (strncmp(link, "pipe:[", 6) == 0) {
+	} else if (strncmp(link, "pipe:[", 6) == 0) {
 		kind = TFD_PIPE;
 	} else if (strncmp(link, "socket:[", 8) == 0) {
 		kind = sock_kind(r, ino, &peer);
@@ -394,6 +440,20 @@ rec_fd_seen(struct recorder *r, uint64_t ts, uint32_t pid, int fd)
 	ev.blob_len = (uint32_t)n;
 	rec_add(r, &ev);
 	r->fd_written++;
+}
+
+void
+rec_fd_seen(struct recorder *r, uint64_t ts, uint32_t pid, int fd)
+{
+	fd_identity(r, ts, pid, fd, 0, 0);
+}
+
+void
+rec_fd_known(struct recorder *r, uint64_t ts, uint32_t pid, int fd,
+    uint64_t ino, uint64_t what)
+{
+	rec_fd_closed(r, pid, fd);
+	fd_identity(r, ts, pid, fd, ino, what);
 }
 
 /* Key of the "maps written" mark of a pid in the fd set. */

@@ -15,7 +15,8 @@
 # nobody reads: the kernel's share of the cost, which no reader can save.
 # bpf-SET~TP,TP... leaves out the BPF programs of those tracepoints
 # (ARGUS_BPF_SKIP): bpf-default~sys_exit is what the system-call hook costs.
-# Needs root. Environment: ARGUS, B, ROUNDS, PG_SECONDS, CONFIGS.
+# Needs root. Environment: ARGUS, B, ROUNDS, PG_SECONDS (0: no pgbench),
+# CONFIGS.
 set -u
 B=${B:-build}
 ARGUS=${ARGUS:-./argus}
@@ -139,6 +140,10 @@ for c in $CONFIGS; do
 done
 
 # --- 2. pgbench against a local PostgreSQL -------------------------------
+if [ "$PG_SECONDS" = 0 ]; then
+	echo "pgbench: skipped (PG_SECONDS=0)"
+	exit 0
+fi
 PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2> /dev/null | tail -n 1)
 [ -n "$PGBIN" ] && PATH=$PGBIN:$PATH
 if ! command -v initdb > /dev/null || ! command -v pgbench > /dev/null ||

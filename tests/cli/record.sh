@@ -309,6 +309,33 @@ time.sleep(0.1)'
 			nok "a burst of messages is one record each way" \
 			    "default $n_default, full $n_full (ready/recv)"
 	fi
+	# kernel only, no close is seen: a descriptor blocked on as a pipe,
+	# then closed and its number reused for a socket before the
+	# recorder reads /proc (it drains every 100 ms), is still the pipe
+	# at its first call and the socket at its second
+	if command -v python3 > /dev/null; then
+		$ARGUS record -q -o "$T/fdre" --backend bpf --no-instrument -- \
+		    python3 -c '
+import os, socket, threading, time
+time.sleep(0.2)
+r, w = os.pipe()
+threading.Thread(target=lambda: (time.sleep(0.005), os.write(w, b"x"))).start()
+os.read(r, 1)
+n = r
+os.close(r); os.close(w)
+a, b = socket.socketpair()
+threading.Thread(target=lambda: (time.sleep(0.3), b.send(b"y"))).start()
+a.recv(1)
+print(os.getpid(), n, a.fileno())' > "$T/fdre.out" 2>&1
+		set -- $(cat "$T/fdre.out")
+		kinds=$($ARGUS dump "$T/fdre" --type fd 2>/dev/null |
+		    awk -v p="pid=$1" -v f="fd=$2" '$7 == p && $8 == f &&
+		    $1 > 0.2 { printf "%s ", $9 }')
+		[ "$2" = "${3:-}" ] && [ "$kinds" = "kind=pipe kind=unix " ] &&
+			ok "kernel only: a descriptor reused before /proc is read keeps its first file" ||
+			nok "kernel only: a descriptor reused before /proc is read" \
+			    "pid/fd/fd $*: $kinds"
+	fi
 	# a yield loop keeps one sched_yield a millisecond, not a million
 	# calls a second that would overrun the ring
 	if command -v python3 > /dev/null; then

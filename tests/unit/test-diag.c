@@ -303,27 +303,17 @@ cycle_iteration(int hung)
 		fx_block(&F, B, 0, SYS_futex, FB);
 		F.cpu = 0;
 		fx_block(&F, M, 0, SYS_futex, LOCK);
-		F.ts += 50 * MS;
-		fx_run(&F, 0, M);
-		fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, (uint64_t)-ETIMEDOUT, 0,
-		    0);
-		fx_ev(&F, M, TT_WAKING, B, 0, 120, 0);
-		fx_ev(&F, M, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
-		fx_ev(&F, M, TT_SWITCH, 1, B, 120, 0);
-		fx_ev(&F, B, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
-		fx_ev(&F, B, TT_SYS_ENTER, SYS_poll, POLLA + 1, 0, 0);
-		fx_ev(&F, B, TT_SWITCH, 1, 0, 120, 0);
-		F.ts += 5 * MS;
-		return;
+	} else {
+		fx_block(&F, M, B, SYS_futex, LOCK);
+		fx_ev(&F, B, TT_SYS_EXIT, SYS_poll, 1, 0, 0);
 	}
-	fx_block(&F, M, B, SYS_futex, LOCK);
-	fx_ev(&F, B, TT_SYS_EXIT, SYS_poll, 1, 0, 0);
 	if (!hung) {
 		fx_ev(&F, B, TT_WAKING, M, 0, 120, 0);
 		fx_block(&F, B, M, SYS_futex, FB);
 		fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
 	} else {
-		fx_block(&F, B, 0, SYS_futex, FB);
+		if (hung == 1)
+			fx_block(&F, B, 0, SYS_futex, FB);
 		F.ts += 50 * MS;
 		fx_run(&F, 0, M);
 		fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, (uint64_t)-ETIMEDOUT, 0,
@@ -338,7 +328,10 @@ cycle_iteration(int hung)
 	F.ts += 5 * MS;
 }
 
-Test(diag, cycle_broken_by_timeout)
+/* Both threads in their event loops, three normal turns, then the turn
+   cycle_iteration(hung). */
+static void
+cycle_fixture(int hung)
 {
 	fx_init(&F);
 	fx_thread(&F, M, M, "browser");
@@ -349,7 +342,12 @@ Test(diag, cycle_broken_by_timeout)
 	fx_ev(&F, B, TT_SWITCH, 1, 0, 120, 0);
 	for (int i = 0; i < 3; i++)
 		cycle_iteration(0);
-	cycle_iteration(1);
+	cycle_iteration(hung);
+}
+
+Test(diag, cycle_broken_by_timeout)
+{
+	cycle_fixture(1);
 	struct graph *g = fx_build(&F, NULL);
 	struct diag_opts o = opts();
 	struct diag *d = NULL;
@@ -387,16 +385,7 @@ Test(diag, cycle_broken_by_timeout)
  */
 Test(diag, cycle_first_blocked_is_not_first)
 {
-	fx_init(&F);
-	fx_thread(&F, M, M, "browser");
-	fx_thread(&F, B, B, "renderer");
-	fx_ev(&F, M, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
-	fx_ev(&F, M, TT_SWITCH, 1, 0, 120, 0);
-	fx_ev(&F, B, TT_SYS_ENTER, SYS_poll, POLLA + 1, 0, 0);
-	fx_ev(&F, B, TT_SWITCH, 1, 0, 120, 0);
-	for (int i = 0; i < 3; i++)
-		cycle_iteration(0);
-	cycle_iteration(2);
+	cycle_fixture(2);
 	struct graph *g = fx_build(&F, NULL);
 	struct diag_opts o = opts();
 	struct diag *d = NULL;

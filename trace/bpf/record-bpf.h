@@ -58,10 +58,16 @@ enum rb_kind {
 	RB_MARKER,		/* len; len bytes written to trace_marker_raw */
 	RB_PROBE,		/* tracefs event id of the uprobe, ip */
 	RB_FILELOCK,		/* op, ino, dev, type | flags << 8, ret, owner */
-	RB_FD_INO,		/* tgid, fd, ino: fd names another file than
-				   when last seen (lean: no close events) */
+	RB_FD_INO,		/* tgid, fd, ino, what (RB_FD_*): the file fd
+				   names when first seen blocking, or when it
+				   names another than last seen (lean: no
+				   close events) */
 	RB_NKINDS
 };
+
+/* RB_FD_INO's what: the inode's S_IFMT bits, and these */
+#define RB_FD_EVENTFD 1
+#define RB_FD_TERMINAL 2
 
 #define RB_NAME 32		/* irq handler and work queue names */
 #define RB_PATH 128		/* exec file names (longer ones are cut) */

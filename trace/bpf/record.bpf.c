@@ -19,9 +19,11 @@
  * then holding the call's number and result (at signal_deliver when a
  * signal ends the call first); a lock attempt refused at once is kept
  * as its call from the file lock events; sched_yield at its switch;
- * and since close is not seen, a descriptor that names another inode
- * than when last seen blocking is told to the loader (RB_FD_INO, map
- * "fdino"). Otherwise the program on sys_exit writes the exits of
+ * and since close is not seen, the file a descriptor names is told to
+ * the loader (RB_FD_INO, map "fdino") when first seen blocking and when
+ * it names another inode than then: the loader reads the descriptor's
+ * identity from /proc later, and a number reused by then names another
+ * file. Otherwise the program on sys_exit writes the exits of
  * marked tasks, and keeps the calls that wake others
  * without blocking: reads and writes of pipes (FIFO inodes), terminals
  * and eventfds, a close that succeeded (so fd numbers reused are looked
@@ -324,25 +326,74 @@ fd_call(long nr)
 	return 0;
 }
 
-/* lean: an RB_FD_INO when descriptor fd of t names another inode than
-   when last seen (or was never seen). */
+/*
+ * 1 pipe, FIFO or terminal, 2 eventfd, 3 our trace_marker_raw, 0 any
+ * other file (f may be NULL). Plain loads only.
+ */
+static __always_inline int
+file_kind(struct file *f)
+{
+	struct inode *in;
+	__u64 w;
+	__u32 mode;
+
+	if (!f)
+		return 0;
+	in = f->f_inode;
+	mode = in->i_mode & S_IFMT;
+	if (mode == S_IFIFO)
+		return 1;
+	if (mode == S_IFCHR) {
+		/* terminals: tty, console and ptmx (4, 5), pty ends (136-143) */
+		__u32 major = in->i_rdev >> 20;
+
+		if (major == 4 || major == 5 || (major >= 136 && major <= 143))
+			return 1;
+		return 0;
+	}
+	w = (__u64)f->f_op->write;
+	if (w && w == eventfd_write_fn)
+		return 2;
+	if (w && w == marker_write_fn && in->i_ino == marker_ino)
+		return 3;
+	return 0;
+}
+
+/* file_kind() of descriptor fd of t. On every read and write of the
+   system: one helper call (the fd array's slot), the rest plain loads. */
+static __always_inline int
+fd_kind(struct task_struct *t, __u64 fd)
+{
+	return file_kind(fd_file(t, fd));
+}
+
+/* lean: an RB_FD_INO when descriptor fd of t was never seen, or names
+   another inode than when last seen. */
 static __always_inline int
 fd_check(struct task_struct *t, __u64 fd)
 {
 	struct file *f = fd_file(t, fd);
-	__u64 key, ino, *old;
+	struct inode *in;
+	__u64 key, ino, *old, what;
+	int kind;
 
 	if (!f)
 		return 0;
-	ino = f->f_inode->i_ino;
+	in = f->f_inode;
+	ino = in->i_ino;
 	key = (__u64)(__u32)t->tgid << 32 | (__u32)fd;
 	old = bpf_map_lookup_elem(&fdino, &key);
 	if (old && *old == ino)
 		return 0;
 	bpf_map_update_elem(&fdino, &key, &ino, BPF_ANY);
-	if (old)
-		EMIT(3, RB_FD_INO, (__u32)t->pid, (__u64)(__u32)t->tgid, fd,
-		    ino);
+	what = in->i_mode & S_IFMT;
+	kind = file_kind(f);
+	if (kind == 2)
+		what |= RB_FD_EVENTFD;
+	else if (kind == 1 && what == S_IFCHR)
+		what |= RB_FD_TERMINAL;
+	EMIT(4, RB_FD_INO, (__u32)t->pid, (__u64)(__u32)t->tgid, fd, ino,
+	    what);
 	return 0;
 }
 
@@ -711,8 +762,9 @@ int BPF_PROG(on_sock_send, struct sock *sk, int ret, int flags)
 
 /*
  * Messages in bursts: the default set records a message into a socket
- * only when the socket holds no announced message yet unread, and a
- * receive only when it takes one. A burst of messages is then one
+ * only when the socket held no unread data (its receive queue holds
+ * only this message), or none announced yet unread, and a receive only
+ * when it takes an announced one. A burst of messages is then one
  * record each way: the engine's edge goes from the sender that filled
  * the empty socket to the receive that found it (a thread that waits
  * for a message always waits on an empty socket, so its wake-up always
@@ -758,7 +810,13 @@ SEC("tp_btf/sk_data_ready")
 int BPF_PROG(on_sk_ready, const struct sock *sk)
 {
 	if (!full) {
-		struct skq *q = bpf_sk_storage_get(&skq, (struct sock *)sk, 0,
+		struct skq *q;
+
+		/* more than the message just queued: the socket held unread
+		   data already, the message joins it (a plain load) */
+		if (sk->sk_receive_queue.qlen > 1)
+			return 0;
+		q = bpf_sk_storage_get(&skq, (struct sock *)sk, 0,
 		    BPF_SK_STORAGE_GET_F_CREATE);
 		__u64 now = bpf_ktime_get_boot_ns();
 
@@ -771,41 +829,6 @@ int BPF_PROG(on_sk_ready, const struct sock *sk)
 	EMIT(3, RB_SK_DATA_READY, cur_tid(), (__u64)sk,
 	    (__u64)sk->__sk_common.skc_family,
 	    (__u64)sk->sk_protocol);
-	return 0;
-}
-
-/*
- * 1 pipe, FIFO or terminal, 2 eventfd, 3 our trace_marker_raw, 0 any
- * other file. On every read and write of the system: one helper call
- * (the fd array's slot), the rest plain loads.
- */
-static __always_inline int
-fd_kind(struct task_struct *t, __u64 fd)
-{
-	struct file *f = fd_file(t, fd);
-	struct inode *in;
-	__u64 w;
-	__u32 mode;
-
-	if (!f)
-		return 0;
-	in = f->f_inode;
-	mode = in->i_mode & S_IFMT;
-	if (mode == S_IFIFO)
-		return 1;
-	if (mode == S_IFCHR) {
-		/* terminals: tty, console and ptmx (4, 5), pty ends (136-143) */
-		__u32 major = in->i_rdev >> 20;
-
-		if (major == 4 || major == 5 || (major >= 136 && major <= 143))
-			return 1;
-		return 0;
-	}
-	w = (__u64)f->f_op->write;
-	if (w && w == eventfd_write_fn)
-		return 2;
-	if (w && w == marker_write_fn && in->i_ino == marker_ino)
-		return 3;
 	return 0;
 }
 
