@@ -423,11 +423,17 @@ listed_wait(struct diag *d, const struct dcand *c, uint32_t ti, uint32_t i)
 	if (rank == 1 && !diag_lock_wait(g, ti, enter, i) &&
 	    !diag_outstanding(g, ti, enter, d->o.threshold_ns, named(d)))
 		return NULL;
+	/* a wait that goes on past the window ends where the streaming
+	   pass saw it end (the trace's end when it never did) */
 	uint32_t j = diag_wait_end(g, ti, i);
-	struct dhang *h = diag_new_hang(d, ti, t->ev[enter].ts,
-	    j < t->nev ? t->ev[j].ts : d->last_ts, DIAG_SRC_KERNEL);
+	uint64_t end = j < t->nev ? t->ev[j].ts : c->b > d->last_ts ? c->b :
+	    d->last_ts;
+	struct dhang *h = diag_new_hang(d, ti, t->ev[enter].ts, end,
+	    DIAG_SRC_KERNEL);
+	if (j >= t->nev && d->hist != NULL)
+		h->pub.ended = end < d->hist->last_ts;
 	h->rank = rank;
-	diag_wait_at(g, ti, i, d->last_ts, &h->dw);
+	diag_wait_at(g, ti, i, end, &h->dw);
 	h->pub.start_ns = h->dw.start;
 	h->pub.end_ns = h->dw.end;
 	classify(d, h);

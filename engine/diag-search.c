@@ -91,17 +91,30 @@ cand_lo(const struct dcand *c)
 	return lo > LOOKBACK ? lo - LOOKBACK : 0;
 }
 
+static int tile(struct search *s, uint64_t at, uint64_t max, uint64_t *from,
+    uint64_t *to);
+
+/* The first window of candidate k, into s->todo; or, when it would hold
+   more than the bound of a graph (a long hang in a busy trace), its tile,
+   into s->tiles. */
 static void
 first_window(struct search *s, size_t k)
 {
 	const struct dcand *c = &s->c[k];
-	uint64_t lo = cand_lo(c), len = c->b - c->a;
+	uint64_t lo = cand_lo(c), len = c->b - c->a, want;
 	struct wcand w = { .c = k, .from = 0, .to = UINT64_MAX };
 
 	if (lo > s->first + s->back)
 		w.from = lo - s->back;
 	if (c->b + len + s->back / 4 < s->last)
 		w.to = c->b + len + s->back / 4;
+	if (s->max != UINT64_MAX &&
+	    (want = diag_window_events(s->r, w.from, w.to)) > s->max &&
+	    tile(s, c->a, s->max, &w.from, &w.to)) {
+		w.want = want;
+		DPUSH(s->tiles, w);
+		return;
+	}
 	DPUSH(s->todo, w);
 }
 

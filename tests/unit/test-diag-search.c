@@ -319,3 +319,52 @@ Test(diag_search, held_windows_say_so)
 	free(a);
 	cr_assert_eq(fx_unstore(r, dir), 0);
 }
+
+/*
+ * A hang that runs to the end of the trace, with other threads busy
+ * long after it began: its window, held to ARGUS_WINDOW_MAX_EVENTS, ends
+ * well before the trace, and still the hang lasts to the end of the
+ * trace, as in the whole graph's report.
+ */
+Test(diag_search, held_hang_to_the_end_lasts_to_the_end)
+{
+	struct diag_opts o = { .threshold_ns = 10 * MS };
+	char dir[] = "/tmp/argus-search-XXXXXX";
+	char *cause = NULL, *a = NULL, *b = NULL;
+	size_t na = 0, nb = 0;
+	struct graph *g;
+	struct diag *d;
+	FILE *f;
+
+	fixture(0, 1);
+	iteration(1, 80000, 1, 0, 140);
+	for (int i = 0; i < 100; i++)
+		p_loop(2);
+	struct trace_reader *r = fx_store(&F, dir);
+	cr_assert_not_null(r);
+	cr_assert_eq(graph_build(r, NULL, &g, &cause), 0, "%s", cause);
+	cr_assert_eq(diag_new(g, &o, &d, &cause), 0, "%s", cause);
+	cr_assert_not_null(f = open_memstream(&b, &nb));
+	diag_write_text(d, f, graph_first_ts(g));
+	fclose(f);
+	diag_free(d);
+	graph_free(g);
+	cr_assert_eq(setenv("ARGUS_WINDOW_EVENTS", "20", 1), 0);
+	cr_assert_eq(setenv("ARGUS_WINDOW_MAX_EVENTS", "300", 1), 0);
+	cr_assert_not_null(f = open_memstream(&a, &na));
+	cr_assert_eq(diag_search(r, NULL, &o, 0, F.ev[0].ts, f, &cause), 0,
+	    "%s", cause);
+	fclose(f);
+	unsetenv("ARGUS_WINDOW_EVENTS");
+	unsetenv("ARGUS_WINDOW_MAX_EVENTS");
+	/* the first line of each: thread, kind, length, start, end */
+	cr_assert_not_null(strstr(b, "(still at the end of the trace)"), "%s",
+	    b);
+	cr_assert(strncmp(a, b, strcspn(b, "\n")) == 0,
+	    "the search says\n%.200s\nthe whole graph\n%.200s", a, b);
+	cr_assert_not_null(strstr(a, "of the trace only: it may rest on more"),
+	    "%s", a);
+	free(a);
+	free(b);
+	cr_assert_eq(fx_unstore(r, dir), 0);
+}
