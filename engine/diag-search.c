@@ -77,6 +77,9 @@ struct search {
 				   set (tests) */
 	size_t tried, wholes;	/* candidates tried in windows, and those
 				   of them that need the whole trace */
+	size_t unsure;		/* candidates found no hang in a window
+				   held to the bound, which said it would
+				   need more */
 	uint64_t first, last;
 };
 
@@ -270,9 +273,10 @@ run_group(struct search *s, const struct wcand *v, size_t n, uint64_t from,
 		/* not a hang: so be it when decided well inside, or in
 		   the largest window allowed */
 		if (!made[k] && diag_window_short_span(d, cand_lo(&cs[k]),
-		    cs[k].b, &w.from, &w.to) && !held(s, &w, cs[k].a, from,
-		    to)) {
-			if (w.want != 0)
+		    cs[k].b, &w.from, &w.to)) {
+			if (held(s, &w, cs[k].a, from, to))
+				s->unsure++;
+			else if (w.want != 0)
 				DPUSH(s->tiles, w);
 			else
 				DPUSH(s->next, w);
@@ -491,6 +495,8 @@ write_report(struct search *s, const char *why, FILE *f)
 			put_done(s, i, f);
 		}
 		fprintf(f, "]");
+		if (s->unsure > 0)
+			fprintf(f, ",\"unsure\":%zu", s->unsure);
 		if (why != NULL) {
 			/* the writer's own quoting, through a report of
 			   nothing */
@@ -511,12 +517,17 @@ write_report(struct search *s, const char *why, FILE *f)
 		fprintf(f, "no hang found\n");
 		if (why != NULL)
 			fprintf(f, "  %s\n", why);
-		return;
 	}
 	for (size_t i = 0; i < s->done.n; i++) {
 		fprintf(f, "%shang %zu: ", i ? "\n" : "", i + 1);
 		put_done(s, i, f);
 	}
+	if (s->unsure > 0)
+		fprintf(f, "%snote: %zu more wait%s may be %s: decided in a "
+		    "part of the trace only (the graphs' memory bound, "
+		    "--memory)\n", s->done.n ? "\n" : "", s->unsure,
+		    s->unsure == 1 ? "" : "s", s->unsure == 1 ? "a hang" :
+		    "hangs");
 }
 
 int

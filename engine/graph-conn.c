@@ -205,6 +205,25 @@ gb_rules_event(struct build_pass *b, uint32_t ti, uint32_t i, int post,
 	}
 }
 
+/* When the call of thread t entered at event en and exiting at event ex
+   blocked: its waiting switch's time, or 0. */
+static uint64_t
+blocked_at(const struct gthread *t, uint32_t en, uint32_t ex)
+{
+	for (uint32_t k = en + 1; k < ex; k++)
+		if (t->ev[k].type == TT_SWITCH &&
+		    (t->ev[k].flags & GRAPH_EVF_WAIT))
+			return t->ev[k].ts;
+	return 0;
+}
+
+/* The time of the write that queued n. */
+static uint64_t
+written_at(const struct graph *g, const struct qnode *n)
+{
+	return g->th[g->vx[n->v].thread].ev[n->e].ts;
+}
+
 void
 gb_on_sys_exit(struct build_pass *b, uint32_t ti, uint32_t i)
 {
@@ -224,6 +243,7 @@ gb_on_sys_exit(struct build_pass *b, uint32_t ti, uint32_t i)
 	const struct graph_event *en = &t->ev[s->sys];
 	uint64_t ino = en->key;
 	int rd = sys_is_read(en->aux), wr = sys_is_write(en->aux);
+	uint32_t ei = s->sys;
 	s->sys = GRAPH_NONE;
 	if (en->sub == TFD_PIPE && wr) {
 		uint64_t *rp = hmap_get(&b->pipereader, ino);
@@ -242,9 +262,18 @@ gb_on_sys_exit(struct build_pass *b, uint32_t ti, uint32_t i)
 	} else if (en->sub == TFD_PIPE && rd) {
 		qi = gb_queue_of(b, &b->pipeq, ino, 0);
 		struct queue *q = qi != GRAPH_NONE ? &b->q[qi] : NULL;
+		uint64_t blocked = blocked_at(t, ei, i);
+		/* a read that blocked found the pipe empty: what is still
+		   queued from writes done before it blocked was taken by
+		   reads the trace did not see (one already blocked when the
+		   recording began, or before a window) */
 		while (q != NULL && q->head != GRAPH_NONE &&
-		    b->qn[q->head].end <= q->rpos)
+		    (b->qn[q->head].end <= q->rpos ||
+		    written_at(g, &b->qn[q->head]) < blocked)) {
+			if (q->rpos < b->qn[q->head].end)
+				q->rpos = b->qn[q->head].end;
 			gb_q_pop(b, qi);
+		}
 		uint32_t src = q != NULL ? q->head : GRAPH_NONE;
 		if (src != GRAPH_NONE)
 			pid = b->qn[src].pid;

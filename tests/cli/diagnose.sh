@@ -207,7 +207,11 @@ if [ -x "$B/tests/tools/mkhang" ] && "$B/tests/tools/mkhang" "$T/mk" \
 			nok "$c --memory" "status $rc: $(cat "$T/err" "$T/err2")"
 		fi
 	done
-	ARGUS_MEM_AVAILABLE=1000 $ARGUS diagnose "$T/mk" > "$T/out" 2> "$T/err"
+	# (windows held to a million events instead, the answer is the
+	# whole graph's; held to the 16 events of that memory, the one wait
+	# left undecided is named in a note)
+	ARGUS_MEM_AVAILABLE=1000 ARGUS_WINDOW_MAX_EVENTS=1000000 \
+	    $ARGUS diagnose "$T/mk" > "$T/out" 2> "$T/err"
 	rc=$?
 	$ARGUS diagnose --whole "$T/mk" > "$T/whole" 2>&1
 	if [ $rc -eq 0 ] && [ "$(wc -l < "$T/err")" = 1 ] &&
@@ -216,6 +220,15 @@ if [ -x "$B/tests/tools/mkhang" ] && "$B/tests/tools/mkhang" "$T/mk" \
 		ok "diagnose: a graph beyond memory streams"
 	else
 		nok "diagnose: a graph beyond memory streams" "status $rc: $(cat "$T/err")"
+	fi
+	ARGUS_MEM_AVAILABLE=1000 $ARGUS diagnose "$T/mk" > "$T/out" 2> "$T/err"
+	rc=$?
+	if [ $rc -eq 0 ] && grep -q '^no hang found' "$T/out" &&
+	    grep -q '^note: 1 more wait may be a hang: decided in a part of the trace only' "$T/out"; then
+		ok "diagnose: graphs held to the memory bound say so"
+	else
+		nok "diagnose: graphs held to the memory bound say so" \
+		    "status $rc: $(cat "$T/err" "$T/out")"
 	fi
 	# a window that may not grow as far as the answer asks (20 events,
 	# ARGUS_WINDOW_MAX_EVENTS) gives its own answer and says so

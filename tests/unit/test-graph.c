@@ -308,6 +308,44 @@ Test(graph, rules_split_event_selector)
 	rules_free(rs);
 }
 
+/*
+ * Pipes: a reader already blocked in read when the recording began
+ * takes the first write unseen (its exit has no entry). Its next read
+ * blocks, so the pipe was empty then: that first write is not queued
+ * any more, and each later read is connected to the write of its turn,
+ * not to the one before.
+ */
+Test(graph, pipe_read_blocked_finds_it_empty)
+{
+	uint64_t w[3], r[3];
+
+	fx_init(&F);
+	fx_thread(&F, 10, 10, "producer");
+	fx_thread(&F, 20, 20, "consumer");
+	F.cpu = TRACE_CPU_META;
+	fx_ev(&F, 0, TT_FD, 10, 4, TFD_PIPE, 999);
+	fx_ev(&F, 0, TT_FD, 20, 3, TFD_PIPE, 999);
+	F.cpu = 0;
+	fx_ev(&F, 20, TT_SWITCH, 1, 0, 120, 0);	/* asleep before */
+	for (int k = 0; k < 3; k++) {
+		fx_run(&F, 0, 10);
+		fx_ev(&F, 10, TT_SYS_ENTER, SYS_write, 4, 0, 1);
+		fx_ev(&F, 10, TT_WAKING, 20, 0, 120, 0);
+		w[k] = fx_ev(&F, 10, TT_SYS_EXIT, SYS_write, 1, 0, 0);
+		fx_block(&F, 10, 20, SYS_nanosleep, 0);
+		r[k] = fx_ev(&F, 20, TT_SYS_EXIT, SYS_read, 1, 0, 0);
+		fx_block(&F, 20, 0, SYS_read, 3);
+		F.ts += 1000000;
+	}
+	struct graph *g = fx_build(&F, NULL);
+	cr_assert_not_null(g);
+	for (int k = 1; k < 3; k++)
+		cr_assert_eq(fx_in_src(g, graph_vertex_at(g, 20, r[k]),
+		    GE_PIPE), graph_vertex_at(g, 10, w[k]), "read %d takes "
+		    "write %d", k, k);
+	graph_free(g);
+}
+
 /* Pipes: a read is connected to the write holding its first byte. */
 Test(graph, pipe_byte_order)
 {
