@@ -164,10 +164,12 @@ keep(struct search *s, const struct diag *d, size_t i)
 
 /*
  * The largest window allowed for candidate time at: the trace cut in
- * steps of half the span of max events (at its average rate), the step
- * of at and the one before it, so that the candidates of one step share
- * one graph; steps halved while that holds more than max events. 0 when
- * the trace has no time.
+ * steps of a third of the span of max events (at its average rate), in
+ * pairs; the tile of a pair is its two steps and the one before, so
+ * that the candidates of a pair share one graph with a step of history
+ * at least, and each step is built one and a half times (twice with
+ * tiles of one step and its history); steps halved while that holds
+ * more than max events. 0 when the trace has no time.
  */
 static int
 tile(struct search *s, uint64_t at, uint64_t max, uint64_t *from,
@@ -179,13 +181,13 @@ tile(struct search *s, uint64_t at, uint64_t max, uint64_t *from,
 	if (last <= first || in->nevents == 0 || at < first)
 		return 0;
 	step = (uint64_t)((double)(last - first) * (double)max /
-	    (double)in->nevents / 2);
+	    (double)in->nevents / 3);
 	/* halved where the events come faster than on average: the
-	   candidates of one step still share it */
+	   candidates of one pair still share it */
 	for (; step > 0; step /= 2) {
-		k = (at - first) / step;
+		k = (at - first) / step / 2 * 2;
 		*from = k > 0 ? first + (k - 1) * step : 0;
-		*to = first + (k + 1) * step;
+		*to = first + (k + 2) * step;
 		if (*to >= last)
 			*to = UINT64_MAX;
 		if (diag_window_events(s->r, *from, *to) <= max)
