@@ -197,6 +197,50 @@ normal(char *s)
 	return s;
 }
 
+/* The whole graph's text report of r; *n gets its number of hangs. */
+static char *
+whole_text(struct trace_reader *r, const struct diag_opts *o, unsigned *n)
+{
+	char *cause = NULL, *b = NULL;
+	size_t nb = 0;
+	struct graph *g;
+	struct diag *d;
+	FILE *f;
+
+	cr_assert_eq(graph_build(r, NULL, &g, &cause), 0, "%s", cause);
+	cr_assert_eq(diag_new(g, o, &d, &cause), 0, "%s", cause);
+	cr_assert_not_null(f = open_memstream(&b, &nb));
+	diag_write_text(d, f, graph_first_ts(g));
+	fclose(f);
+	if (n != NULL)
+		*n = (unsigned)diag_nhangs(d);
+	diag_free(d);
+	graph_free(g);
+	return b;
+}
+
+/* The search's text report of r, with first windows of 20 events and,
+   when max is not NULL, windows held to max events. */
+static char *
+search_text(struct trace_reader *r, const struct diag_opts *o,
+    const char *max)
+{
+	char *cause = NULL, *a = NULL;
+	size_t na = 0;
+	FILE *f;
+
+	cr_assert_eq(setenv("ARGUS_WINDOW_EVENTS", "20", 1), 0);
+	if (max != NULL)
+		cr_assert_eq(setenv("ARGUS_WINDOW_MAX_EVENTS", max, 1), 0);
+	cr_assert_not_null(f = open_memstream(&a, &na));
+	cr_assert_eq(diag_search(r, NULL, o, 0, F.ev[0].ts, f, &cause), 0,
+	    "%s", cause);
+	fclose(f);
+	unsetenv("ARGUS_WINDOW_EVENTS");
+	unsetenv("ARGUS_WINDOW_MAX_EVENTS");
+	return a;
+}
+
 /* The search's report and the whole graph's are the same; returns the
    number of hangs. */
 static unsigned
@@ -204,28 +248,11 @@ same_report(const struct diag_opts *o, const char *what)
 {
 	char dir[] = "/tmp/argus-search-XXXXXX";
 	struct trace_reader *r = fx_store(&F, dir);
-	char *cause = NULL, *a = NULL, *b = NULL;
-	size_t na = 0, nb = 0;
-	struct graph *g;
-	struct diag *d;
-	FILE *f;
+	unsigned n;
 
 	cr_assert_not_null(r);
-	cr_assert_eq(graph_build(r, NULL, &g, &cause), 0, "%s", cause);
-	cr_assert_eq(diag_new(g, o, &d, &cause), 0, "%s", cause);
-	cr_assert_not_null(f = open_memstream(&b, &nb));
-	diag_write_text(d, f, graph_first_ts(g));
-	fclose(f);
-	unsigned n = (unsigned)diag_nhangs(d);
-	diag_free(d);
-	graph_free(g);
-
-	cr_assert_eq(setenv("ARGUS_WINDOW_EVENTS", "20", 1), 0);
-	cr_assert_not_null(f = open_memstream(&a, &na));
-	cr_assert_eq(diag_search(r, NULL, o, 0, F.ev[0].ts, f, &cause), 0,
-	    "%s", cause);
-	fclose(f);
-	unsetenv("ARGUS_WINDOW_EVENTS");
+	char *b = whole_text(r, o, &n);
+	char *a = search_text(r, o, NULL);
 	cr_assert_str_eq(normal(a), normal(b), "%s: the search says\n%s\n"
 	    "the whole graph says\n%s", what, a, b);
 	free(a);
@@ -296,23 +323,13 @@ Test(diag_search, held_windows_say_so)
 {
 	struct diag_opts o = { .threshold_ns = 10 * MS };
 	char dir[] = "/tmp/argus-search-XXXXXX";
-	char *cause = NULL, *a = NULL;
-	size_t na = 0;
-	FILE *f;
 
 	sparse = 1;
 	fixture(0, 0);
 	sparse = 0;
 	struct trace_reader *r = fx_store(&F, dir);
 	cr_assert_not_null(r);
-	cr_assert_eq(setenv("ARGUS_WINDOW_EVENTS", "20", 1), 0);
-	cr_assert_eq(setenv("ARGUS_WINDOW_MAX_EVENTS", "300", 1), 0);
-	cr_assert_not_null(f = open_memstream(&a, &na));
-	cr_assert_eq(diag_search(r, NULL, &o, 0, F.ev[0].ts, f, &cause), 0,
-	    "%s", cause);
-	fclose(f);
-	unsetenv("ARGUS_WINDOW_EVENTS");
-	unsetenv("ARGUS_WINDOW_MAX_EVENTS");
+	char *a = search_text(r, &o, "300");
 	cr_assert_not_null(strstr(a, "hang 1: "), "%s", a);
 	cr_assert_not_null(strstr(a, "of the trace only: it may rest on more"),
 	    "%s", a);
@@ -330,11 +347,6 @@ Test(diag_search, held_hang_to_the_end_lasts_to_the_end)
 {
 	struct diag_opts o = { .threshold_ns = 10 * MS };
 	char dir[] = "/tmp/argus-search-XXXXXX";
-	char *cause = NULL, *a = NULL, *b = NULL;
-	size_t na = 0, nb = 0;
-	struct graph *g;
-	struct diag *d;
-	FILE *f;
 
 	fixture(0, 1);
 	iteration(1, 80000, 1, 0, 140);
@@ -342,21 +354,8 @@ Test(diag_search, held_hang_to_the_end_lasts_to_the_end)
 		p_loop(2);
 	struct trace_reader *r = fx_store(&F, dir);
 	cr_assert_not_null(r);
-	cr_assert_eq(graph_build(r, NULL, &g, &cause), 0, "%s", cause);
-	cr_assert_eq(diag_new(g, &o, &d, &cause), 0, "%s", cause);
-	cr_assert_not_null(f = open_memstream(&b, &nb));
-	diag_write_text(d, f, graph_first_ts(g));
-	fclose(f);
-	diag_free(d);
-	graph_free(g);
-	cr_assert_eq(setenv("ARGUS_WINDOW_EVENTS", "20", 1), 0);
-	cr_assert_eq(setenv("ARGUS_WINDOW_MAX_EVENTS", "300", 1), 0);
-	cr_assert_not_null(f = open_memstream(&a, &na));
-	cr_assert_eq(diag_search(r, NULL, &o, 0, F.ev[0].ts, f, &cause), 0,
-	    "%s", cause);
-	fclose(f);
-	unsetenv("ARGUS_WINDOW_EVENTS");
-	unsetenv("ARGUS_WINDOW_MAX_EVENTS");
+	char *b = whole_text(r, &o, NULL);
+	char *a = search_text(r, &o, "300");
 	/* the first line of each: thread, kind, length, start, end */
 	cr_assert_not_null(strstr(b, "(still at the end of the trace)"), "%s",
 	    b);

@@ -308,6 +308,19 @@ Test(graph, rules_split_event_selector)
 	rules_free(rs);
 }
 
+/* Producer 10 writes fd 4, consumer 20 reads fd 3: one pipe. */
+static void
+pipe_fixture(void)
+{
+	fx_init(&F);
+	fx_thread(&F, 10, 10, "producer");
+	fx_thread(&F, 20, 20, "consumer");
+	F.cpu = TRACE_CPU_META;
+	fx_ev(&F, 0, TT_FD, 10, 4, TFD_PIPE, 999);
+	fx_ev(&F, 0, TT_FD, 20, 3, TFD_PIPE, 999);
+	F.cpu = 0;
+}
+
 /*
  * Pipes: a reader already blocked in read when the recording began
  * takes the first write unseen (its exit has no entry). Its next read
@@ -319,13 +332,7 @@ Test(graph, pipe_read_blocked_finds_it_empty)
 {
 	uint64_t w[3], r[3];
 
-	fx_init(&F);
-	fx_thread(&F, 10, 10, "producer");
-	fx_thread(&F, 20, 20, "consumer");
-	F.cpu = TRACE_CPU_META;
-	fx_ev(&F, 0, TT_FD, 10, 4, TFD_PIPE, 999);
-	fx_ev(&F, 0, TT_FD, 20, 3, TFD_PIPE, 999);
-	F.cpu = 0;
+	pipe_fixture();
 	fx_ev(&F, 20, TT_SWITCH, 1, 0, 120, 0);	/* asleep before */
 	for (int k = 0; k < 3; k++) {
 		fx_run(&F, 0, 10);
@@ -349,13 +356,7 @@ Test(graph, pipe_read_blocked_finds_it_empty)
 /* Pipes: a read is connected to the write holding its first byte. */
 Test(graph, pipe_byte_order)
 {
-	fx_init(&F);
-	fx_thread(&F, 10, 10, "producer");
-	fx_thread(&F, 20, 20, "consumer");
-	F.cpu = TRACE_CPU_META;
-	fx_ev(&F, 0, TT_FD, 10, 4, TFD_PIPE, 999);
-	fx_ev(&F, 0, TT_FD, 20, 3, TFD_PIPE, 999);
-	F.cpu = 0;
+	pipe_fixture();
 	fx_run(&F, 0, 10);
 	fx_ev(&F, 10, TT_SYS_ENTER, SYS_write, 4, 0, 10);
 	uint64_t w1 = fx_ev(&F, 10, TT_SYS_EXIT, SYS_write, 10, 0, 0);
