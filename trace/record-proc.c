@@ -361,6 +361,9 @@ fd_from_bpf(struct recorder *r, uint64_t want_ino, uint64_t what,
 		return TFD_PIPE;
 	case S_IFSOCK:
 		snprintf(link, size, "socket:[%llu]", i);
+		if (RB_FD_FAMILY(what) != 0)
+			return RB_FD_FAMILY(what) == AF_UNIX ? TFD_UNIX :
+			    TFD_SOCKET;
 		return sock_kind(r, want_ino, peer);
 	case S_IFREG:
 		snprintf(link, size, "file:[%llu]", i);
@@ -392,6 +395,17 @@ fd_identity(struct recorder *r, uint64_t ts, uint32_t pid, int fd,
 
 	if (fd < 0 || pid == 0 || fd_mark(r, pid, fd))
 		return;
+	if (want_ino != 0 && ((what & S_IFMT) == S_IFIFO ?
+	    (what & RB_FD_ANONPIPE) : (what & S_IFMT) == S_IFSOCK &&
+	    RB_FD_FAMILY(what) != 0)) {
+		/* all /proc would say of a pipe or a socket, told by the
+		   programs already (a unix socket's peer aside) */
+		kind = fd_from_bpf(r, want_ino, what, link, sizeof(link),
+		    &peer);
+		ino = want_ino;
+		n = (ssize_t)strlen(link);
+		goto write;
+	}
 	snprintf(path, sizeof(path), "/proc/%u/fd/%d", pid, fd);
 	n = readlink(path, link, sizeof(link) - 1);
 	if (n > 0) {
@@ -427,6 +441,7 @@ fd_identity(struct recorder *r, uint64_t ts, uint32_t pid, int fd,
 	} else if (link[0] == '/') {
 		kind = TFD_FILE;
 	}
+write:
 	memset(&ev, 0, sizeof(ev));
 	ev.type = TT_FD;
 	ev.cpu = TRACE_CPU_META;

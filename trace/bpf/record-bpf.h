@@ -65,9 +65,13 @@ enum rb_kind {
 	RB_NKINDS
 };
 
-/* RB_FD_INO's what: the inode's S_IFMT bits, and these */
+/* RB_FD_INO's what: the inode's S_IFMT bits, and these; a socket's
+   family in bits 16-31 */
 #define RB_FD_EVENTFD 1
 #define RB_FD_TERMINAL 2
+#define RB_FD_ANONPIPE 4	/* a pipe of pipe(2), not a named FIFO */
+#define RB_FD_FAMILY(w) ((unsigned)((w) >> 16) & 0xffff)	/* sockets:
+				   the address family (0: unknown) */
 
 #define RB_NAME 32		/* irq handler and work queue names */
 #define RB_PATH 128		/* exec file names (longer ones are cut) */

@@ -132,6 +132,8 @@ struct {
 #define S_IFMT 00170000
 #define S_IFIFO 0010000
 #define S_IFCHR 0020000
+#define S_IFSOCK 0140000
+#define PIPEFS_MAGIC 0x50495045
 
 #define NR_read 0
 #define NR_write 1
@@ -392,6 +394,17 @@ fd_check(struct task_struct *t, __u64 fd)
 		what |= RB_FD_EVENTFD;
 	else if (kind == 1 && what == S_IFCHR)
 		what |= RB_FD_TERMINAL;
+	else if (what == S_IFIFO && in->i_sb->s_magic == PIPEFS_MAGIC)
+		what |= RB_FD_ANONPIPE;
+	else if (what == S_IFSOCK) {
+		/* the family, so that the loader needs neither /proc nor
+		   sock_diag (which walks every unix socket) */
+		struct socket *so = bpf_rdonly_cast(f->private_data,
+		    bpf_core_type_id_kernel(struct socket));
+
+		if (so && so->sk)
+			what |= (__u64)so->sk->__sk_common.skc_family << 16;
+	}
 	EMIT(4, RB_FD_INO, (__u32)t->pid, (__u64)(__u32)t->tgid, fd, ino,
 	    what);
 	return 0;
