@@ -609,9 +609,9 @@ diag_find_hangs(struct diag *d)
 			for (size_t j = 0; j < n && !later[i]; j++)
 				if (i != j && !later[j] &&
 				    explained_by(&d->h.v[i], &d->h.v[j]) &&
-				    !(d->h.v[i].dw.w.timed_out &&
-				    !d->h.v[j].dw.w.timed_out &&
-				    explained_by(&d->h.v[j], &d->h.v[i])))
+				    diag_goes_after(explained_by(&d->h.v[j],
+				    &d->h.v[i]), d->h.v[i].dw.w.timed_out,
+				    d->h.v[j].dw.w.timed_out))
 					later[i] = 1;
 		for (int pass = 0; pass < 2; pass++)
 			for (size_t i = 0; i < n; i++)

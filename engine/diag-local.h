@@ -286,6 +286,20 @@ char *diag_why_text(const struct graph *g, uint32_t ti, uint32_t sw,
 struct dhang *diag_poll_hang(struct diag *d, uint32_t ti, uint32_t enter,
     uint32_t first, uint32_t last, uint32_t n, uint64_t end);
 
+/*
+ * Of two hangs, x explained by y (x's thread is a culprit of y during
+ * x): whether x goes after y in the report. Not when they explain each
+ * other (y_by_x: a circular wait) and x, not y, was broken by its own
+ * timeout: which of two threads waiting for each other blocks first is
+ * a race, the one whose timeout broke the cycle is the hang. Used by
+ * diag_find_hangs() and the streaming search alike.
+ */
+static inline int
+diag_goes_after(int y_by_x, int x_timed_out, int y_timed_out)
+{
+	return !(y_by_x && x_timed_out && !y_timed_out);
+}
+
 /* diag-window.c */
 /* Events of the chunks that overlap [from, to). */
 uint64_t diag_window_events(struct trace_reader *r, uint64_t from,

@@ -409,15 +409,14 @@ order(struct search *s)
 	qsort(s->done.v, n, sizeof(*s->done.v), by_start);
 	struct done *v = xmalloc(n * sizeof(*v));
 	char *later = xcalloc(n, 1);
-	/* as diag_find_hangs() (diag-hang.c): of a circular wait, the
-	   hang broken by its own timeout first, else the earlier one */
+	/* as diag_find_hangs() (diag-hang.c) */
 	for (size_t i = n; i-- > 0;)
 		for (size_t j = 0; j < n && !later[i]; j++)
 			if (i != j && !later[j] &&
 			    explained_by(&s->done.v[i], &s->done.v[j]) &&
-			    !(s->done.v[i].timed_out &&
-			    !s->done.v[j].timed_out &&
-			    explained_by(&s->done.v[j], &s->done.v[i])))
+			    diag_goes_after(explained_by(&s->done.v[j],
+			    &s->done.v[i]), s->done.v[i].timed_out,
+			    s->done.v[j].timed_out))
 				later[i] = 1;
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t i = 0; i < n; i++)

@@ -319,17 +319,15 @@ diag_note_limited(struct diag *d, size_t i, uint64_t first, uint64_t last,
 	graph_window(d->g, &a, &b);
 	a = a > first ? a : first;
 	b = b < last ? b : last;
+	char asked[40] = "";
+
 	if (want > max)
-		dnote(&d->h.v[i], "answer from %.3f s to %.3f s of the trace "
-		    "only: it may rest on more, %llu events where argus loads "
-		    "%llu at most", (double)(a - first) / 1e9,
-		    (double)(b - first) / 1e9, (unsigned long long)want,
-		    (unsigned long long)max);
-	else
-		dnote(&d->h.v[i], "answer from %.3f s to %.3f s of the trace "
-		    "only: it may rest on more, where argus loads %llu events "
-		    "at most", (double)(a - first) / 1e9,
-		    (double)(b - first) / 1e9, (unsigned long long)max);
+		snprintf(asked, sizeof(asked), "%llu events ",
+		    (unsigned long long)want);
+	dnote(&d->h.v[i], "answer from %.3f s to %.3f s of the trace only: "
+	    "it may rest on more, %swhere argus loads %llu events at most",
+	    (double)(a - first) / 1e9, (double)(b - first) / 1e9, asked,
+	    (unsigned long long)max);
 }
 
 int

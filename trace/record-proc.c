@@ -347,8 +347,8 @@ sock_kind(struct recorder *r, uint64_t ino, uint64_t *peer)
 	return unix_peer(r, ino, peer) ? TFD_UNIX : TFD_SOCKET;
 }
 
-/* The identity of an fd whose number was reused: what the BPF programs
-   saw (want_ino, what), into link; its kind. */
+/* The identity of an fd as the BPF programs saw it (want_ino, what),
+   into link; its kind. */
 static unsigned
 fd_from_bpf(struct recorder *r, uint64_t want_ino, uint64_t what,
     char *link, size_t size, uint64_t *peer)
@@ -395,26 +395,23 @@ fd_identity(struct recorder *r, uint64_t ts, uint32_t pid, int fd,
 
 	if (fd < 0 || pid == 0 || fd_mark(r, pid, fd))
 		return;
-	if (want_ino != 0 && ((what & S_IFMT) == S_IFIFO ?
-	    (what & RB_FD_ANONPIPE) : (what & S_IFMT) == S_IFSOCK &&
-	    RB_FD_FAMILY(what) != 0)) {
-		/* all /proc would say of a pipe or a socket, told by the
-		   programs already (a unix socket's peer aside) */
-		kind = fd_from_bpf(r, want_ino, what, link, sizeof(link),
-		    &peer);
-		ino = want_ino;
-		n = (ssize_t)strlen(link);
-		goto write;
+	/* a pipe or a socket: all /proc would say (a unix socket's peer
+	   aside) the programs told already */
+	int told = want_ino != 0 && ((what & S_IFMT) == S_IFIFO ?
+	    (what & RB_FD_ANONPIPE) != 0 : (what & S_IFMT) == S_IFSOCK &&
+	    RB_FD_FAMILY(what) != 0);
+	n = 0;
+	if (!told) {
+		snprintf(path, sizeof(path), "/proc/%u/fd/%d", pid, fd);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n > 0) {
+			link[n] = '\0';
+			if (stat(path, &st) == 0)
+				ino = st.st_ino;
+		}
 	}
-	snprintf(path, sizeof(path), "/proc/%u/fd/%d", pid, fd);
-	n = readlink(path, link, sizeof(link) - 1);
-	if (n > 0) {
-		link[n] = '\0';
-		if (stat(path, &st) == 0)
-			ino = st.st_ino;
-	}
-	if (want_ino != 0 && (n <= 0 || ino != want_ino)) {
-		/* closed or reused since the programs saw it */
+	if (want_ino != 0 && (told || n <= 0 || ino != want_ino)) {
+		/* told, or closed or reused since the programs saw it */
 		kind = fd_from_bpf(r, want_ino, what, link, sizeof(link),
 		    &peer);
 		ino = want_ino;
@@ -441,7 +438,6 @@ fd_identity(struct recorder *r, uint64_t ts, uint32_t pid, int fd,
 	} else if (link[0] == '/') {
 		kind = TFD_FILE;
 	}
-write:
 	memset(&ev, 0, sizeof(ev));
 	ev.type = TT_FD;
 	ev.cpu = TRACE_CPU_META;

@@ -21,9 +21,9 @@
  * as its call from the file lock events; sched_yield at its switch;
  * and since close is not seen, the file a descriptor names is told to
  * the loader (RB_FD_INO, map "fdino") when first seen blocking and when
- * it names another inode than then: the loader reads the descriptor's
- * identity from /proc later, and a number reused by then names another
- * file. Otherwise the program on sys_exit writes the exits of
+ * it names another inode than then, with its type (a socket's family):
+ * the loader needs /proc only for the path of other files, which it
+ * reads later, when a number reused by then names another file. Otherwise the program on sys_exit writes the exits of
  * marked tasks, and keeps the calls that wake others
  * without blocking: reads and writes of pipes (FIFO inodes), terminals
  * and eventfds, a close that succeeded (so fd numbers reused are looked
