@@ -32,6 +32,8 @@
 #define MAXDEPTH 48
 #define HORIZON (10ULL * 1000000000ULL)	/* slices look back at most 10 s */
 #define GAP_UNIT 5000000ULL	/* cost of an edge: +1 per 5 ms it spans */
+#define LOCK_RELEASE_COST 12	/* extra cost of a lock's release as the
+				   cause of what its waiter does next */
 
 struct bnode {
 	uint32_t v, lim;
@@ -98,6 +100,23 @@ io_wait_before(const struct graph *g, uint32_t v)
 			    GRAPH_THREAD_IRQ) != 0;
 	}
 	if (!irq)
+		return GRAPH_NONE;
+	return graph_vertex_of_event(g, vx->thread, vx->first - 1);
+}
+
+/* The vertex of v's thread that ended in the contended lock acquisition
+   v begins after; else GRAPH_NONE. */
+static uint32_t
+lock_wait_before(const struct graph *g, uint32_t v)
+{
+	const struct graph_vertex *vx = &g->vx[v];
+	const struct graph_event *sw;
+
+	if (vx->first == 0)
+		return GRAPH_NONE;
+	sw = &g->th[vx->thread].ev[vx->first - 1];
+	if (sw->type != TT_SWITCH || (sw->flags & (GRAPH_EVF_WAIT |
+	    GRAPH_EVF_LOCK)) != (GRAPH_EVF_WAIT | GRAPH_EVF_LOCK))
 		return GRAPH_NONE;
 	return graph_vertex_of_event(g, vx->thread, vx->first - 1);
 }
@@ -178,6 +197,12 @@ slice_run(struct diag *d, struct slice *s, uint32_t v, uint32_t lim,
 			}
 			size_t n, added = 0;
 			unsigned later = 0;	/* eligible edges landing later */
+			/* past the root, a thread that waited for a lock
+			   goes on with what it was doing: the work before
+			   the wait is the cause, the lock's release only
+			   delayed it */
+			uint32_t lockp = b.depth > 0 ?
+			    lock_wait_before(g, b.v) : GRAPH_NONE;
 			const uint32_t *in = graph_in_edges(g, b.v, &n);
 			uint32_t *order = xmalloc((n ? n : 1) * sizeof(*order));
 			size_t no = 0;
@@ -214,6 +239,9 @@ slice_run(struct diag *d, struct slice *s, uint32_t v, uint32_t lim,
 				    (unsigned)(gap / GAP_UNIT);
 				uint32_t cost = b.cost + edge_cost(e->kind) +
 				    late + 3 * later;
+				if (lockp != GRAPH_NONE &&
+				    e->kind == GE_WAKEUP && e->dst_ev == vx->first)
+					cost += LOCK_RELEASE_COST;
 				/* a state is expanded again only when reached
 				   more cheaply */
 				uint64_t *sc = hmap_put(&s->seen,
@@ -233,12 +261,16 @@ slice_run(struct diag *d, struct slice *s, uint32_t v, uint32_t lim,
 			free(order);
 			/* woken from an interrupt out of an uninterruptible
 			   wait: I/O the thread started itself, so what it
-			   did before that wait is the cause */
+			   did before that wait is the cause; so too before
+			   a lock's wait (a strong step) */
 			uint32_t pv = io_wait_before(g, b.v);
+			if (pv == GRAPH_NONE)
+				pv = lockp;
 			if (pv != GRAPH_NONE) {
 				uint32_t plim = g->vx[pv].first +
 				    g->vx[pv].nevents - 1;
-				uint32_t cost = b.cost + edge_cost(GE_SEQ);
+				uint32_t cost = b.cost + (pv == lockp ? 1 :
+				    edge_cost(GE_SEQ));
 				uint64_t *sc = hmap_put(&s->seen,
 				    pack2(pv, plim), UINT64_MAX, NULL);
 				if (*sc > cost) {

@@ -165,6 +165,9 @@ struct thread_replay {
 	uint32_t sys;		/* open TT_SYS_ENTER */
 	uint32_t pos;		/* replay cursor */
 	uint32_t rx_pid, rx_v, rx_e;
+	uint32_t woke_ed, wait_ed;	/* the wake-up and wait edges of its
+					   last run (indices in ed), or
+					   GRAPH_NONE */
 	uint8_t wake_kind;
 	uint8_t waiting;
 	uint8_t had_rx;
@@ -230,7 +233,10 @@ int gb_stale(struct build_pass *b);
 void gb_abort(struct build_pass *b);
 int gb_finish(struct build_pass *b, char **cause);
 
-void gb_edge(struct build_pass *b, uint32_t sv, uint32_t se, uint32_t dv,
+/* Add an edge from event se of vertex sv to event de of vertex dv;
+   returns its index in b->ed, or GRAPH_NONE when none is added (a loop, a
+   culled thread). */
+uint32_t gb_edge(struct build_pass *b, uint32_t sv, uint32_t se, uint32_t dv,
     uint32_t de, unsigned kind);
 /*
  * Add event i of thread ti to its open vertex (opening one if needed);
@@ -239,6 +245,8 @@ void gb_edge(struct build_pass *b, uint32_t sv, uint32_t se, uint32_t dv,
  * within graph-build.c).
  */
 uint32_t gb_add(struct build_pass *b, uint32_t ti, uint32_t i);
+/* Whether vertex v belongs to another user thread of ti's process. */
+int gb_sibling(const struct graph *g, uint32_t ti, uint32_t v);
 /* End the open vertex of thread ti at a boundary that is not a wait. */
 void gb_split(struct build_pass *b, uint32_t ti);
 void gb_peer_pre(struct build_pass *b, uint32_t ti, uint32_t pid);
@@ -262,6 +270,17 @@ void gb_keyed_take(struct build_pass *b, struct hmap *m, uint64_t key,
 void gb_rules_event(struct build_pass *b, uint32_t ti, uint32_t i, int post,
     const struct graph_event *en);
 void gb_on_sys_exit(struct build_pass *b, uint32_t ti, uint32_t i);
+/*
+ * Event i of thread ti received data sent at event se of vertex sv, in
+ * the read or receive call entered at event en. When that call blocked
+ * and the wake-up that ended its wait came from another thread before
+ * the data was sent (and the data before the thread ran) (a wake-up for something else: a peer's read
+ * freeing buffer space wakes every waiter of the socket), the data's
+ * sender is what woke it: the run's wake-up and wait edges are moved to
+ * the sender.
+ */
+void gb_data_woke(struct build_pass *b, uint32_t ti, uint32_t en, uint32_t i,
+    uint32_t sv, uint32_t se);
 
 /* graph-load.c */
 struct graph *graph_alloc(void);

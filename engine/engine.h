@@ -154,6 +154,10 @@ const uint32_t *graph_thread_vertices(const struct graph *g, uint32_t thread,
 				   its enum trace_fd kind */
 #define GRAPH_EVF_INSYS	0x10	/* TT_SWITCH: key/aux are the wait
 				   resource (a0) and syscall nr */
+#define GRAPH_EVF_LOCK	0x20	/* TT_SYS_ENTER of futex, and the TT_SWITCH
+				   of its wait: a contended lock taken (a
+				   wait for the word's "locked, waiters"
+				   value 2, or a priority-inheritance lock) */
 
 /*
  * One event in compact form. type is enum trace_type or GRAPH_EV_RUN.

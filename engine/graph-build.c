@@ -22,21 +22,24 @@ static const uint8_t edge_weak[GE_NKINDS] = {
 	[GE_WAIT] = 1, [GE_SEQ] = 1,
 };
 
-void
+uint32_t
 gb_edge(struct build_pass *b, uint32_t sv, uint32_t se, uint32_t dv,
     uint32_t de, unsigned kind)
 {
 	struct graph *g = b->g;
 
 	if (sv == GRAPH_NONE || dv == GRAPH_NONE || sv == dv)
-		return;
+		return GRAPH_NONE;
 	if ((g->th[g->vx[sv].thread].flags | g->th[g->vx[dv].thread].flags) &
 	    GRAPH_THREAD_CULLED)
-		return;
+		return GRAPH_NONE;
+	if (b->ned >= UINT32_MAX - 1)
+		return GRAPH_NONE;
 	DGROW(b->ed, b->caped, b->ned + 1, 4096);
 	b->ed[b->ned++] = (struct graph_edge){ .src = sv, .dst = dv,
 	    .src_ev = se, .dst_ev = de, .kind = (uint8_t)kind,
 	    .flags = edge_weak[kind] ? GRAPH_EF_WEAK : 0 };
+	return (uint32_t)(b->ned - 1);
 }
 
 static uint32_t
@@ -193,9 +196,8 @@ by_proxy(const struct graph_event *ev)
 	    ev->sub == TU_FLAG_READ));
 }
 
-/* Whether vertex v belongs to another user thread of ti's process. */
-static int
-sibling(const struct graph *g, uint32_t ti, uint32_t v)
+int
+gb_sibling(const struct graph *g, uint32_t ti, uint32_t v)
 {
 	uint32_t tj;
 
@@ -230,7 +232,7 @@ step(struct build_pass *b, uint32_t ti, uint32_t i)
 			lwake_k = s->wake_kind;
 			lwait_v = s->wait_v;
 			lwait_e = s->wait_e;
-			s->handed = sibling(g, ti, lwake_v);
+			s->handed = gb_sibling(g, ti, lwake_v);
 		}
 		s->waiting = 0;
 		s->wake_v = GRAPH_NONE;
@@ -254,13 +256,17 @@ step(struct build_pass *b, uint32_t ti, uint32_t i)
 		break;
 	case GRAPH_EV_RUN:
 		v = gb_add(b, ti, i);
+		s->woke_ed = s->wait_ed = GRAPH_NONE;
 		if (s->wake_v != GRAPH_NONE &&
 		    (s->waiting || s->wake_kind == GE_SPAWN)) {
-			gb_edge(b, s->wake_v, s->wake_e, v, i, s->wake_kind);
-			s->handed = sibling(g, ti, s->wake_v);
+			uint32_t we = gb_edge(b, s->wake_v, s->wake_e, v, i,
+			    s->wake_kind);
+			if (s->wake_kind == GE_WAKEUP)
+				s->woke_ed = we;
+			s->handed = gb_sibling(g, ti, s->wake_v);
 			if (s->waiting && s->wait_v != GRAPH_NONE)
-				gb_edge(b, s->wait_v, s->wait_e, s->wake_v,
-				    s->wake_e, GE_WAIT);
+				s->wait_ed = gb_edge(b, s->wait_v, s->wait_e,
+				    s->wake_v, s->wake_e, GE_WAIT);
 		}
 		s->wake_v = GRAPH_NONE;
 		s->waiting = 0;
@@ -370,6 +376,9 @@ step(struct build_pass *b, uint32_t ti, uint32_t i)
 		if (src != GRAPH_NONE) {
 			b->nmsg++;
 			gb_edge(b, b->qn[src].v, b->qn[src].e, v, i, GE_MSG);
+			if (s->sys != GRAPH_NONE)
+				gb_data_woke(b, ti, s->sys, i, b->qn[src].v,
+				    b->qn[src].e);
 			gb_q_pop(b, qi);
 		}
 		*hmap_put(&b->skowner, ev->key, 0, NULL) = t->pid;
@@ -514,7 +523,8 @@ grow_state(struct build_pass *b)
 		b->st[i] = (struct thread_replay){ .cur = GRAPH_NONE,
 		    .split_from = GRAPH_NONE, .wait_v = GRAPH_NONE,
 		    .wake_v = GRAPH_NONE, .sig_v = GRAPH_NONE,
-		    .sys = GRAPH_NONE };
+		    .sys = GRAPH_NONE, .woke_ed = GRAPH_NONE,
+		    .wait_ed = GRAPH_NONE };
 		g->leader[i] = i;
 		g->th[i].flags &= ~RULE_FLAGS;
 	}

@@ -217,6 +217,37 @@ blocked_at(const struct gthread *t, uint32_t en, uint32_t ex)
 	return 0;
 }
 
+void
+gb_data_woke(struct build_pass *b, uint32_t ti, uint32_t en, uint32_t i,
+    uint32_t sv, uint32_t se)
+{
+	struct graph *g = b->g;
+	const struct gthread *t = &g->th[ti];
+	struct thread_replay *s = &b->st[ti];
+
+	if (s->woke_ed == GRAPH_NONE)
+		return;
+	struct graph_edge *w = &b->ed[s->woke_ed];
+	s->woke_ed = GRAPH_NONE;
+	/* the run the edge woke is inside this call */
+	if (w->dst_ev <= en || w->dst_ev >= i || blocked_at(t, en, i) == 0)
+		return;
+	const struct gthread *wt = &g->th[g->vx[w->src].thread];
+	const struct gthread *dt = &g->th[g->vx[sv].thread];
+	uint64_t sent = dt->ev[se].ts;
+	/* sent after the wake-up, and before the thread ran */
+	if (wt == dt || dt == t || (dt->flags & GRAPH_THREAD_CULLED) ||
+	    sent <= wt->ev[w->src_ev].ts || sent > t->ev[w->dst_ev].ts)
+		return;
+	w->src = sv;
+	w->src_ev = se;
+	if (s->wait_ed != GRAPH_NONE) {
+		b->ed[s->wait_ed].dst = sv;
+		b->ed[s->wait_ed].dst_ev = se;
+	}
+	s->handed = gb_sibling(g, ti, sv);
+}
+
 /* The time of the write that queued n. */
 static uint64_t
 written_at(const struct graph *g, const struct qnode *n)
@@ -283,6 +314,7 @@ gb_on_sys_exit(struct build_pass *b, uint32_t ti, uint32_t i)
 		if (src != GRAPH_NONE) {
 			b->nmsg++;
 			gb_edge(b, b->qn[src].v, b->qn[src].e, v, i, GE_PIPE);
+			gb_data_woke(b, ti, ei, i, b->qn[src].v, b->qn[src].e);
 			q->rpos += (uint64_t)ret;
 			while (q->head != GRAPH_NONE &&
 			    b->qn[q->head].end <= q->rpos)

@@ -11,6 +11,7 @@
  * that the build pass can replay them.
  */
 #include <errno.h>
+#include <linux/futex.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -204,7 +205,8 @@ load_switch(struct graph *g, const struct trace_event *ev)
 		if (t->sys != GRAPH_NONE) {
 			ge.key = t->ev[t->sys].key;
 			ge.aux = t->ev[t->sys].aux;
-			ge.flags |= GRAPH_EVF_INSYS;
+			ge.flags |= GRAPH_EVF_INSYS |
+			    (t->ev[t->sys].flags & GRAPH_EVF_LOCK);
 		}
 		push(g, ti, &ge);
 	}
@@ -213,6 +215,22 @@ load_switch(struct graph *g, const struct trace_event *ev)
 		    .key = ev->tid, .aux = ev->cpu };
 		push(g, graph_thread_get(g, (uint32_t)ev->arg[1]), &re);
 	}
+}
+
+/* Whether futex(2) with op and val takes a contended lock: glibc's locks
+   wait for the word's value 2 ("locked, with waiters"); PI locks have an
+   operation of their own. Condition variables, semaphores and one-shot
+   flags wait for other values. */
+static int
+futex_locks(uint64_t op, uint64_t val)
+{
+	switch ((uint32_t)op & (uint32_t)FUTEX_CMD_MASK) {
+	case FUTEX_WAIT:
+		return (uint32_t)val == 2;
+	case FUTEX_LOCK_PI: case FUTEX_LOCK_PI2:
+		return 1;
+	}
+	return 0;
 }
 
 static void
@@ -415,6 +433,8 @@ graph_load_event(struct graph *g, const struct trace_event *ev)
 	case TT_SYS_ENTER:
 		ge.key = ev->arg[1];
 		ge.aux = (uint32_t)ev->arg[0];
+		if (ge.aux == SYS_futex && futex_locks(ev->arg[2], ev->arg[3]))
+			ge.flags |= GRAPH_EVF_LOCK;
 		t->sys = t->nev;
 		break;
 	case TT_SYS_EXIT:

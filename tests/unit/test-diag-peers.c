@@ -584,3 +584,109 @@ Test(diag_peers, mutex_next_to_a_condition_is_another_resource)
 	diag_free(d);
 	graph_free(g);
 }
+
+/*
+ * M asks peer P (socket SKP) and waits on condition variable COND; P
+ * hands the work to its thread PW, whose reply (socket SKQ) reaches M's
+ * I/O thread X, which takes M's mutex and wakes M. In the normal turns
+ * M was preempted before its condition wait released the mutex, so X
+ * waited for the lock, and M's release woke X. That release only
+ * delayed X: the normal path goes on through the reply to PW and P, and
+ * P, blocked on SLOW through the hang, is the culprit.
+ */
+enum { PW = 201 };
+#define MUTEX 0x9000
+
+static void
+lock_turn(int hung)
+{
+	fx_run(&F, 0, IN);
+	fx_ev(&F, IN, TT_WAKING, M, 0, 120, 0);
+	fx_block(&F, IN, M, SYS_nanosleep, 0);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_poll, 1, 0, 0);
+	fx_ev(&F, M, TT_SK_DATA_READY, SKP, 1, 0, 0);
+	fx_ev(&F, M, TT_WAKING, P, 0, 120, 0);
+	if (hung) {
+		fx_ev(&F, M, TT_SYS_ENTER, SYS_futex, COND, 0x89, 0);
+		fx_ev(&F, M, TT_SWITCH, 1, P, 120, 0);
+	} else {
+		fx_ev(&F, M, TT_SWITCH, 0, P, 120, 0);	/* preempted */
+	}
+	fx_ev(&F, P, TT_SOCK_RECV, SKP, 1, 0, 10);
+	fx_ev(&F, P, TT_SYS_EXIT, SYS_read, 10, 0, 0);
+	if (hung) {
+		fx_block(&F, P, 0, SYS_futex, SLOW);
+		F.ts += 60 * MS;
+		fx_run(&F, 0, P);
+		fx_ev(&F, P, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	}
+	F.ts += 200000;
+	fx_ev(&F, P, TT_WAKING, PW, 0, 120, 0);
+	fx_block(&F, P, PW, SYS_read, 8);
+	fx_ev(&F, PW, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	fx_ev(&F, PW, TT_SK_DATA_READY, SKQ, 1, 0, 0);
+	fx_ev(&F, PW, TT_WAKING, X, 0, 120, 0);
+	fx_block(&F, PW, X, SYS_futex, IDLE2);
+	fx_ev(&F, X, TT_SOCK_RECV, SKQ, 1, 0, 10);
+	fx_ev(&F, X, TT_SYS_EXIT, SYS_read, 10, 0, 0);
+	if (!hung) {
+		/* the mutex is M's: X waits for it */
+		fx_ev(&F, X, TT_SYS_ENTER, SYS_futex, MUTEX, 0x80, 2);
+		fx_ev(&F, X, TT_SWITCH, 1, M, 120, 0);
+		fx_ev(&F, M, TT_WAKING, X, 0, 120, 0);
+		fx_ev(&F, M, TT_SYS_ENTER, SYS_futex, COND, 0x89, 0);
+		fx_ev(&F, M, TT_SWITCH, 1, X, 120, 0);
+		fx_ev(&F, X, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	}
+	fx_ev(&F, X, TT_WAKING, M, 0, 120, 0);
+	fx_block(&F, X, M, SYS_read, 7);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	fx_ev(&F, M, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
+	fx_ev(&F, M, TT_SWITCH, 1, 0, 120, 0);
+	F.ts += 5 * MS;
+}
+
+Test(diag_peers, lock_release_only_delayed_the_path)
+{
+	struct diag_opts o = opts();
+	struct diag *d = NULL;
+	char *cause = NULL;
+
+	fx_init(&F);
+	fx_thread(&F, M, M, "main");
+	fx_thread(&F, X, M, "io");
+	fx_thread(&F, IN, M, "input");
+	fx_thread(&F, P, P, "peer");
+	fx_thread(&F, PW, P, "peer-worker");
+	fx_ev(&F, M, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
+	fx_ev(&F, M, TT_SWITCH, 1, 0, 120, 0);
+	fx_block(&F, X, 0, SYS_read, 7);
+	fx_block(&F, P, 0, SYS_read, 8);
+	fx_block(&F, PW, 0, SYS_futex, IDLE2);
+	fx_block(&F, IN, 0, SYS_nanosleep, 0);
+	F.ts += 5 * MS;
+	for (int i = 0; i < 4; i++)
+		lock_turn(0);
+	lock_turn(1);
+	struct graph *g = fx_build(&F, NULL);
+	cr_assert_not_null(g);
+	cr_assert_eq(diag_new(g, &o, &d, &cause), 0, "%s", cause);
+	cr_assert_geq(diag_nhangs(d), 1);
+	cr_assert_eq(diag_hang(d, 0)->th.tid, M);
+	cr_assert_str_eq(diag_hang(d, 0)->wait.resource, "futex:0x7000");
+	char got[256] = "";
+	int seen_p = 0, seen_pw = 0;
+	for (size_t i = 0; i < diag_npath(d, 0); i++) {
+		const struct diag_step *s = diag_path(d, 0, i);
+		snprintf(got + strlen(got), sizeof(got) - strlen(got), " %s",
+		    s->th.comm);
+		seen_p |= s->th.tid == P;
+		seen_pw |= s->th.tid == PW;
+	}
+	cr_assert(seen_p && seen_pw, "the path goes through the reply:%s",
+	    got);
+	cr_assert_geq(diag_nculprits(d, 0), 1);
+	cr_assert_eq(diag_culprit(d, 0, 0)->th.tid, P);
+	diag_free(d);
+	graph_free(g);
+}

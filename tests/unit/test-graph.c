@@ -353,6 +353,67 @@ Test(graph, pipe_read_blocked_finds_it_empty)
 	graph_free(g);
 }
 
+/*
+ * Sockets: reader 20 blocks in read on socket 0x51. Peer 30 reads from
+ * its own end, which wakes every waiter of the socket (buffer space
+ * freed), then its thread 31 sends the data while 20 is still waiting to
+ * run. The read returns 31's data: 31, not 30, woke it, and the wait
+ * edge of 20 leads to 31. With poll instead of a blocking read, or when
+ * the waker sent the data itself, the wake-up stays where it was.
+ */
+static uint64_t spur_wake, spur_send;	/* the waking, the data sent */
+
+static void
+spurious_fixture(int blocking_read, int waker_sends)
+{
+	fx_init(&F);
+	fx_thread(&F, 20, 20, "reader");
+	fx_thread(&F, 30, 30, "peer");
+	fx_thread(&F, 31, 30, "peer-send");
+	fx_run(&F, 0, 20);
+	fx_block(&F, 20, 0, blocking_read ? SYS_read : SYS_poll, 3);
+	fx_run(&F, 0, 30);
+	fx_ev(&F, 30, TT_SOCK_RECV, 0x52, 1, 0, 10);
+	if (waker_sends)
+		spur_send = fx_ev(&F, 30, TT_SK_DATA_READY, 0x51, 1, 0, 0);
+	spur_wake = fx_ev(&F, 30, TT_WAKING, 20, 0, 120, 0);
+	fx_block(&F, 30, 31, SYS_nanosleep, 0);
+	if (!waker_sends)
+		spur_send = fx_ev(&F, 31, TT_SK_DATA_READY, 0x51, 1, 0, 0);
+	fx_block(&F, 31, 20, SYS_nanosleep, 0);
+	if (!blocking_read) {
+		fx_ev(&F, 20, TT_SYS_EXIT, SYS_poll, 1, 0, 0);
+		fx_ev(&F, 20, TT_SYS_ENTER, SYS_read, 3, 0, 0);
+	}
+	fx_ev(&F, 20, TT_SOCK_RECV, 0x51, 1, 0, 10);
+	fx_ev(&F, 20, TT_SYS_EXIT, SYS_read, 10, 0, 0);
+}
+
+Test(graph, data_sender_woke_the_blocked_read)
+{
+	for (int c = 0; c < 3; c++) {
+		int blocking = c != 1, waker_sends = c == 2;
+		spurious_fixture(blocking, waker_sends);
+		struct graph *g = fx_build(&F, NULL);
+		cr_assert_not_null(g);
+		size_t n;
+		const uint32_t *t = graph_thread_vertices(g,
+		    graph_thread_find(g, 20), &n);
+		cr_assert_eq(n, 2);
+		uint32_t wv = t[0], rv = t[1];
+		uint32_t peer = graph_vertex_at(g, 30, spur_wake);
+		uint32_t sender = graph_vertex_at(g, waker_sends ? 30 : 31,
+		    spur_send);
+		cr_assert_eq(fx_in_src(g, rv, GE_MSG), sender, "case %d", c);
+		uint32_t want = c == 0 ? sender : peer;
+		cr_assert_eq(fx_in_src(g, rv, GE_WAKEUP), want,
+		    "case %d: woken by %u, not %u", c,
+		    fx_in_src(g, rv, GE_WAKEUP), want);
+		cr_assert_eq(fx_in_src(g, want, GE_WAIT), wv, "case %d", c);
+		graph_free(g);
+	}
+}
+
 /* Pipes: a read is connected to the write holding its first byte. */
 Test(graph, pipe_byte_order)
 {
