@@ -62,6 +62,7 @@ diag_new_listed(struct graph *g, const struct diag_opts *o,
 	d = xcalloc(1, sizeof(*d));
 	d->g = g;
 	hmap_init(&d->idle);
+	hmap_init(&d->peers);
 	hmap_init(&d->loops);
 	if (o != NULL)
 		d->o = *o;
@@ -185,6 +186,7 @@ diag_free(struct diag *d)
 		hang_free(&d->h.v[i]);
 	free(d->h.v);
 	hmap_free(&d->idle);
+	hmap_free(&d->peers);
 	hmap_free(&d->loops);
 	for (size_t i = 0; i < d->elfs.n; i++)
 		elfaddr_free(d->elfs.v[i].e);

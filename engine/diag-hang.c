@@ -165,7 +165,8 @@ from_marks(struct diag *d)
 	for (uint32_t ti = 0; ti < g->nth; ti++) {
 		const struct gthread *t = &g->th[ti];
 		int begun = 0;
-		if (!diag_selected(d, ti, 0))
+		if (!(t->flags & GRAPH_THREAD_MARKS) ||
+		    !diag_selected(d, ti, 0))
 			continue;
 		for (uint32_t i = 0; i < t->nev; i++) {
 			const struct graph_event *e = &t->ev[i];

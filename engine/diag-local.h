@@ -130,6 +130,8 @@ struct diag {
 	struct hmap idle;		/* thread -> its idle wait key + 1 */
 	struct hmap loops;		/* thread -> 1: that wait is an
 					   event loop's */
+	struct hmap peers;		/* vertex -> its peer set's hash + 1
+					   (diag-similar.c, memoized) */
 	DARR(struct delf) elfs;		/* files read for symbols */
 	char *why;			/* why no hang was found, or NULL */
 	const struct dscan *hist;	/* the idle waits of the whole trace

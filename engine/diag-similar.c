@@ -12,6 +12,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 
 #include "diag-local.h"
 static uint64_t
@@ -70,14 +71,6 @@ node_sig(const struct graph *g, uint32_t v, const struct dwait *dw)
 	return mix(h, res_hash(dw));
 }
 
-static int
-cmp_u32(const void *x, const void *y)
-{
-	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
-
-	return a < b ? -1 : a > b;
-}
-
 /* Hash of the peers vertex v talks to before event sw: the processes at
    the other end of its socket, pipe and eventfd messages (sent or
    received), as a set; 0 when it has none. */
@@ -103,7 +96,12 @@ peer_sig(const struct graph *g, uint32_t v, uint32_t sw)
 				pid[np++] = o;
 		}
 	}
-	qsort(pid, np, sizeof(*pid), cmp_u32);
+	for (size_t i = 1; i < np; i++)	/* a few: insertion sort */
+		for (size_t j = i; j > 0 && pid[j] < pid[j - 1]; j--) {
+			uint32_t x = pid[j];
+			pid[j] = pid[j - 1];
+			pid[j - 1] = x;
+		}
 	for (size_t i = 0; i < np; i++)
 		if (i == 0 || pid[i] != pid[i - 1])
 			h = mix(h ? h : 13, pid[i]);
@@ -198,6 +196,23 @@ sim_overlaps(const struct dhang *h, const struct dwait *c)
 	return 0;
 }
 
+/*
+ * Whether a wait in the system call entered at ce may be on the resource
+ * of the hang's, entered at he when the hang has no user-level wait: 0
+ * only when the descriptions of both (diag_describe_sys(), res_hash())
+ * would surely differ. Most waits of a busy thread fail this test, which
+ * costs far less than describing them.
+ */
+static int
+may_share(const struct graph_event *he, const struct graph_event *ce)
+{
+	if (he->aux == SYS_futex)
+		return ce->aux == SYS_futex && ce->key >> 4 == he->key >> 4;
+	if (he->flags & GRAPH_EVF_FDRES)
+		return (ce->flags & GRAPH_EVF_FDRES) && ce->key == he->key;
+	return 1;
+}
+
 void
 diag_find_similar(struct diag *d, struct dhang *h)
 {
@@ -231,16 +246,18 @@ diag_find_similar(struct diag *d, struct dhang *h)
 		if (sw == GRAPH_NONE)
 			continue;
 		if (hnr != GRAPH_NONE) {
-			uint32_t nr = GRAPH_NONE;
+			uint32_t ce = GRAPH_NONE;
 			for (uint32_t i = sw; i-- > vx->first && i + DIAG_SCAN > sw;) {
 				if (t->ev[i].type == TT_SYS_EXIT)
 					break;
 				if (t->ev[i].type == TT_SYS_ENTER) {
-					nr = t->ev[i].aux;
+					ce = i;
 					break;
 				}
 			}
-			if (nr != GRAPH_NONE && nr != hnr)
+			if (ce != GRAPH_NONE && (t->ev[ce].aux != hnr ||
+			    (h->dw.uwait == GRAPH_NONE &&
+			    !may_share(&t->ev[h->dw.enter], &t->ev[ce]))))
 				continue;
 		}
 		struct cand c = { .v = v, .sw = sw };
@@ -251,7 +268,10 @@ diag_find_similar(struct diag *d, struct dhang *h)
 		/* talking to another process is not the same work (the
 		   candidate's peers matter only when the hang has some) */
 		if (peers != 0) {
-			c.peers = peer_sig(g, v, sw);
+			uint64_t *pp = hmap_put(&d->peers, v, 0, NULL);
+			if (*pp == 0)
+				*pp = peer_sig(g, v, sw) + 1;
+			c.peers = *pp - 1;
 			if (c.peers != 0 && c.peers != peers)
 				continue;
 		}

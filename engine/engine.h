@@ -118,6 +118,7 @@ void graph_free(struct graph *g);
 #define GRAPH_THREAD_IGNORED	0x4	/* ignored by a rule: no vertices */
 #define GRAPH_THREAD_CULLED	0x8	/* culled by a rule: no edges */
 #define GRAPH_THREAD_BATCH	0x10	/* its process is a batch server */
+#define GRAPH_THREAD_MARKS	0x20	/* it has hang marks (TU_HANG_*) */
 
 /* Pseudo thread ids of the per-CPU interrupt threads. */
 #define GRAPH_IRQ_TID_BASE 0xfff00000u

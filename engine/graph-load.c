@@ -445,6 +445,8 @@ graph_load_event(struct graph *g, const struct trace_event *ev)
 	case TT_USER:
 		ge.sub = (uint8_t)ev->arg[0];
 		ge.key = ev->arg[1];
+		if (ge.sub == TU_HANG_BEGIN || ge.sub == TU_HANG_END)
+			g->th[ti].flags |= GRAPH_THREAD_MARKS;
 		s = blob_str(ev, &len);
 		ge.aux = graph_intern(g, s, len);
 		t = &g->th[ti];
