@@ -232,6 +232,16 @@ sleep_nr(uint32_t nr)
 	return nr == SYS_nanosleep || nr == SYS_clock_nanosleep;
 }
 
+/* A wait or a stretch without one that may be a hang, kept by the pass
+   of kernel_thread_hangs() to be judged once every wait was seen. */
+struct kspan {
+	uint32_t sw;		/* the blocking switch */
+	uint32_t enter;		/* its system call; GRAPH_NONE: a stretch
+				   from event run without a wait */
+	uint32_t run;
+	uint64_t end;		/* when the wait ended (or the trace) */
+};
+
 static void
 kernel_thread_hangs(struct diag *d, uint32_t ti, struct longest *lg)
 {
@@ -241,25 +251,18 @@ kernel_thread_hangs(struct diag *d, uint32_t ti, struct longest *lg)
 	struct hmap shortw;	/* signature -> shortest wait */
 	struct hmap count;	/* signature -> waits that ended */
 	uint32_t enter = GRAPH_NONE, runfrom = GRAPH_NONE;
+	DARR(struct kspan) ks = { 0 };
+	struct dpoll poll;
 
+	diag_poll_init(&poll, ti);
 	hmap_init(&shortw);
 	hmap_init(&count);
-	/* pass 1: shortest wait and number of waits by signature */
-	for (struct dwaits w = DWAITS_INIT; diag_next_wait(g, ti, &w);) {
-		uint64_t dt = t->ev[w.end].ts - t->ev[w.sw].ts;
-		uint64_t k = diag_res_key(&t->ev[w.enter]);
-		uint64_t *mn = hmap_put(&shortw, k, UINT64_MAX, NULL);
-
-		if (dt < *mn)
-			*mn = dt;
-		++*hmap_put(&count, k, 0, NULL);
-		lg->nwaits++;
-	}
-	/* pass 2: long waits far longer than their similar ones, and long
-	   stretches without a wait */
-	enter = GRAPH_NONE;
+	/* one pass (the thread's events may be most of the trace): the
+	   shortest wait and the number of waits by signature, and the
+	   waits and the stretches without one long enough to judge */
 	for (uint32_t i = 0; i < t->nev; i++) {
 		const struct graph_event *e = &t->ev[i];
+		diag_poll_step(d, &poll, enter, i);
 		if (e->type == TT_SYS_ENTER)
 			enter = i;
 		else if (e->type == TT_SYS_EXIT)
@@ -269,15 +272,24 @@ kernel_thread_hangs(struct diag *d, uint32_t ti, struct longest *lg)
 		if (e->type != TT_SWITCH || !(e->flags & GRAPH_EVF_WAIT))
 			continue;
 		if (runfrom != GRAPH_NONE && e->ts - t->ev[runfrom].ts >= th) {
-			uint64_t a = t->ev[runfrom].ts, b = e->ts;
 			/* never blocked: running, preempted or yielding */
-			classify(d, diag_new_hang(d, ti, a, b, DIAG_SRC_KERNEL));
+			struct kspan k = { .sw = i, .enter = GRAPH_NONE,
+			    .run = runfrom };
+			DPUSH(ks, k);
 		}
 		runfrom = GRAPH_NONE;
 		uint64_t end = d->last_ts;
 		uint32_t j = diag_wait_end(g, ti, i);
 		if (j < t->nev)
 			end = t->ev[j].ts;
+		if (enter != GRAPH_NONE && j < t->nev) {
+			uint64_t k = diag_res_key(&t->ev[enter]);
+			uint64_t *mn = hmap_put(&shortw, k, UINT64_MAX, NULL);
+			if (end - e->ts < *mn)
+				*mn = end - e->ts;
+			++*hmap_put(&count, k, 0, NULL);
+			lg->nwaits++;
+		}
 		if (end - e->ts < th || enter == GRAPH_NONE) {
 			if (enter != GRAPH_NONE && end - e->ts > lg->dt) {
 				lg->dt = end - e->ts;
@@ -287,9 +299,23 @@ kernel_thread_hangs(struct diag *d, uint32_t ti, struct longest *lg)
 			}
 			continue;
 		}
+		struct kspan k = { .sw = i, .enter = enter, .end = end };
+		DPUSH(ks, k);
+	}
+	/* then, in time order: long waits far longer than their similar
+	   ones, and long stretches without a wait */
+	for (size_t x = 0; x < ks.n; x++) {
+		uint32_t i = ks.v[x].sw, en = ks.v[x].enter;
+		const struct graph_event *e = &t->ev[i];
+		uint64_t end = ks.v[x].end;
+		if (en == GRAPH_NONE) {
+			classify(d, diag_new_hang(d, ti,
+			    t->ev[ks.v[x].run].ts, e->ts, DIAG_SRC_KERNEL));
+			continue;
+		}
 		/* far longer than the other waits on that resource (at
 		   least twice the shortest), or the only one there */
-		uint64_t k = diag_res_key(&t->ev[enter]);
+		uint64_t k = diag_res_key(&t->ev[en]);
 		uint64_t *mn = hmap_get(&shortw, k), *cn = hmap_get(&count, k);
 		int far = mn != NULL && *mn <= (end - e->ts) / 2;
 		int alone = cn == NULL || *cn <= 1;
@@ -299,12 +325,12 @@ kernel_thread_hangs(struct diag *d, uint32_t ti, struct longest *lg)
 		   asked only when it decides */
 		if (far && k != diag_idle_key(d, ti))
 			rank = 0;
-		else if ((far || alone) && !sleep_nr(t->ev[enter].aux) &&
-		    (diag_lock_wait(g, ti, enter, i) ||
-		    diag_outstanding(g, ti, enter, th, named(d))))
+		else if ((far || alone) && !sleep_nr(t->ev[en].aux) &&
+		    (diag_lock_wait(g, ti, en, i) ||
+		    diag_outstanding(g, ti, en, th, named(d))))
 			rank = 1;	/* it waits for an answer or a lock */
 		else if (far || alone)
-			why = sleep_nr(t->ev[enter].aux) ? "a sleep" :
+			why = sleep_nr(t->ev[en].aux) ? "a sleep" :
 			    "an idle wait (nothing handed to another thread "
 			    "before it)";
 		if (rank < 0) {
@@ -316,7 +342,7 @@ kernel_thread_hangs(struct diag *d, uint32_t ti, struct longest *lg)
 			}
 			continue;
 		}
-		struct dhang *h = diag_new_hang(d, ti, t->ev[enter].ts, end,
+		struct dhang *h = diag_new_hang(d, ti, t->ev[en].ts, end,
 		    DIAG_SRC_KERNEL);
 		h->rank = rank;
 		diag_wait_at(g, ti, i, d->last_ts, &h->dw);
@@ -324,9 +350,10 @@ kernel_thread_hangs(struct diag *d, uint32_t ti, struct longest *lg)
 		h->pub.end_ns = h->dw.end;
 		classify(d, h);
 	}
+	free(ks.v);
 	hmap_free(&shortw);
 	hmap_free(&count);
-	diag_poll_hangs(d, ti);
+	diag_poll_end(d, &poll);
 }
 
 static void

@@ -12,6 +12,9 @@
 #ifndef ARGUS_DIAG_LOCAL_H
 #define ARGUS_DIAG_LOCAL_H
 
+#include <errno.h>
+#include <sys/syscall.h>
+
 #include "engine-local.h"
 
 #define DIAG_SCAN 96		/* events scanned around a wait */
@@ -187,7 +190,14 @@ void ddead(struct dhang *h, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 int diag_user_thread(const struct graph *g, uint32_t ti);
 /* Whether system call nr's result ret says "not now, try again". */
-int diag_try_again(uint32_t nr, int64_t ret);
+static inline int
+diag_try_again(uint32_t nr, int64_t ret)
+{
+	if (ret == -EAGAIN || ret == -EBUSY || ret == -EALREADY)
+		return 1;
+	return nr == SYS_connect && (ret == -ECONNREFUSED ||
+	    ret == -ENOENT || ret == -EINPROGRESS);
+}
 /* Whether thread ti is selected by the options (main_only: and is the
    main thread of its process when no thread or name is given). */
 int diag_selected(const struct diag *d, uint32_t ti, int main_only);
@@ -235,9 +245,53 @@ int diag_lock_wait(const struct graph *g, uint32_t ti, uint32_t enter,
    started that stretch is an answer, not a request. */
 int diag_outstanding(const struct graph *g, uint32_t ti, uint32_t enter,
     uint64_t threshold, int replies);
-/* Polling stretches of thread ti past the threshold (the same failing
-   non-blocking operation retried after timed waits), as yield hangs. */
-void diag_poll_hangs(struct diag *d, uint32_t ti);
+/* A polling stretch being followed: the same failing non-blocking
+   operation retried after timed waits. */
+struct dpoll_stretch {
+	uint32_t first;		/* exit of the first failed attempt */
+	uint32_t enter;		/* its entry */
+	uint32_t last;		/* exit of the last one */
+	uint32_t n;		/* failed attempts */
+	uint64_t res;		/* diag_res_key of the attempt */
+	int timed;		/* a timed wait since the last attempt */
+};
+struct dpoll_found {
+	struct dpoll_stretch s;
+	uint64_t end;
+};
+/*
+ * The polling stretches of one thread, followed by the pass over its
+ * events in diag-hang.c: diag_poll_step() with each event i and the
+ * system call it is in (entered at event enter, or GRAPH_NONE), before
+ * the pass takes i into account.
+ */
+struct dpoll {
+	uint32_t ti;
+	struct dpoll_stretch s;
+	DARR(struct dpoll_found) found;	/* stretches past the threshold */
+};
+void diag_poll_init(struct dpoll *p, uint32_t ti);
+void diag_poll_exit(struct diag *d, struct dpoll *p, uint32_t enter,
+    uint32_t i);
+void diag_poll_wait(struct diag *d, struct dpoll *p, uint32_t enter,
+    uint32_t i);
+static inline void
+diag_poll_step(struct diag *d, struct dpoll *p, uint32_t enter, uint32_t i)
+{
+	const struct graph_event *e = &d->g->th[p->ti].ev[i];
+
+	if (enter == GRAPH_NONE)
+		return;
+	if (e->type == TT_SYS_EXIT && (p->s.first != GRAPH_NONE ||
+	    diag_try_again(d->g->th[p->ti].ev[enter].aux, (int64_t)e->key)))
+		diag_poll_exit(d, p, enter, i);
+	else if (p->s.first != GRAPH_NONE && e->type == TT_SWITCH &&
+	    (e->flags & GRAPH_EVF_WAIT))
+		diag_poll_wait(d, p, enter, i);
+}
+/* After the last event: the stretches past the threshold become yield
+   hangs, in time order; frees what p holds. */
+void diag_poll_end(struct diag *d, struct dpoll *p);
 /* The thread holding a file lock on inode ino at time at for an owner
    other than owner (folded as in the compact event), and in *ev the
    event where it took it; GRAPH_NONE when none is recorded. */

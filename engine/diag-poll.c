@@ -4,8 +4,8 @@
  *
  * - diag_outstanding(): whether a thread handed something to another
  *   thread or process just before it blocked (a request/reply wait).
- * - diag_poll_hangs(): polling stretches of a thread, found in its
- *   compact events: the same non-blocking operation on the same resource
+ * - diag_poll_step(): polling stretches of a thread, followed in its
+ *   compact events (by the pass of diag-hang.c): the same non-blocking operation on the same resource
  *   failing with "try again" (EAGAIN, EBUSY, or a refused connect) again
  *   and again, each retry after a wait that ended by its own timeout.
  *   Each stretch past the threshold becomes a hang of kind yield.
@@ -142,15 +142,6 @@ diag_outstanding(const struct graph *g, uint32_t ti, uint32_t enter,
 	return 0;
 }
 
-int
-diag_try_again(uint32_t nr, int64_t ret)
-{
-	if (ret == -EAGAIN || ret == -EBUSY || ret == -EALREADY)
-		return 1;
-	return nr == SYS_connect && (ret == -ECONNREFUSED ||
-	    ret == -ENOENT || ret == -EINPROGRESS);
-}
-
 /* Whether the wait of switch sw ended by its own timeout: a sleep, or a
    poll, select or futex wait that returned 0 or ETIMEDOUT. */
 static int
@@ -172,16 +163,6 @@ timed_wait(const struct graph *g, uint32_t ti, uint32_t enter, uint32_t sw)
 	}
 	return 0;
 }
-
-/* A polling stretch being followed. */
-struct pstretch {
-	uint32_t first;		/* exit of the first failed attempt */
-	uint32_t enter;		/* its entry */
-	uint32_t last;		/* exit of the last one */
-	uint32_t n;		/* failed attempts */
-	uint64_t res;		/* diag_res_key of the attempt */
-	int timed;		/* a timed wait since the last attempt */
-};
 
 struct dhang *
 diag_poll_hang(struct diag *d, uint32_t ti, uint32_t enter, uint32_t first,
@@ -208,72 +189,88 @@ diag_poll_hang(struct diag *d, uint32_t ti, uint32_t enter, uint32_t first,
 	return h;
 }
 
+/* The stretch being followed ends at end: kept when it is a hang. */
 static void
-poll_hang(struct diag *d, uint32_t ti, const struct pstretch *s,
-    uint64_t end)
+poll_keep(struct diag *d, struct dpoll *p, uint64_t end)
 {
-	const struct gthread *t = &d->g->th[ti];
-	uint64_t a = t->ev[s->enter].ts;
+	const struct gthread *t = &d->g->th[p->ti];
 
-	if (s->n < POLL_MIN || end - a < d->o.threshold_ns)
-		return;
-	diag_poll_hang(d, ti, s->enter, s->first, s->last, s->n, end);
+	if (p->s.n >= POLL_MIN &&
+	    end - t->ev[p->s.enter].ts >= d->o.threshold_ns) {
+		struct dpoll_found f = { .s = p->s, .end = end };
+		DPUSH(p->found, f);
+	}
+	p->s.first = GRAPH_NONE;
 }
 
 void
-diag_poll_hangs(struct diag *d, uint32_t ti)
+diag_poll_init(struct dpoll *p, uint32_t ti)
 {
-	const struct graph *g = d->g;
-	const struct gthread *t = &g->th[ti];
-	uint64_t gap = d->o.threshold_ns / 2;
-	uint32_t enter = GRAPH_NONE;
-	struct pstretch s = { .first = GRAPH_NONE };
+	memset(p, 0, sizeof(*p));
+	p->ti = ti;
+	p->s.first = GRAPH_NONE;
+}
 
-	for (uint32_t i = 0; i < t->nev; i++) {
-		const struct graph_event *e = &t->ev[i];
-		if (e->type == TT_SYS_ENTER) {
-			enter = i;
-			continue;
+void
+diag_poll_wait(struct diag *d, struct dpoll *p, uint32_t enter, uint32_t i)
+{
+	if (timed_wait(d->g, p->ti, enter, i))
+		p->s.timed = 1;
+}
+
+void
+diag_poll_exit(struct diag *d, struct dpoll *p, uint32_t enter, uint32_t i)
+{
+	const struct gthread *t = &d->g->th[p->ti];
+	const struct graph_event *e = &t->ev[i], *en = &t->ev[enter];
+	struct dpoll_stretch *s = &p->s;
+	uint64_t gap = d->o.threshold_ns / 2;
+	int again = diag_try_again(en->aux, (int64_t)e->key);
+	uint64_t res = diag_res_key(en);
+
+	if (s->first != GRAPH_NONE && res == s->res && !again) {
+		poll_keep(d, p, e->ts);		/* it worked at last */
+	} else if (again) {
+		if (s->first != GRAPH_NONE && res == s->res && s->timed &&
+		    e->ts - t->ev[s->last].ts <= gap) {
+			s->last = i;
+			s->n++;
+			s->timed = 0;
+		} else if (s->first == GRAPH_NONE || res != s->res ||
+		    e->ts - t->ev[s->last].ts > gap || !s->timed) {
+			if (s->first != GRAPH_NONE)
+				poll_keep(d, p, t->ev[s->last].ts);
+			*s = (struct dpoll_stretch){ .first = i, .enter = enter,
+			    .last = i, .n = 1, .res = res };
 		}
-		if (is_wait(e) && s.first != GRAPH_NONE && enter != GRAPH_NONE &&
-		    timed_wait(g, ti, enter, i))
-			s.timed = 1;
-		if (e->type != TT_SYS_EXIT || enter == GRAPH_NONE)
-			continue;
-		const struct graph_event *en = &t->ev[enter];
-		uint64_t res = diag_res_key(en);
-		int64_t ret = (int64_t)e->key;
-		if (s.first != GRAPH_NONE && res == s.res && !diag_try_again(en->aux, ret)) {
-			/* it worked at last */
-			poll_hang(d, ti, &s, e->ts);
-			s.first = GRAPH_NONE;
-		} else if (diag_try_again(en->aux, ret)) {
-			if (s.first != GRAPH_NONE && res == s.res && s.timed &&
-			    e->ts - t->ev[s.last].ts <= gap) {
-				s.last = i;
-				s.n++;
-				s.timed = 0;
-			} else if (s.first == GRAPH_NONE || res != s.res ||
-			    e->ts - t->ev[s.last].ts > gap || !s.timed) {
-				if (s.first != GRAPH_NONE)
-					poll_hang(d, ti, &s, t->ev[s.last].ts);
-				s = (struct pstretch){ .first = i, .enter = enter,
-				    .last = i, .n = 1, .res = res };
-			}
-		}
-		enter = GRAPH_NONE;
 	}
-	if (s.first != GRAPH_NONE) {
+}
+
+void
+diag_poll_end(struct diag *d, struct dpoll *p)
+{
+	const struct gthread *t = &d->g->th[p->ti];
+	uint64_t gap = d->o.threshold_ns / 2;
+
+	if (p->s.first != GRAPH_NONE) {
 		/* still polling at the end of the trace, unless the attempts
 		   stopped well before it: a recorder that keeps only the
 		   failed attempts (the BPF one) does not show the one that
 		   worked */
-		uint64_t last = t->ev[s.last].ts;
+		uint64_t last = t->ev[p->s.last].ts;
 		uint64_t tend = t->ev[t->nev - 1].ts;
 		if (d->last_ts > tend)
 			tend = d->last_ts;
-		poll_hang(d, ti, &s, tend - last > gap ? last : tend);
+		poll_keep(d, p, tend - last > gap ? last : tend);
 	}
+	for (size_t k = 0; k < p->found.n; k++) {
+		const struct dpoll_found *f = &p->found.v[k];
+		diag_poll_hang(d, p->ti, f->s.enter, f->s.first, f->s.last,
+		    f->s.n, f->end);
+	}
+	free(p->found.v);
+	p->found.v = NULL;
+	p->found.n = 0;
 }
 
 /* --- file lock holders ------------------------------------------------ */

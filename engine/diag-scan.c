@@ -264,7 +264,7 @@ poll_end(struct scan *s, struct sthr *t, uint64_t end)
 }
 
 /* A system call exit of t, after the entry's key is final
-   (diag_poll_hangs()). */
+   (diag_poll_step()). */
 static void
 poll_exit(struct scan *s, struct sthr *t, const struct graph_event *en,
     uint64_t ts, int64_t ret)

@@ -261,10 +261,6 @@ diag_find_similar(struct diag *d, struct dhang *h)
 				continue;
 		}
 		struct cand c = { .v = v, .sw = sw };
-		diag_wait_at(g, ti, sw, d->last_ts, &c.c);
-		c.ws = wait_sig(&c.c);
-		if (c.ws != ws)
-			continue;	/* level 1 is the looser test */
 		/* talking to another process is not the same work (the
 		   candidate's peers matter only when the hang has some) */
 		if (peers != 0) {
@@ -275,6 +271,10 @@ diag_find_similar(struct diag *d, struct dhang *h)
 			if (c.peers != 0 && c.peers != peers)
 				continue;
 		}
+		diag_wait_at(g, ti, sw, d->last_ts, &c.c);
+		c.ws = wait_sig(&c.c);
+		if (c.ws != ws)
+			continue;	/* level 1 is the looser test */
 		c.full = node_sig(g, v, &c.c);
 		c.waker = waker_pid(g, &c.c);
 		DPUSH(cs, c);
