@@ -5,9 +5,10 @@
  * - diag_outstanding(): whether a thread handed something to another
  *   thread or process just before it blocked (a request/reply wait).
  * - diag_poll_step(): polling stretches of a thread, followed in its
- *   compact events (by the pass of diag-hang.c): the same non-blocking operation on the same resource
- *   failing with "try again" (EAGAIN, EBUSY, or a refused connect) again
- *   and again, each retry after a wait that ended by its own timeout.
+ *   compact events by the pass of diag-hang.c: the same non-blocking
+ *   operation on the same resource failing with "try again" (EAGAIN,
+ *   EBUSY, or a refused connect) again and again, each retry after a
+ *   wait that ended by its own timeout.
  *   Each stretch past the threshold becomes a hang of kind yield.
  * - diag_lock_culprit(): the holder of the file lock a blocked or
  *   polling attempt wants, from the TT_FILELOCK events of every thread
