@@ -242,7 +242,7 @@ cmd_diagnose(int argc, char **argv)
 		struct cmd_progress *pg = cmd_progress("diagnose", "searching",
 		    r);
 		err = diag_search(r, rs, &o, json, in->first_ts, stdout,
-		    &cause);
+		    NULL, NULL, &cause);
 		cmd_progress_end(pg);
 		if (err) {
 			cmd_error("diagnose", "%s: %s", path, cause ? cause :

@@ -534,7 +534,7 @@ write_report(struct search *s, const char *why, FILE *f)
 int
 diag_search(struct trace_reader *r, const struct rules *rules,
     const struct diag_opts *o, int json, uint64_t base_ts, FILE *f,
-    char **cause)
+    struct diag_found **found, size_t *nfound, char **cause)
 {
 	struct search s;
 	int err;
@@ -585,6 +585,14 @@ diag_search(struct trace_reader *r, const struct rules *rules,
 	if (!err) {
 		order(&s);
 		write_report(&s, why, f);
+	}
+	if (!err && found != NULL) {
+		*found = xcalloc(s.done.n ? s.done.n : 1, sizeof(**found));
+		*nfound = s.done.n;
+		for (size_t i = 0; i < s.done.n; i++)
+			(*found)[i] = (struct diag_found){ .tid = s.done.v[i].tid,
+			    .start_ns = s.done.v[i].start,
+			    .end_ns = s.done.v[i].end };
 	}
 	for (size_t i = 0; i < s.done.n; i++)
 		free(s.done.v[i].cul.v);

@@ -645,11 +645,17 @@ void diag_write_hang_json(const struct diag *d, size_t h, FILE *f);
  * Writes the report to f as diag_write_json() (json) or
  * diag_write_text() (base_ts) would for the whole graph: the same
  * hangs, in the same order, with the same picks, paths and culprits
- * (vertex ids are the windows'). Returns 0, or an error with *cause set.
+ * (vertex ids are the windows'). When found is not NULL, *found gets
+ * the hangs of the report in its order (*nfound of them; free() it).
+ * Returns 0, or an error with *cause set.
  */
+struct diag_found {
+	uint32_t tid;
+	uint64_t start_ns, end_ns;	/* the hang, absolute */
+};
 int diag_search(struct trace_reader *r, const struct rules *rules,
     const struct diag_opts *o, int json, uint64_t base_ts, FILE *f,
-    char **cause);
+    struct diag_found **found, size_t *nfound, char **cause);
 
 /* The file mapped at address addr of process pid (the latest recorded
    mapping holding it) and addr's offset in that file in *off; NULL when

@@ -121,6 +121,12 @@ c_hang(struct tui *t, char *arg)
 }
 
 static int
+c_hangs(struct tui *t, char *arg)
+{
+	return tui_search_command(t, arg);
+}
+
+static int
 c_pick(struct tui *t, char *arg)
 {
 	uint64_t v;
@@ -302,8 +308,8 @@ c_quit(struct tui *t, char *arg)
 
 /* In the order of tui_commands (keys.c). */
 static const cmd_fn fns[] = {
-	c_goto, c_thread, c_filter, c_diagnose, c_hang, c_pick, c_slice,
-	c_diff, c_rule, c_rules, c_report, c_write, c_help, c_quit,
+	c_goto, c_thread, c_filter, c_diagnose, c_hang, c_hangs, c_pick,
+	c_slice, c_diff, c_rule, c_rules, c_report, c_write, c_help, c_quit,
 };
 
 int
@@ -313,7 +319,7 @@ tui_command(struct tui *t, const char *line)
 	size_t wl, found = SIZE_MAX, nfound = 0;
 	int r;
 
-	_Static_assert(ARRAY_SIZE(fns) == 14, "one function per command");
+	_Static_assert(ARRAY_SIZE(fns) == 15, "one function per command");
 	while (isspace((unsigned char)*w))
 		w++;
 	if (*w == '\0') {

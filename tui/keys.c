@@ -67,6 +67,8 @@ const struct tui_command tui_commands[] = {
 	  "(none: all)" },
 	{ "diagnose", "", "diagnose again from the vertex at the cursor" },
 	{ "hang", "N", "open hang N" },
+	{ "hangs", "[N]", "a big trace opened on its end: the hangs of the "
+	  "whole trace, or load and open hang N of them" },
 	{ "pick", "N", "confirm similar candidate N (1-based)" },
 	{ "slice", "", "show the baseline slice in the slice-diff pane" },
 	{ "diff", "", "show the slice diff in the slice-diff pane" },

@@ -322,6 +322,36 @@ grow(struct tui *t)
 	t->ext = l;
 }
 
+/* Open the hang of t->want_tid that overlaps [want_from, want_to] the
+   most, or go there on that thread; forget the wish. */
+static void
+open_wanted(struct tui *t)
+{
+	size_t best = SIZE_MAX;
+	uint64_t bo = 0;
+
+	for (size_t h = 0; t->d != NULL && h < diag_nhangs(t->d); h++) {
+		const struct diag_hang *hg = diag_hang(t->d, h);
+		uint64_t lo = hg->start_ns > t->want_from ? hg->start_ns :
+		    t->want_from;
+		uint64_t hi = hg->end_ns < t->want_to ? hg->end_ns :
+		    t->want_to;
+		if (hg->th.tid == t->want_tid && hi > lo && hi - lo > bo) {
+			bo = hi - lo;
+			best = h;
+		}
+	}
+	if (best != SIZE_MAX) {
+		tui_open_hang(t, best, 1);
+	} else {
+		uint32_t th = graph_thread_find(t->g, t->want_tid);
+		tui_goto_time(t, t->want_from, 1);
+		if (th != GRAPH_NONE)
+			tui_set_thread(t, th);
+	}
+	t->want_tid = 0;
+}
+
 /* Put the model of the finished load l in place. */
 static void
 install(struct tui *t, struct loader *l)
@@ -331,6 +361,7 @@ install(struct tui *t, struct loader *l)
 
 	if (l->err != 0) {
 		t->ext_failed = 1;
+		t->want_tid = 0;
 		tui_message(t, 1, "loading more of the trace failed: %s",
 		    l->cause ? l->cause : graph_strerror(l->err));
 		free(l->cause);
@@ -340,12 +371,66 @@ install(struct tui *t, struct loader *l)
 	tui_set_model(t, l->g, l->d);
 	graph_window(t->g, &t->win_from, &t->win_to);
 	loaded(t, &lo, &hi);
-	if (t->win_from == 0 && t->win_to == UINT64_MAX)
+	if (t->want_tid != 0) {
+		open_wanted(t);
+		tui_message(t, 0, "loaded %s to %s of the trace ([ ] on the "
+		    "ruler)", tui_fmt_time(t, lo, a, sizeof(a)),
+		    tui_fmt_time(t, hi, b, sizeof(b)));
+	} else if (t->win_from == 0 && t->win_to == UINT64_MAX)
 		tui_message(t, 0, "loaded the whole trace");
 	else
 		tui_message(t, 0, "loaded %s to %s of the trace ([ ] on the "
 		    "ruler)", tui_fmt_time(t, lo, a, sizeof(a)),
 		    tui_fmt_time(t, hi, b, sizeof(b)));
+}
+
+int
+tui_load_around(struct tui *t, uint32_t tid, uint64_t a, uint64_t b)
+{
+	struct loader *l;
+	uint64_t lo, hi, back, from, to;
+
+	loaded(t, &lo, &hi);
+	t->want_tid = tid;
+	t->want_from = a;
+	t->want_to = b > a ? b : a + 1;
+	if (a >= lo && b <= hi) {
+		open_wanted(t);
+		return R_ALL;
+	}
+	if (t->ext != NULL) {
+		t->want_tid = 0;
+		tui_message(t, 1, "more of the trace is loading: try again "
+		    "when it is in place");
+		return R_STATUS;
+	}
+	/* the history before the hang, as much as a window at the end of
+	   the trace holds, and a quarter of that after it */
+	back = diag_window_span(t->reader, DIAG_WINDOW_EVENTS, 0);
+	from = a > back ? a - back : 0;
+	to = b + back / 4 + 1;
+	if (from <= t->first_ts)
+		from = 0;
+	if (to >= t->last_ts)
+		to = UINT64_MAX;
+	l = xcalloc(1, sizeof(*l));
+	l->r = t->reader;
+	l->rules = t->rules;
+	l->dopts = t->dopts;
+	l->grow = 1;
+	l->from = from;
+	l->to = to;
+	if (start(l) != 0) {
+		free(l);
+		t->want_tid = 0;
+		tui_message(t, 1, "cannot load that part of the trace");
+		return R_STATUS;
+	}
+	t->ext = l;
+	t->ext_failed = 0;
+	tui_message(t, 0, "loading the part of the trace around that "
+	    "hang...");
+	return R_STATUS;
 }
 
 int

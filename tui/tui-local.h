@@ -133,6 +133,12 @@ struct tui {
 	int at_end;		/* opened on the end of a big trace */
 	int ext_failed;		/* loading more failed or would be too
 				   much: not tried again */
+	struct tui_search *whole;	/* the whole trace's hangs, searched
+					   when it opened at its end
+					   (search.c), or NULL */
+	uint32_t want_tid;	/* once the window loading is in place,
+				   open the hang of this thread (0: none) */
+	uint64_t want_from, want_to;	/* at about this time */
 
 	/* position and history */
 	struct tui_pos pos;
@@ -169,6 +175,21 @@ struct tui {
 /* Load the graph and the diagnosis behind a progress screen: 0, an
    error (with *cause), or -1 when a signal ended the session. */
 int tui_load(struct tui *t, struct tui_opts *o, char **cause);
+/* Load a window of the trace holding [a, b] with the history before it,
+   then open the hang of thread tid there (or go to a on that thread);
+   at once when the loaded window already holds it. Returns what needs
+   redrawing. */
+int tui_load_around(struct tui *t, uint32_t tid, uint64_t a, uint64_t b);
+
+/* search.c */
+/* When the trace opened on its end, start searching the whole trace for
+   hangs on a thread of its own. */
+void tui_search_start(struct tui *t);
+/* After a read timeout: say once that the search is done. */
+int tui_search_poll(struct tui *t);
+/* ":hangs [N]": the search's progress, its report, or open its hang N. */
+int tui_search_command(struct tui *t, const char *arg);
+
 /* After a key (key set) or a read timeout: after a key that took the view
    past an edge of a partial window, start loading a wider one; when that
    load is done, put it in place. Returns what needs redrawing. */

@@ -635,9 +635,10 @@ tui_run(struct tui_opts *o)
 			    t->win_from > t->first_ts ? t->win_from :
 			    t->first_ts, a, sizeof(a)), tui_fmt_time(t,
 			    t->win_to < t->last_ts ? t->win_to : t->last_ts, b,
-			    sizeof(b)), t->at_end ? ", its end: hangs before "
-			    "it with --at or argus diagnose" : "");
+			    sizeof(b)), t->at_end ? ", its end; the whole "
+			    "trace is searched for hangs (:hangs)" : "");
 		}
+		tui_search_start(t);
 		redraw = R_ALL | R_LAYOUT;
 		while (!t->quit && !tui_sig) {
 			if (redraw & R_LAYOUT)
@@ -648,6 +649,7 @@ tui_run(struct tui_opts *o)
 			int ch = t->status ? wgetch(t->status) : getch();
 			if (ch == ERR) {
 				redraw |= tui_extend_poll(t, 0);
+				redraw |= tui_search_poll(t);
 				continue;
 			}
 			if (ch == KEY_RESIZE) {

@@ -323,12 +323,41 @@ keys q
 # ARGUS_DEBUG_WHOLE_MAX) opens on a window at its end, says so, and
 # loads the rest when the timeline goes past the window's start
 start_with "ARGUS_DEBUG_WHOLE_MAX=10 ARGUS_WINDOW_EVENTS=20" 140 30 "$T/mk"
-if wait_for 'its end: hangs before it' 5 &&
-    status_line | grep -Eq '^loaded 3\.[0-9]+ s to 3\.8[0-9]* s of the trace' &&
-    screen | grep -Eq '/col +\[-'; then
+if wait_for 'its end; the whole trace is searched|the whole trace: 1 hang' 5 &&
+    screen | grep -Eq '/col +\[-' && ! screen | grep -q 'hang at 1.260920 s'
+then
 	ok "a big trace opens on its end"
 else
 	nok "a big trace opens on its end" "$(screen | grep -v '^$')"
+fi
+# meanwhile the whole trace is searched: :hangs lists what it found, and
+# :hangs 1 loads the part of the trace around that hang and opens it
+if wait_for 'the whole trace: 1 hang \(:hangs lists them\)' 10; then
+	ok "a big trace: the whole trace is searched for hangs"
+else
+	nok "a big trace: the whole trace is searched" "$(screen | grep -v '^$')"
+fi
+keys ':hangs' Enter
+if wait_for '^hang 1: app \(500\) blocked for 2.500 s from 1.260920 s' 5
+then
+	ok "a big trace: :hangs lists the whole trace's hangs"
+else
+	nok "a big trace: :hangs lists them" "$(screen | grep -v '^$')"
+fi
+keys q
+keys ':hangs 2' Enter
+if wait_for "no hang '2' in the whole trace \(there are 1\)" 5; then
+	ok "a big trace: :hangs N past the last says how many there are"
+else
+	nok "a big trace: :hangs 2" "$(screen | grep -v '^$')"
+fi
+keys ':hangs 1' Enter
+if wait_for 'hang at 1.260920 s' 10 &&
+    status_line | grep -Eq '^loaded 0\.[0-9]+ s to 3\.8[0-9]* s of the trace' &&
+    screen | grep -Eq '/col +\+0\.0s-+[^ ]*\['; then
+	ok "a big trace: :hangs N loads the part around hang N and opens it"
+else
+	nok "a big trace: :hangs N opens it" "$(screen | grep -v '^$')"
 fi
 keys g
 if wait_for 'loaded the whole trace' 10 && screen | grep -q 'hang at 1.260920 s'; then

@@ -233,7 +233,8 @@ search_text(struct trace_reader *r, const struct diag_opts *o,
 	if (max != NULL)
 		cr_assert_eq(setenv("ARGUS_WINDOW_MAX_EVENTS", max, 1), 0);
 	cr_assert_not_null(f = open_memstream(&a, &na));
-	cr_assert_eq(diag_search(r, NULL, o, 0, F.ev[0].ts, f, &cause), 0,
+	cr_assert_eq(diag_search(r, NULL, o, 0, F.ev[0].ts, f, NULL,
+	    NULL, &cause), 0,
 	    "%s", cause);
 	fclose(f);
 	unsetenv("ARGUS_WINDOW_EVENTS");

@@ -406,7 +406,8 @@ Test(diag, cycle_first_blocked_is_not_first)
 	FILE *f = open_memstream(&out, &n);
 	cr_assert_not_null(r);
 	cr_assert_not_null(f);
-	cr_assert_eq(diag_search(r, NULL, &o, 0, F.ev[0].ts, f, &cause), 0,
+	cr_assert_eq(diag_search(r, NULL, &o, 0, F.ev[0].ts, f, NULL,
+	    NULL, &cause), 0,
 	    "%s", cause);
 	fclose(f);
 	cr_assert(strncmp(out, "hang 1: browser", 15) == 0,
