@@ -281,12 +281,33 @@ too_big(struct tui *t)
 	return 1;
 }
 
+/* Start loading the window [from, to) of the trace as t->ext: 0, or an
+   errno when the loader cannot start. */
+static int
+load_window(struct tui *t, uint64_t from, uint64_t to)
+{
+	struct loader *l = xcalloc(1, sizeof(*l));
+	int err;
+
+	l->r = t->reader;
+	l->rules = t->rules;
+	l->dopts = t->dopts;
+	l->grow = 1;
+	l->from = from;
+	l->to = to;
+	if ((err = start(l)) != 0) {
+		free(l);
+		return err;
+	}
+	t->ext = l;
+	return 0;
+}
+
 /* Start loading a window that holds the view with a view's width on
    each side, and at least twice the loaded one on a side it grows. */
 static void
 grow(struct tui *t)
 {
-	struct loader *l = xcalloc(1, sizeof(*l));
 	uint64_t lo, hi, w = t->pos.t1 > t->pos.t0 ? t->pos.t1 - t->pos.t0 : 1;
 	uint64_t from = t->win_from, to = t->win_to;
 
@@ -307,19 +328,10 @@ grow(struct tui *t)
 		if (to >= t->last_ts)
 			to = UINT64_MAX;
 	}
-	l->r = t->reader;
-	l->rules = t->rules;
-	l->dopts = t->dopts;
-	l->grow = 1;
-	l->from = from;
-	l->to = to;
-	if (start(l) != 0) {
-		free(l);
+	if (load_window(t, from, to) != 0) {
 		t->ext_failed = 1;
 		tui_message(t, 1, "cannot load more of the trace");
-		return;
 	}
-	t->ext = l;
 }
 
 /* Open the hang of t->want_tid that overlaps [want_from, want_to] the
@@ -387,7 +399,6 @@ install(struct tui *t, struct loader *l)
 int
 tui_load_around(struct tui *t, uint32_t tid, uint64_t a, uint64_t b)
 {
-	struct loader *l;
 	uint64_t lo, hi, back, from, to;
 
 	loaded(t, &lo, &hi);
@@ -413,20 +424,11 @@ tui_load_around(struct tui *t, uint32_t tid, uint64_t a, uint64_t b)
 		from = 0;
 	if (to >= t->last_ts)
 		to = UINT64_MAX;
-	l = xcalloc(1, sizeof(*l));
-	l->r = t->reader;
-	l->rules = t->rules;
-	l->dopts = t->dopts;
-	l->grow = 1;
-	l->from = from;
-	l->to = to;
-	if (start(l) != 0) {
-		free(l);
+	if (load_window(t, from, to) != 0) {
 		t->want_tid = 0;
 		tui_message(t, 1, "cannot load that part of the trace");
 		return R_STATUS;
 	}
-	t->ext = l;
 	t->ext_failed = 0;
 	tui_message(t, 0, "loading the part of the trace around that "
 	    "hang...");
