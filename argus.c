@@ -1,6 +1,7 @@
 /*
  * argus.c: main() and the table of subcommands.
  */
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -107,6 +108,18 @@ cmd_open_trace(const char *name, const char *path)
 #define SEARCH_BYTES_PER_EVENT 48
 
 static uint64_t memory_bound = 2ULL << 30;	/* --memory */
+
+void
+cmd_engine_heap(void)
+{
+	/* blocks up to 32 MiB from the heap, larger ones mapped (they grow
+	   by mremap, without a copy); freed memory stays in the heap (-1:
+	   never trimmed; the next window takes it). Faulting in fresh pages
+	   for every window cost about a sixth of a search (36.0 s against
+	   29.5 s on 200 M generated events). */
+	mallopt(M_MMAP_THRESHOLD, 32 << 20);
+	mallopt(M_TRIM_THRESHOLD, -1);
+}
 
 int
 cmd_memory_option(const char *name, const char *arg)

@@ -52,6 +52,7 @@ cmd_debug(int argc, char **argv)
 	uint64_t v;
 
 	memset(&o, 0, sizeof(o));
+	cmd_engine_heap();
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {

@@ -104,6 +104,7 @@ cmd_diagnose(int argc, char **argv)
 	uint64_t v;
 	char *cause = NULL;
 
+	cmd_engine_heap();
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {

@@ -132,6 +132,7 @@ cmd_export(int argc, char **argv)
 	if (rc >= 0)
 		goto done;
 	rc = 1;
+	cmd_engine_heap();
 	if ((r = cmd_open_trace("export", a.path)) == NULL)
 		goto done;
 	uint64_t first = trace_reader_info(r)->first_ts;

@@ -148,6 +148,7 @@ cmd_graph(int argc, char **argv)
 	uint64_t depth = 2, limit = 50;
 	char *cause = NULL;
 
+	cmd_engine_heap();
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {

@@ -51,6 +51,11 @@ int cmd_usage_error(const char *name, const char *fmt, ...)
 struct trace_reader;
 struct trace_reader *cmd_open_trace(const char *name, const char *path);
 
+/* Set the heap of a command that builds graphs, one after another when
+   it searches a big trace: memory freed by one graph is kept for the
+   next instead of going back to the kernel. */
+void cmd_engine_heap(void);
+
 /*
  * The memory bound of the graphs a command builds: --memory SIZE
  * (CMD_MEMORY_OPTION in a getopt_long table, taken by
