@@ -181,3 +181,19 @@ tui_search_command(struct tui *t, const char *arg)
 	const struct diag_found *h = &s->found[n - 1];
 	return tui_load_around(t, h->tid, h->start_ns, h->end_ns);
 }
+
+void
+tui_search_free(struct tui *t)
+{
+	struct tui_search *s = t->whole;
+
+	t->whole = NULL;
+	if (s == NULL || !over(s))
+		return;		/* still running: it ends with the process */
+	free(s->report);
+	free(s->found);
+	free(s->cause);
+	rules_free(s->rules);
+	free(s->path);
+	free(s);
+}

@@ -189,6 +189,8 @@ void tui_search_start(struct tui *t);
 int tui_search_poll(struct tui *t);
 /* ":hangs [N]": the search's progress, its report, or open its hang N. */
 int tui_search_command(struct tui *t, const char *arg);
+/* Free the search when it is over (else it is left to the thread). */
+void tui_search_free(struct tui *t);
 
 /* After a key (key set) or a read timeout: after a key that took the view
    past an edge of a partial window, start loading a wider one; when that

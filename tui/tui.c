@@ -684,6 +684,7 @@ tui_run(struct tui_opts *o)
 		}
 	}
 	tui_extend_wait(t, 0);
+	tui_search_free(t);
 	close_text(t);
 	tui_timeline_free();
 	for (int i = 0; i < P_N; i++)
