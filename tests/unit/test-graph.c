@@ -414,6 +414,49 @@ Test(graph, data_sender_woke_the_blocked_read)
 	}
 }
 
+/* A contended glibc lock (FUTEX_WAIT for the value 2) or a PI lock marks
+   its futex entry and the switch of its wait; a condition variable's or
+   a semaphore's wait does not. */
+Test(graph, futex_lock_waits_are_marked)
+{
+	static const struct { uint64_t op, val; int lock; } c[] = {
+		{ 0x80, 2, 1 },		/* FUTEX_WAIT_PRIVATE, "waiters" */
+		{ 0, 2, 1 },		/* FUTEX_WAIT */
+		{ 0x86, 0, 1 },		/* FUTEX_LOCK_PI_PRIVATE */
+		{ 0x89, 2, 0 },		/* FUTEX_WAIT_BITSET_PRIVATE */
+		{ 0x80, 1, 0 },		/* a one-shot flag */
+	};
+	uint64_t at[5];
+
+	fx_init(&F);
+	fx_thread(&F, 10, 10, "app");
+	for (int k = 0; k < 5; k++) {
+		fx_run(&F, 0, 10);
+		fx_ev(&F, 10, TT_SYS_ENTER, SYS_futex, 0x1000, c[k].op,
+		    c[k].val);
+		at[k] = fx_ev(&F, 10, TT_SWITCH, 1, 0, 120, 0);
+		F.ts += 1000000;
+	}
+	struct graph *g = fx_build(&F, NULL);
+	cr_assert_not_null(g);
+	uint32_t ti = graph_thread_find(g, 10), k = 0;
+	for (uint32_t i = 0; i < graph_thread(g, ti)->nevents; i++) {
+		const struct graph_event *e = graph_event(g, ti, i);
+		if (e->type != TT_SWITCH || !(e->flags & GRAPH_EVF_WAIT))
+			continue;
+		cr_assert_eq(e->ts, at[k]);
+		cr_assert_eq((e->flags & GRAPH_EVF_LOCK) != 0, c[k].lock,
+		    "case %u (op 0x%llx, value %llu)", k,
+		    (unsigned long long)c[k].op,
+		    (unsigned long long)c[k].val);
+		cr_assert_eq((graph_event(g, ti, i - 1)->flags &
+		    GRAPH_EVF_LOCK) != 0, c[k].lock);
+		k++;
+	}
+	cr_assert_eq(k, 5, "%u waits", k);
+	graph_free(g);
+}
+
 /* Pipes: a read is connected to the write holding its first byte. */
 Test(graph, pipe_byte_order)
 {
