@@ -32,15 +32,22 @@ str_hash(const char *s)
 	return h;
 }
 
-/* Hash of a wait resource; futex words of one condition variable (it
-   alternates between two group signals 4 bytes apart, in one 16-byte
-   block however it is aligned) count as one resource, and a mutex next
-   to it is another. */
+/* The futex words of one condition variable (it alternates between two
+   group signals 4 bytes apart, in one 16-byte block however it is
+   aligned) count as one resource, and a mutex next to it is another. */
+static uint64_t
+futex_block(uint64_t addr)
+{
+	return addr >> 4;
+}
+
+/* Hash of a wait resource. */
 static uint64_t
 res_hash(const struct dwait *dw)
 {
 	if (strncmp(dw->w.resource, "futex:", 6) == 0)
-		return mix(11, strtoull(dw->w.resource + 6, NULL, 16) >> 4);
+		return mix(11, futex_block(strtoull(dw->w.resource + 6, NULL,
+		    16)));
 	return str_hash(dw->w.resource);
 }
 
@@ -207,7 +214,8 @@ static int
 may_share(const struct graph_event *he, const struct graph_event *ce)
 {
 	if (he->aux == SYS_futex)
-		return ce->aux == SYS_futex && ce->key >> 4 == he->key >> 4;
+		return ce->aux == SYS_futex &&
+		    futex_block(ce->key) == futex_block(he->key);
 	if (he->flags & GRAPH_EVF_FDRES)
 		return (ce->flags & GRAPH_EVF_FDRES) && ce->key == he->key;
 	return 1;

@@ -364,13 +364,25 @@ open_wanted(struct tui *t)
 	t->want_tid = 0;
 }
 
-/* Put the model of the finished load l in place. */
-static void
-install(struct tui *t, struct loader *l)
+void
+tui_say_window(struct tui *t, const char *more)
 {
 	char a[32], b[32];
 	uint64_t lo, hi;
 
+	loaded(t, &lo, &hi);
+	if (t->win_from == 0 && t->win_to == UINT64_MAX)
+		tui_message(t, 0, "loaded the whole trace%s", more);
+	else
+		tui_message(t, 0, "loaded %s to %s of the trace ([ ] on the "
+		    "ruler)%s", tui_fmt_time(t, lo, a, sizeof(a)),
+		    tui_fmt_time(t, hi, b, sizeof(b)), more);
+}
+
+/* Put the model of the finished load l in place. */
+static void
+install(struct tui *t, struct loader *l)
+{
 	if (l->err != 0) {
 		t->ext_failed = 1;
 		t->want_tid = 0;
@@ -382,18 +394,9 @@ install(struct tui *t, struct loader *l)
 	free(l->cause);
 	tui_set_model(t, l->g, l->d);
 	graph_window(t->g, &t->win_from, &t->win_to);
-	loaded(t, &lo, &hi);
-	if (t->want_tid != 0) {
+	if (t->want_tid != 0)
 		open_wanted(t);
-		tui_message(t, 0, "loaded %s to %s of the trace ([ ] on the "
-		    "ruler)", tui_fmt_time(t, lo, a, sizeof(a)),
-		    tui_fmt_time(t, hi, b, sizeof(b)));
-	} else if (t->win_from == 0 && t->win_to == UINT64_MAX)
-		tui_message(t, 0, "loaded the whole trace");
-	else
-		tui_message(t, 0, "loaded %s to %s of the trace ([ ] on the "
-		    "ruler)", tui_fmt_time(t, lo, a, sizeof(a)),
-		    tui_fmt_time(t, hi, b, sizeof(b)));
+	tui_say_window(t, "");
 }
 
 int

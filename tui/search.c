@@ -122,6 +122,13 @@ over(const struct tui_search *s)
 	return __atomic_load_n(&s->done, __ATOMIC_ACQUIRE);
 }
 
+static void
+say_failed(struct tui *t, const struct tui_search *s)
+{
+	tui_message(t, 1, "searching the whole trace failed: %s",
+	    s->cause != NULL ? s->cause : graph_strerror(s->err));
+}
+
 int
 tui_search_poll(struct tui *t)
 {
@@ -131,8 +138,7 @@ tui_search_poll(struct tui *t)
 		return 0;
 	s->told = 1;
 	if (s->err != 0)
-		tui_message(t, 1, "searching the whole trace failed: %s",
-		    s->cause != NULL ? s->cause : graph_strerror(s->err));
+		say_failed(t, s);
 	else
 		tui_message(t, 0, "the whole trace: %zu hang%s (:hangs lists "
 		    "them)", s->nfound, s->nfound == 1 ? "" : "s");
@@ -161,8 +167,7 @@ tui_search_command(struct tui *t, const char *arg)
 		return R_STATUS;
 	}
 	if (s->err != 0) {
-		tui_message(t, 1, "searching the whole trace failed: %s",
-		    s->cause != NULL ? s->cause : graph_strerror(s->err));
+		say_failed(t, s);
 		return R_STATUS;
 	}
 	if (*arg == '\0') {

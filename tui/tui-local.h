@@ -180,6 +180,9 @@ int tui_load(struct tui *t, struct tui_opts *o, char **cause);
    at once when the loaded window already holds it. Returns what needs
    redrawing. */
 int tui_load_around(struct tui *t, uint32_t tid, uint64_t a, uint64_t b);
+/* Say on the status line which part of the trace is loaded (the whole,
+   or from when to when), then more. */
+void tui_say_window(struct tui *t, const char *more);
 
 /* search.c */
 /* When the trace opened on its end, start searching the whole trace for

@@ -628,16 +628,9 @@ tui_run(struct tui_opts *o)
 			t->first_ts = f;
 		t->vw = view_new(t->g);
 		tui_open_hang(t, 0, 1);
-		if (t->win_from != 0 || t->win_to != UINT64_MAX) {
-			char a[32], b[32];
-			tui_message(t, 0, "loaded %s to %s of the trace "
-			    "([ ] on the ruler)%s", tui_fmt_time(t,
-			    t->win_from > t->first_ts ? t->win_from :
-			    t->first_ts, a, sizeof(a)), tui_fmt_time(t,
-			    t->win_to < t->last_ts ? t->win_to : t->last_ts, b,
-			    sizeof(b)), t->at_end ? ", its end; the whole "
+		if (t->win_from != 0 || t->win_to != UINT64_MAX)
+			tui_say_window(t, t->at_end ? ", its end; the whole "
 			    "trace is searched for hangs (:hangs)" : "");
-		}
 		tui_search_start(t);
 		redraw = R_ALL | R_LAYOUT;
 		while (!t->quit && !tui_sig) {
