@@ -30,6 +30,7 @@
 #define SEC 1000000000ULL
 #define LOOKBACK (50 * 1000000ULL)	/* diag_outstanding()'s */
 #define SEARCH_EVENTS 300000.0		/* events before a candidate */
+#define TILE_STEPS 3			/* steps of candidates in a tile */
 
 struct wcand {
 	size_t c;		/* index in the scan's candidates */
@@ -164,12 +165,14 @@ keep(struct search *s, const struct diag *d, size_t i)
 
 /*
  * The largest window allowed for candidate time at: the trace cut in
- * steps of a third of the span of max events (at its average rate), in
- * pairs; the tile of a pair is its two steps and the one before, so
- * that the candidates of a pair share one graph with a step of history
- * at least, and each step is built one and a half times (twice with
- * tiles of one step and its history); steps halved while that holds
- * more than max events. 0 when the trace has no time.
+ * steps of a (TILE_STEPS + 1)th of the span of max events (at its
+ * average rate), in groups of TILE_STEPS; the tile of a group is its
+ * steps and the one before, so that the candidates of a group share one
+ * graph with a step of history at least, and each step is built
+ * (TILE_STEPS + 1) / TILE_STEPS times. Steps shrink by an eighth while
+ * the tile holds more than max events (the chunks cut by its edges
+ * count whole, and events may come faster there than on average): the
+ * candidates of one group still share it. 0 when the trace has no time.
  */
 static int
 tile(struct search *s, uint64_t at, uint64_t max, uint64_t *from,
@@ -181,13 +184,11 @@ tile(struct search *s, uint64_t at, uint64_t max, uint64_t *from,
 	if (last <= first || in->nevents == 0 || at < first)
 		return 0;
 	step = (uint64_t)((double)(last - first) * (double)max /
-	    (double)in->nevents / 3);
-	/* halved where the events come faster than on average: the
-	   candidates of one pair still share it */
-	for (; step > 0; step /= 2) {
-		k = (at - first) / step / 2 * 2;
+	    (double)in->nevents / (TILE_STEPS + 1));
+	for (; step > 0; step -= step / 8 > 0 ? step / 8 : 1) {
+		k = (at - first) / step / TILE_STEPS * TILE_STEPS;
 		*from = k > 0 ? first + (k - 1) * step : 0;
-		*to = first + (k + 2) * step;
+		*to = first + (k + TILE_STEPS) * step;
 		if (*to >= last)
 			*to = UINT64_MAX;
 		if (diag_window_events(s->r, *from, *to) <= max)

@@ -411,7 +411,8 @@ load_open_calls(struct graph *g, struct trace_reader *r, uint64_t lead)
 		else
 			free((void *)v.v[i].blob);
 	}
-	qsort(v.v, k, sizeof(*v.v), by_ts);
+	if (k > 1)
+		qsort(v.v, k, sizeof(*v.v), by_ts);
 	for (size_t i = 0; i < k; i++) {
 		graph_load_event(g, &v.v[i]);
 		free((void *)v.v[i].blob);
