@@ -15,6 +15,7 @@
 
 #include "cmd.h"
 #include "common/common.h"
+#include "common/progress.h"
 #include "engine/engine.h"
 #include "trace/trace.h"
 
@@ -77,6 +78,26 @@ static int
 num_arg(const char *s, uint64_t max, uint64_t *out)
 {
 	return parse_u64(s, out) != 0 || *out > max ? -1 : 0;
+}
+
+/* The search's bars: the pass's (chunks read), then, once it is over,
+   the candidate hangs settled in their windows (diag_opts.progress). */
+struct search_bars {
+	struct cmd_progress *pass;
+	struct progress *cands;
+};
+
+static void
+on_search(void *arg, uint64_t done, uint64_t total)
+{
+	struct search_bars *b = arg;
+
+	if (b->pass != NULL) {
+		cmd_progress_end(b->pass);
+		b->pass = NULL;
+		b->cands = progress_new("argus diagnose: diagnosing", total);
+	}
+	progress_update(b->cands, done, total);
 }
 
 int
@@ -240,11 +261,14 @@ cmd_diagnose(int argc, char **argv)
 		o.max_events = cmd_search_events();
 	if (at == NULL && !whole && in->first_ts != 0 && stream) {
 		/* one streaming pass, then windows around the hangs */
-		struct cmd_progress *pg = cmd_progress("diagnose", "searching",
-		    r);
+		struct search_bars bars = { cmd_progress("diagnose",
+		    "searching", r), NULL };
+		o.progress = on_search;
+		o.progress_arg = &bars;
 		err = diag_search(r, rs, &o, json, in->first_ts, stdout,
 		    NULL, NULL, &cause);
-		cmd_progress_end(pg);
+		cmd_progress_end(bars.pass);
+		progress_free(bars.cands);
 		if (err) {
 			cmd_error("diagnose", "%s: %s", path, cause ? cause :
 			    graph_strerror(err));

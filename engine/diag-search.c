@@ -81,6 +81,8 @@ struct search {
 	size_t unsure;		/* candidates found no hang in a window
 				   held to the bound, which said it would
 				   need more */
+	uint64_t settled, total;	/* candidates settled of all (the
+					   progress) */
 	uint64_t first, last;
 };
 
@@ -130,6 +132,16 @@ by_from(const void *x, const void *y)
 	if (a->from != b->from)
 		return a->from < b->from ? -1 : 1;
 	return a->c < b->c ? -1 : a->c > b->c;
+}
+
+/* Tell the caller how far the search is (o->progress). */
+static void
+progress(struct search *s)
+{
+	if (s->settled > s->total)
+		s->total = s->settled;
+	if (s->o->progress != NULL)
+		s->o->progress(s->o->progress_arg, s->settled, s->total);
 }
 
 /* Keep hang i of d: its report and what orders it. */
@@ -236,6 +248,7 @@ run_group(struct search *s, const struct wcand *v, size_t n, uint64_t from,
 	struct diag *d;
 	struct dcand *cs = xmalloc(n * sizeof(*cs));
 	char *made = xcalloc(n, 1);
+	size_t again = s->next.n + s->tiles.n;	/* pushed back before */
 
 	for (size_t k = 0; k < n; k++)
 		cs[k] = s->c[v[k].c];
@@ -285,6 +298,9 @@ run_group(struct search *s, const struct wcand *v, size_t n, uint64_t from,
 				DPUSH(s->next, w);
 		}
 	}
+	/* those not sent back to a larger window are settled */
+	s->settled += n - (s->next.n + s->tiles.n - again);
+	progress(s);
 	diag_free(d);
 	graph_free(g);
 	free(cs);
@@ -569,6 +585,8 @@ diag_search(struct trace_reader *r, const struct rules *rules,
 	s.max = getenv("ARGUS_WINDOW_MAX_EVENTS") != NULL ? diag_window_max() :
 	    o->max_events ? o->max_events : UINT64_MAX;
 	s.c = s.sc.c;
+	s.total = s.sc.nc;
+	progress(&s);
 	for (size_t k = 0; k < s.sc.nc; k++)
 		first_window(&s, k);
 	err = run_all(&s, cause);
@@ -578,6 +596,7 @@ diag_search(struct trace_reader *r, const struct rules *rules,
 		/* the user says it hung: its longest wait */
 		s.sc.lg.why = s.sc.lg_why;
 		s.c = &s.sc.lg;
+		s.total++;
 		first_window(&s, 0);
 		err = run_all(&s, cause);
 	}

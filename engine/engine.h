@@ -399,6 +399,12 @@ struct diag_opts {
 	unsigned beam;		/* beam width of the backward slice; 0: 8 */
 	uint64_t max_events;	/* diag_search(): the most events a graph
 				   may hold (memory); 0: no bound */
+	/* diag_search(): called on the searching thread once the pass
+	   is over and after each graph of windows, with the candidate
+	   hangs of the pass settled so far (made hangs, or found none)
+	   of all; done only grows, and ends equal to total. NULL: none */
+	void (*progress)(void *arg, uint64_t done, uint64_t total);
+	void *progress_arg;
 };
 
 /* What a thread waited for (blocked nodes and culprits). */

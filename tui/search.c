@@ -38,6 +38,8 @@ struct tui_search {
 	struct diag_found *found;
 	size_t nfound;
 	uint64_t pdone, ptotal;	/* atomics: chunks read of the total */
+	uint64_t cdone, ctotal;	/* atomics: then the candidate hangs
+				   settled of all (ctotal + 1: 0 before) */
 };
 
 static void
@@ -47,6 +49,15 @@ progress(void *arg, uint64_t done, uint64_t total)
 
 	__atomic_store_n(&s->ptotal, total, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->pdone, done, __ATOMIC_RELAXED);
+}
+
+static void
+on_cands(void *arg, uint64_t done, uint64_t total)
+{
+	struct tui_search *s = arg;
+
+	__atomic_store_n(&s->cdone, done, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->ctotal, total + 1, __ATOMIC_RELAXED);
 }
 
 static void *
@@ -91,6 +102,8 @@ tui_search_start(struct tui *t)
 	s->o = t->dopts;
 	s->o.at = 0;
 	s->o.max_events = TUI_SEARCH_EVENTS;
+	s->o.progress = on_cands;
+	s->o.progress_arg = s;
 	s->base = t->first_ts;
 	/* the rules in force now, as text: the user's :rule add changes
 	   t->rules while the search runs */
@@ -159,7 +172,14 @@ tui_search_command(struct tui *t, const char *arg)
 	if (!over(s)) {
 		uint64_t d = __atomic_load_n(&s->pdone, __ATOMIC_RELAXED);
 		uint64_t tot = __atomic_load_n(&s->ptotal, __ATOMIC_RELAXED);
-		if (tot > 0 && d <= tot)
+		uint64_t cd = __atomic_load_n(&s->cdone, __ATOMIC_RELAXED);
+		uint64_t ct = __atomic_load_n(&s->ctotal, __ATOMIC_RELAXED);
+		if (ct > 1)
+			tui_message(t, 0, "searching the whole trace... "
+			    "%d%% of its %llu candidate hangs diagnosed",
+			    (int)(cd * 100 / (ct - 1)),
+			    (unsigned long long)(ct - 1));
+		else if (tot > 0 && d <= tot)
 			tui_message(t, 0, "searching the whole trace... "
 			    "%d%% read", (int)(d * 100 / tot));
 		else

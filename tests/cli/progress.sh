@@ -47,6 +47,23 @@ for c in info dump graph diagnose export snapshot; do
 		nok "$c: nothing when stderr is not a terminal" "$(cat -v "$T/err" | head -c 200)"
 	rm -rf "$T/snap"
 done
+# the search of a whole trace: the pass's bar, then the candidate
+# hangs diagnosed in their windows
+if "$B/tests/tools/mkhang" "$T/mk" > /dev/null 2>&1; then
+	on_tty search "$ARGUS" diagnose --stream "$T/mk"
+	rc=$?
+	if [ $rc -eq 0 ] &&
+	    grep -q "argus diagnose: searching \[#*\] 100%" "$T/search.log" &&
+	    grep -q "argus diagnose: diagnosing \[\.*\]   0%" "$T/search.log" &&
+	    grep -q "argus diagnose: diagnosing \[#*\] 100%" "$T/search.log"; then
+		ok "diagnose --stream: the pass's bar, then the candidates'"
+	else
+		nok "diagnose --stream: the pass's bar, then the candidates'" \
+		    "status $rc" "$(cat -v "$T/search.log" | head -c 400)"
+	fi
+else
+	nok "mkhang"
+fi
 DELAY= on_tty quick "$ARGUS" info "$T/t"
 unset DELAY
 grep -q 'argus info: reading' "$T/quick.log" &&

@@ -368,3 +368,51 @@ Test(diag_search, held_hang_to_the_end_lasts_to_the_end)
 	free(b);
 	cr_assert_eq(fx_unstore(r, dir), 0);
 }
+
+/* What diag_opts.progress was told. */
+struct told {
+	unsigned calls;
+	uint64_t done, total;
+	int backwards;		/* done went down, or past total */
+	int total_changed;
+};
+
+static void
+on_progress(void *arg, uint64_t done, uint64_t total)
+{
+	struct told *t = arg;
+
+	if (done < t->done || done > total)
+		t->backwards = 1;
+	if (t->calls > 0 && total != t->total)
+		t->total_changed = 1;
+	t->calls++;
+	t->done = done;
+	t->total = total;
+}
+
+/* The progress of the search: the candidates of the pass settled, from
+   0 once the pass is over, never back, to all of them; windows that
+   grow (the sparse fixture) settle their candidates later. */
+Test(diag_search, progress_counts_the_candidates_settled)
+{
+	struct told t = { 0 };
+	struct diag_opts o = { .threshold_ns = 10 * MS,
+	    .progress = on_progress, .progress_arg = &t };
+	char dir[] = "/tmp/argus-search-XXXXXX";
+
+	sparse = 1;
+	fixture(0, 0);
+	sparse = 0;
+	struct trace_reader *r = fx_store(&F, dir);
+	cr_assert_not_null(r);
+	free(search_text(r, &o, NULL));
+	cr_assert_geq(t.calls, 3, "%u calls", t.calls);
+	cr_assert_geq(t.total, 5, "%llu candidates",
+	    (unsigned long long)t.total);
+	cr_assert_eq(t.done, t.total, "ended at %llu of %llu",
+	    (unsigned long long)t.done, (unsigned long long)t.total);
+	cr_assert_not(t.backwards);
+	cr_assert_not(t.total_changed);
+	cr_assert_eq(fx_unstore(r, dir), 0);
+}
