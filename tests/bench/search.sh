@@ -63,5 +63,11 @@ if [ "${SEARCH_WHOLE:-0}" = 1 ]; then
 	cmp -s "$T/s.ans" "$T/w.ans" || { same=DIFFERENT; fail=1; }
 	echo "search.sh: $EV events, diagnose --whole --json: $(echo $w |
 	    awk '{ printf "%s s %d MiB", $1, $2 / 1024 }'); answers $same"
+	# the bounded run, hang by hang (its notes aside)
+	jq -c "$ANS | .hangs[] | del(.notes)" "$T/w.json" | sort > "$T/w.each"
+	jq -c "$ANS | .hangs[] | del(.notes)" "$T/m.json" | sort > "$T/m.each"
+	echo "search.sh: $EV events, the bounded run: $(comm -12 "$T/w.each" \
+	    "$T/m.each" | wc -l) of $(wc -l < "$T/w.each") hangs answered as" \
+	    "by the whole build (picked similar node, paths, culprits)"
 fi
 exit $fail
