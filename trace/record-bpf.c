@@ -198,40 +198,21 @@ skipped(const char *tp)
 }
 
 /*
- * libargus's records (o->marker_file) come from the exits of write(2):
- * through the system call event of write alone where the kernel has it
- * (the program on every call's exit, sys_exit, then stays out unless
- * the set needs it for more), else through sys_exit.
+ * libargus's records (o->marker_file) come from the exits of write(2),
+ * at sys_exit: where the set leaves that program out, it is loaded to
+ * keep those records alone (marker_exit), which leaves the default set
+ * lean; passing over every other call costs it a few instructions.
  */
 static void
-marker_exits(struct recorder *r, struct rbpf *b, const struct record_opts *o)
+marker_exits(struct rbpf *b, const struct record_opts *o)
 {
 	struct bpf_program *se = prog_of(b->skel, "sys_exit");
-	struct bpf_program *w = prog_of(b->skel, "syscalls/sys_exit_write");
-	const char *inst = r->inst_path ? strstr(r->inst_path, "/instances/") :
-	    NULL;
-	int have = 0;
 
-	if (!o->marker_file || (se != NULL && bpf_program__autoload(se)))
+	if (!o->marker_file || se == NULL || bpf_program__autoload(se) ||
+	    skipped("sys_exit"))
 		return;
-	if (inst != NULL) {	/* the tracing directory's events */
-		char *ev = xasprintf("%.*s/events/syscalls/sys_exit_write/id",
-		    (int)(inst - r->inst_path), r->inst_path);
-		have = access(ev, R_OK) == 0;
-		free(ev);
-	}
-	if (w != NULL && have && !skipped("sys_exit_write")) {
-		bpf_program__set_autoload(w, true);
-		return;
-	}
-	if (se == NULL || skipped("sys_exit"))
-		return;
-	rec_warn(r, "the kernel lacks the system call event of write: "
-	    "libargus's records come from a program on every system "
-	    "call's exit");
 	bpf_program__set_autoload(se, true);
-	if (o->set == RECORD_SET_DEFAULT)
-		b->skel->rodata->lean = 0;
+	b->skel->rodata->marker_exit = 1;
 }
 
 static const struct progspec progs[] = {
@@ -406,7 +387,7 @@ rec_bpf_open(struct recorder *r, const struct record_opts *o, char **cause)
 		if (rs_on && se_on)
 			bpf_program__set_autoload(rs, false);
 	}
-	marker_exits(r, b, o);
+	marker_exits(b, o);
 	b->skel->rodata->eventfd_write_fn = ksym("eventfd_write");
 	b->skel->rodata->marker_write_fn = ksym("tracing_mark_raw_write");
 	if (b->skel->rodata->eventfd_write_fn == 0 ||

@@ -12,10 +12,11 @@
  * not runnable while inside a system call gets a RB_SYS_ENTER with the
  * number and arguments read from its saved registers, and a mark in its
  * task storage ("blocked"); the marked task writes its RB_SYS_EXIT on
- * its way back to user space. In the default set ("lean"), no program
- * runs on every system call (libargus's records come from the exits of
- * write(2) alone): the exit comes at rseq_update, which a task that
- * registered rseq (glibc's threads do) meets after each switch, its registers
+ * its way back to user space. In the default set ("lean") no program
+ * works on every system call (the one on sys_exit that keeps libargus's
+ * records, when recording with them, passes over every other call at
+ * once): the exit comes at rseq_update, which a task that registered
+ * rseq (glibc's threads do) meets after each switch, its registers
  * then holding the call's number and result (at signal_deliver when a
  * signal ends the call first); a lock attempt refused at once is kept
  * as its call from the file lock events; sched_yield at its switch;
@@ -59,6 +60,9 @@ const volatile int lean;		/* blocking without sys_exit: exits
 const volatile __u64 eventfd_write_fn;	/* f_op->write of an eventfd */
 const volatile __u64 marker_write_fn;	/* f_op->write of trace_marker_raw */
 const volatile __u64 marker_ino;	/* inode of our instance's marker */
+const volatile int marker_exit;		/* on_sys_exit keeps libargus's
+					   records alone (it runs for them
+					   only: lean stays lean) */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -914,6 +918,11 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	if ((__u32)(pt >> 32) == self_tgid)
 		return 0;
 	nr = regs->orig_ax;
+	if (marker_exit) {
+		if (nr != NR_write || ret <= 0)
+			return 0;
+		goto marker;
+	}
 	if (full) {
 		EMIT(2, RB_SYS_EXIT, tid, (__u64)nr, (__u64)ret);
 		goto marker;
@@ -977,38 +986,6 @@ marker:
 	    fd_kind(bpf_get_current_task_btf(), regs->di) == 3)
 		return emit_marker(tid, regs->si, ret);
 	return 0;
-}
-
-/*
- * Lean with libargus's records: the records written to the recorder's
- * trace_marker_raw come from the exits of write(2) alone, through the
- * system call event of write (the kernel tests the call's number before
- * any program runs), not from a program on every system call's exit.
- * The context is the event's record: its header, the call's number and
- * its result.
- */
-struct exit_rec {
-	__u64 head;
-	__s32 nr;
-	__s32 pad;
-	__s64 ret;
-};
-
-SEC("tracepoint/syscalls/sys_exit_write")
-int on_exit_write(struct exit_rec *ctx)
-{
-	__u64 pt = bpf_get_current_pid_tgid();
-	long ret = ctx->ret;
-	struct task_struct *t;
-	struct pt_regs *regs;
-
-	if ((__u32)(pt >> 32) == self_tgid || ret <= 0 || !marker_write_fn)
-		return 0;
-	t = bpf_get_current_task_btf();
-	regs = (struct pt_regs *)bpf_task_pt_regs(t);
-	if (fd_kind(t, regs->di) != 3)
-		return 0;
-	return emit_marker((__u32)pt, regs->si, ret);
 }
 
 static __always_inline int
