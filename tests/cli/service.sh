@@ -65,16 +65,21 @@ mkdir -p "$T/state"
 # shellcheck disable=SC2086
 setpriv --no-new-privs --bounding-set "$caps" $cmd 2> "$T/err" &
 pid=$!
-# meanwhile a process of another user writes to and reads from a FIFO it
-# holds open (pipe traffic, which every backend records): what that
-# descriptor is needs the kept capabilities
+# meanwhile a process of another user waits in reads of a FIFO it holds
+# open, which a thread of its own writes (every backend records a call
+# that blocks): what that descriptor is needs the kept capabilities
 sleep 1
 mkfifo -m 666 "$T/nobody-file"
 setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c '
-import os, sys, time
+import os, sys, threading, time
 fd = os.open(sys.argv[1], os.O_RDWR)
+def writer():
+    for i in range(8):
+        time.sleep(0.1)
+        os.write(fd, b"x")
+threading.Thread(target=writer).start()
 for i in range(8):
-    os.write(fd, b"x"); os.read(fd, 1); time.sleep(0.1)
+    os.read(fd, 1)
 ' "$T/nobody-file"
 sleep 1.2
 kill -TERM "$pid"

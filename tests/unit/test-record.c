@@ -210,7 +210,13 @@ Test(record, known_program, .timeout = 60)
 	struct fdid fp101 = { 0 }, fc100 = { 0 }, fp104 = { 0 }, fc105 = { 0 };
 
 	snprintf(out, sizeof(out), "%s.out", dir);
+	/* the pipe round trips block nobody: the BPF recorder keeps such
+	   calls with its program on every system call's exit, which it
+	   takes where the kernel lacks rseq_update (the default set keeps
+	   only the calls that block, record.sh tests it) */
+	setenv("ARGUS_BPF_SKIP", "rseq_update", 1);
 	rec = spawn(argv, out);
+	unsetenv("ARGUS_BPF_SKIP");
 	cr_assert_eq(wait_status(rec), 0, "argus record failed");
 	cr_expect(!instance_exists(rec), "the tracefs instance was left");
 	parse_known(out, &k);
