@@ -318,6 +318,20 @@ Test(diag_search, no_hang_as_the_whole_graph)
 	cr_assert_eq(same_report(&o, "none, threshold"), 0);
 }
 
+/* The sparse fixture, stored in dir (a mkdtemp template). */
+static struct trace_reader *
+sparse_store(char *dir)
+{
+	struct trace_reader *r;
+
+	sparse = 1;
+	fixture(0, 0);
+	sparse = 0;
+	r = fx_store(&F, dir);
+	cr_assert_not_null(r);
+	return r;
+}
+
 /* Windows may not grow past ARGUS_WINDOW_MAX_EVENTS: the hangs whose
    similar nodes lie further say so rather than load the whole trace. */
 Test(diag_search, held_windows_say_so)
@@ -325,11 +339,7 @@ Test(diag_search, held_windows_say_so)
 	struct diag_opts o = { .threshold_ns = 10 * MS };
 	char dir[] = "/tmp/argus-search-XXXXXX";
 
-	sparse = 1;
-	fixture(0, 0);
-	sparse = 0;
-	struct trace_reader *r = fx_store(&F, dir);
-	cr_assert_not_null(r);
+	struct trace_reader *r = sparse_store(dir);
 	char *a = search_text(r, &o, "300");
 	cr_assert_not_null(strstr(a, "hang 1: "), "%s", a);
 	cr_assert_not_null(strstr(a, "of the trace only: it may rest on more"),
@@ -401,11 +411,7 @@ Test(diag_search, progress_counts_the_candidates_settled)
 	    .progress = on_progress, .progress_arg = &t };
 	char dir[] = "/tmp/argus-search-XXXXXX";
 
-	sparse = 1;
-	fixture(0, 0);
-	sparse = 0;
-	struct trace_reader *r = fx_store(&F, dir);
-	cr_assert_not_null(r);
+	struct trace_reader *r = sparse_store(dir);
 	free(search_text(r, &o, NULL));
 	cr_assert_geq(t.calls, 3, "%u calls", t.calls);
 	cr_assert_geq(t.total, 5, "%llu candidates",

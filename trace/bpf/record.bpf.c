@@ -55,8 +55,9 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile __u32 self_tgid;		/* the recorder: no syscalls of it */
 const volatile int full;		/* every syscall's entry and exit */
 const volatile int blocking;		/* syscalls at switch-out (default) */
-const volatile int lean;		/* blocking without sys_exit: exits
-					   at rseq_update (see above) */
+const volatile int lean;		/* blocking, the exits at rseq_update
+					   (see above); sys_exit then runs
+					   for marker_exit only */
 const volatile __u64 eventfd_write_fn;	/* f_op->write of an eventfd */
 const volatile __u64 marker_write_fn;	/* f_op->write of trace_marker_raw */
 const volatile __u64 marker_ino;	/* inode of our instance's marker */
