@@ -10,8 +10,9 @@
  * instance is released (an open trace_marker_raw pins an instance).
  * Switching on later, and off (the recorder's instance's tracing_on
  * going to 0, or the path file disappearing), is noticed by
- * ins_recheck(), run at most once a second from the watchdog, main-thread
- * loop waits and recorded waits.
+ * ins_recheck(), run at most once a second from the watchdog (once a
+ * main-thread loop wait started it), main-thread loop waits and
+ * recorded waits.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -464,8 +465,12 @@ ins_init(void)
 		ins_switch_on(path);
 	}
 	ins.next_check_ns = ins_mono_ns() + 1000000000ull;
-	if (ins.on)
-		ins_watchdog_start();
+	/* no watchdog thread yet: it starts at the main thread's first loop
+	   wait, the first hang it can see. A second thread from the start
+	   would make a program that changes its ids abort when it changes
+	   its capabilities on its own thread first (setpriv(1): setresuid,
+	   capset, setresgid, which glibc makes every thread do and the
+	   watchdog, without CAP_SETGID then, fails) */
 }
 
 __attribute__((constructor)) static void

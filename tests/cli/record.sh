@@ -108,6 +108,19 @@ if [ -x "$P" ]; then
 		nok "marks of an unprivileged command" "$n marks, $s stacks, $sp by proxy"
 fi
 
+# A command that changes its ids after changing its capabilities on its
+# own thread (setpriv: setresuid, capset, setresgid) runs under libargus:
+# no second thread of libargus's is there to fail the setresgid and make
+# glibc abort the process
+if command -v setpriv > /dev/null; then
+	out=$($ARGUS record -q -o "$T/sp" --events sched -- setpriv \
+	    --reuid=65534 --regid=65534 --clear-groups /bin/echo hi 2>&1)
+	rc=$?
+	[ $rc -eq 0 ] && [ "$out" = hi ] &&
+		ok "setpriv dropping its ids under libargus" ||
+		nok "setpriv dropping its ids under libargus" "status $rc: $out"
+fi
+
 # A probe added while recording (argus probe) is decoded as a user event
 # (tracefs backend: the BPF backend does not record probes).
 if [ -x "$P" ] && $ARGUS probe --help > /dev/null 2>&1; then

@@ -254,15 +254,22 @@ Test(instr_records, api_records_bytes)
 	cr_assert_gt((size_t)n, end);
 	maps_then_stack(buf, (size_t)n, end);
 	/* the instance goes once libargus lets go of its marker, which it
-	   does within a second of tracing_on 0; libargus stays loaded (its
-	   watchdog thread runs until this test's process ends) */
+	   does within a second of tracing_on 0, at a recorded wait (no
+	   watchdog thread runs: this process made no loop wait); libargus
+	   stays loaded until this test's process ends */
 	on = fopen(strcat(strcpy(mk, inst), "/tracing_on"), "w");
 	if (on) {
 		fputs("0", on);
 		fclose(on);
 	}
-	for (int i = 0; i < 60 && rmdir(inst) != 0; i++)
+	int gone = 0;
+	for (int i = 0; i < 60 && !(gone = rmdir(inst) == 0); i++) {
+		pthread_mutex_lock(&m);
+		(void)tw(&c, &m, &past);
+		pthread_mutex_unlock(&m);
 		usleep(50000);
+	}
+	cr_assert(gone, "the instance stayed: libargus kept its marker");
 }
 
 Test(instr_records, off_writes_nothing)
