@@ -39,7 +39,7 @@ struct tui_search {
 	size_t nfound;
 	uint64_t pdone, ptotal;	/* atomics: chunks read of the total */
 	uint64_t cdone, ctotal;	/* atomics: then the candidate hangs
-				   settled of all (ctotal + 1: 0 before) */
+				   settled of all */
 };
 
 static void
@@ -57,7 +57,7 @@ on_cands(void *arg, uint64_t done, uint64_t total)
 	struct tui_search *s = arg;
 
 	__atomic_store_n(&s->cdone, done, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->ctotal, total + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->ctotal, total, __ATOMIC_RELAXED);
 }
 
 static void *
@@ -174,11 +174,10 @@ tui_search_command(struct tui *t, const char *arg)
 		uint64_t tot = __atomic_load_n(&s->ptotal, __ATOMIC_RELAXED);
 		uint64_t cd = __atomic_load_n(&s->cdone, __ATOMIC_RELAXED);
 		uint64_t ct = __atomic_load_n(&s->ctotal, __ATOMIC_RELAXED);
-		if (ct > 1)
+		if (ct > 0)
 			tui_message(t, 0, "searching the whole trace... "
 			    "%d%% of its %llu candidate hangs diagnosed",
-			    (int)(cd * 100 / (ct - 1)),
-			    (unsigned long long)(ct - 1));
+			    (int)(cd * 100 / ct), (unsigned long long)ct);
 		else if (tot > 0 && d <= tot)
 			tui_message(t, 0, "searching the whole trace... "
 			    "%d%% read", (int)(d * 100 / tot));
