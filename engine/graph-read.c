@@ -108,9 +108,12 @@ load_batch(struct graph *g, const struct trace_event *evs, size_t n)
  * a ring of FEED_NBUF batches while the caller's thread loads and builds
  * them, so that decoding and building overlap. head counts the batches
  * filled, tail those loaded; the reader stops after a batch of 0 events
- * (the end).
+ * (the end). A side that waits is woken only when the ring is half full
+ * (the consumer) or half empty (the reader), or at the end: a wake-up
+ * costs a system call on each side, once per FEED_NBUF / 2 batches
+ * rather than once a batch.
  */
-enum { FEED_NBUF = 8, FEED_BATCH = 1024 };
+enum { FEED_NBUF = 8, FEED_BATCH = 2048 };
 
 struct feed {
 	struct trace_reader *r;
@@ -118,9 +121,20 @@ struct feed {
 	struct trace_event *buf[FEED_NBUF];
 	size_t n[FEED_NBUF];
 	unsigned head, tail;
+	int rwait, cwait;		/* the reader, the consumer waits */
 	pthread_mutex_t mu;
-	pthread_cond_t cv;
+	pthread_cond_t rcv, ccv;	/* where each waits */
 };
+
+/* A batch filled (end: the last one): wake the consumer when it waits
+   and there is enough to do. */
+static void
+feed_filled(struct feed *f, int end)
+{
+	f->head++;
+	if (f->cwait && (end || f->head - f->tail >= FEED_NBUF / 2))
+		pthread_cond_signal(&f->ccv);
+}
 
 static void *
 feed_main(void *arg)
@@ -129,25 +143,29 @@ feed_main(void *arg)
 
 	pthread_mutex_lock(&f->mu);
 	for (;;) {
-		while (f->head - f->tail == FEED_NBUF)
-			pthread_cond_wait(&f->cv, &f->mu);
+		while (f->head - f->tail == FEED_NBUF) {
+			f->rwait = 1;
+			pthread_cond_wait(&f->rcv, &f->mu);
+			f->rwait = 0;
+		}
 		unsigned k = f->head % FEED_NBUF;
 		pthread_mutex_unlock(&f->mu);
 		size_t n = trace_reader_read(f->r, f->buf[k], FEED_BATCH);
 		pthread_mutex_lock(&f->mu);
 		f->n[k] = n;
-		f->head++;
-		pthread_cond_broadcast(&f->cv);
+		if (n > 0 && f->buf[k][n - 1].ts > f->to)
+			f->to = 0;	/* the next batch is the end */
+		feed_filled(f, n == 0);
 		if (n == 0)
 			break;
-		if (f->buf[k][n - 1].ts > f->to)
-			f->to = 0;	/* the next batch is the end */
-		if (f->to == 0 && n > 0) {
-			while (f->head - f->tail == FEED_NBUF)
-				pthread_cond_wait(&f->cv, &f->mu);
+		if (f->to == 0) {
+			while (f->head - f->tail == FEED_NBUF) {
+				f->rwait = 1;
+				pthread_cond_wait(&f->rcv, &f->mu);
+				f->rwait = 0;
+			}
 			f->n[f->head % FEED_NBUF] = 0;
-			f->head++;
-			pthread_cond_broadcast(&f->cv);
+			feed_filled(f, 1);
 			break;
 		}
 	}
@@ -166,15 +184,19 @@ feed_events(struct trace_reader *r, uint64_t to,
 	pthread_t th;
 
 	pthread_mutex_init(&f.mu, NULL);
-	pthread_cond_init(&f.cv, NULL);
+	pthread_cond_init(&f.rcv, NULL);
+	pthread_cond_init(&f.ccv, NULL);
 	for (unsigned k = 0; k < FEED_NBUF; k++)
 		f.buf[k] = xmalloc(FEED_BATCH * sizeof(*f.buf[k]));
 	int err = pthread_create(&th, NULL, feed_main, &f);
 	if (err == 0) {
 		pthread_mutex_lock(&f.mu);
 		for (;;) {
-			while (f.head == f.tail)
-				pthread_cond_wait(&f.cv, &f.mu);
+			while (f.head == f.tail) {
+				f.cwait = 1;
+				pthread_cond_wait(&f.ccv, &f.mu);
+				f.cwait = 0;
+			}
 			unsigned k = f.tail % FEED_NBUF;
 			size_t n = f.n[k];
 			if (n == 0)
@@ -183,14 +205,16 @@ feed_events(struct trace_reader *r, uint64_t to,
 			fn(arg, f.buf[k], n);
 			pthread_mutex_lock(&f.mu);
 			f.tail++;
-			pthread_cond_broadcast(&f.cv);
+			if (f.rwait && f.head - f.tail <= FEED_NBUF / 2)
+				pthread_cond_signal(&f.rcv);
 		}
 		pthread_mutex_unlock(&f.mu);
 		pthread_join(th, NULL);
 	}
 	for (unsigned k = 0; k < FEED_NBUF; k++)
 		free(f.buf[k]);
-	pthread_cond_destroy(&f.cv);
+	pthread_cond_destroy(&f.rcv);
+	pthread_cond_destroy(&f.ccv);
 	pthread_mutex_destroy(&f.mu);
 	return err == 0 ? 0 : -1;
 }
