@@ -112,15 +112,25 @@ static uint64_t memory_bound = 2ULL << 30;	/* --memory */
 void
 cmd_engine_heap(void)
 {
-	/* every block from the heap, none mapped, and freed memory stays
-	   there (-1: never trimmed): the next window takes pages already
-	   faulted in. Faulting in fresh pages for every window cost about
-	   a sixth of a search (36.0 s against 29.5 s on 200 M generated
-	   events); mapped blocks past 32 MiB still did for the large
-	   arrays (887 k page faults against 493 k, 5.3-7.2 s of system
-	   time against 3.6-3.8 s). */
-	mallopt(M_MMAP_MAX, 0);
+	/* blocks up to 32 MiB from the heap, larger ones mapped (they grow
+	   by mremap, without a copy); freed memory stays in the heap (-1:
+	   never trimmed; the next window takes it). Faulting in fresh pages
+	   for every window cost about a sixth of a search (36.0 s against
+	   29.5 s on 200 M generated events). */
+	mallopt(M_MMAP_THRESHOLD, 32 << 20);
 	mallopt(M_TRIM_THRESHOLD, -1);
+}
+
+void
+cmd_engine_heap_windows(void)
+{
+	/* the large arrays too from the heap, where the next window finds
+	   them faulted in: mapped, each window faulted them in afresh (a
+	   search of 200 M generated events: 493 k page faults against
+	   887 k, 3.6-4.3 s of system time against 5.3-7.2 s). Not for one
+	   large graph: growing in the heap copies, where mremap does not
+	   (the whole build of 200 M events peaked at 8.7 GiB against 8.1) */
+	mallopt(M_MMAP_MAX, 0);
 }
 
 int

@@ -261,6 +261,7 @@ cmd_diagnose(int argc, char **argv)
 		o.max_events = cmd_search_events();
 	if (at == NULL && !whole && in->first_ts != 0 && stream) {
 		/* one streaming pass, then windows around the hangs */
+		cmd_engine_heap_windows();
 		struct search_bars bars = { cmd_progress("diagnose",
 		    "searching", r), NULL };
 		o.progress = on_search;

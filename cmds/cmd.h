@@ -55,6 +55,9 @@ struct trace_reader *cmd_open_trace(const char *name, const char *path);
    it searches a big trace: memory freed by one graph is kept for the
    next instead of going back to the kernel. */
 void cmd_engine_heap(void);
+/* Then, for a command that builds many windows one after another (the
+   streaming search): the large blocks from the heap too. */
+void cmd_engine_heap_windows(void);
 
 /*
  * The memory bound of the graphs a command builds: --memory SIZE
