@@ -126,6 +126,10 @@ parse_ropts(const char *name, int argc, char **argv, struct ropts *o)
 			    "ARGUS_BACKEND (auto, bpf, tracefs)",
 			    getenv("ARGUS_BACKEND"));
 	}
+	/* ARGUS_BPF_STATS=1: the kernel counts the programs' run time (the
+	   cost of the recorder in the kernel, for benchmarks) */
+	o->ro.bpf_stats = getenv("ARGUS_BPF_STATS") != NULL &&
+	    strcmp(getenv("ARGUS_BPF_STATS"), "1") == 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+o:qh", lo, NULL)) != -1) {
 		switch (c) {
@@ -414,6 +418,10 @@ write_status(const char *dir, const struct recorder *r, const char *set,
 	    (unsigned long long)st.fds, (unsigned long long)self_cpu_ns(),
 	    (long long)time(NULL));
 	fprintf(f, "hangs %llu\n", (unsigned long long)st.hang.begun);
+	if (st.bpf_runs > 0)
+		fprintf(f, "bpf_ns %llu\nbpf_runs %llu\n",
+		    (unsigned long long)st.bpf_ns,
+		    (unsigned long long)st.bpf_runs);
 	if (snap_dir)
 		fprintf(f, "snapshot_dir %s\n", snap_dir);
 	if (fclose(f) == 0)

@@ -337,7 +337,7 @@ cmd_status(int argc, char **argv)
 	char set[32] = "?", backend[32] = "?";
 	char *snap_dir = NULL;
 	unsigned long long v, events = 0, lost = 0, disk = 0, bound = 0;
-	unsigned long long elapsed = 0, fds = 0;
+	unsigned long long elapsed = 0, fds = 0, cpu = 0, bns = 0, bruns = 0;
 	double rate = 0;
 	pid_t pid = 0;
 	struct trace_reader *tr;
@@ -390,6 +390,12 @@ cmd_status(int argc, char **argv)
 			elapsed = v;
 		else if (sscanf(line, "fds %llu", &v) == 1)
 			fds = v;
+		else if (sscanf(line, "cpu_ns %llu", &v) == 1)
+			cpu = v;
+		else if (sscanf(line, "bpf_ns %llu", &v) == 1)
+			bns = v;
+		else if (sscanf(line, "bpf_runs %llu", &v) == 1)
+			bruns = v;
 		else
 			sscanf(line, "rate %lf", &rate);
 		if (nl == NULL)
@@ -406,6 +412,20 @@ cmd_status(int argc, char **argv)
 	    fmt_bytes(b2, sizeof(b2), bound));
 	printf("lost:       %llu events lost by the kernel\n", lost);
 	printf("fds:        %llu descriptor identities\n", fds);
+	/* the recorder's own cost: its threads, and its BPF programs in
+	   the kernel when the kernel counted them (ARGUS_BPF_STATS=1) */
+	printf("cpu:        %.3f s in the recorder", (double)cpu / 1e9);
+	if (events > 0)
+		printf(", %.0f ns per event", (double)cpu / (double)events);
+	if (bruns > 0) {
+		printf("; %.3f s in its BPF programs", (double)bns / 1e9);
+		if (events > 0)
+			printf(", %.0f ns per event", (double)bns /
+			    (double)events);
+		printf(" (%llu runs, %.0f ns each)", bruns, (double)bns /
+		    (double)bruns);
+	}
+	printf("\n");
 	if (trace_reader_open(&tr, dir, &cause) == 0) {
 		const struct trace_info *ti = trace_reader_info(tr);
 

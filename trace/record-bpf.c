@@ -50,6 +50,12 @@ void rec_bpf_probes(struct recorder *r) { (void)r; }
 void rec_bpf_stop(struct recorder *r) { (void)r; }
 void rec_bpf_free(struct recorder *r) { (void)r; }
 void
+rec_bpf_cost(const struct recorder *r, uint64_t *ns, uint64_t *runs)
+{
+	(void)r;
+	*ns = *runs = 0;
+}
+void
 rec_bpf_decode_page(struct recorder *r, const uint8_t *page, size_t len)
 {
 	(void)r;
@@ -85,6 +91,8 @@ struct rbpf {
 	uint8_t *page;		/* being filled by the reading thread */
 	size_t off;
 	FILE *log;		/* libbpf's messages while loading */
+	int stats_fd;		/* holds the kernel's run-time counting
+				   on (record_opts.bpf_stats), or -1 */
 };
 
 /* Trace type, fields and string bytes of each kind. */
@@ -277,6 +285,8 @@ rec_bpf_free(struct recorder *r)
 	free(b->links);
 	ring_buffer__free(b->ring);
 	record_bpf__destroy(b->skel);
+	if (b->stats_fd >= 0)
+		close(b->stats_fd);
 	free(b->lost_seen);
 	free(b->lost_vals);
 	free(b);
@@ -292,6 +302,28 @@ rec_bpf_stop(struct recorder *r)
 		bpf_link__destroy(b->links[i]);
 	if (b)
 		b->nlinks = 0;
+}
+
+void
+rec_bpf_cost(const struct recorder *r, uint64_t *ns, uint64_t *runs)
+{
+	const struct rbpf *b = r->bpf;
+	struct bpf_program *p;
+
+	*ns = *runs = 0;
+	if (b == NULL || b->skel == NULL)
+		return;
+	bpf_object__for_each_program(p, b->skel->obj) {
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(p);
+
+		memset(&info, 0, sizeof(info));
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) != 0)
+			continue;
+		*ns += info.run_time_ns;
+		*runs += info.run_cnt;
+	}
 }
 
 static void
@@ -321,6 +353,7 @@ rec_bpf_open(struct recorder *r, const struct record_opts *o, char **cause)
 	int err = 0;
 
 	r->bpf = b;
+	b->stats_fd = -1;
 	b->nposs = libbpf_num_possible_cpus();
 	if (b->nposs <= 0) {
 		*cause = xstrdup("cannot count the possible CPUs");
@@ -424,6 +457,12 @@ rec_bpf_open(struct recorder *r, const struct record_opts *o, char **cause)
 	}
 	unlink(logpath);
 	free(logpath);
+	if (o->bpf_stats && (b->stats_fd = bpf_enable_stats(
+	    BPF_STATS_RUN_TIME)) < 0) {
+		rec_warn(r, "the kernel does not count the BPF programs' run "
+		    "time: %s", strerror(-b->stats_fd));
+		b->stats_fd = -1;
+	}
 	return 0;
 fail:
 	rec_bpf_free(r);

@@ -732,6 +732,7 @@ record_stats(const struct recorder *r, struct record_stats *st)
 	st->fds = s.fds;
 	st->ncpus = r->ncpus;
 	st->hang = s.hang;
+	rec_bpf_cost(r, &st->bpf_ns, &st->bpf_runs);
 }
 
 int

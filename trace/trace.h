@@ -552,6 +552,10 @@ struct record_opts {
 	unsigned buffer_kb;		/* kernel buffer per CPU; 0: 8192 */
 	int marker_file;		/* publish ARGUS_MARKER_PATH_FILE */
 	int backend;			/* enum record_backend */
+	int bpf_stats;			/* have the kernel count the BPF
+					   programs' run time (two clock
+					   reads a run, for every BPF program
+					   of the system while it records) */
 };
 
 /* Backend by name ("auto", "tracefs", "bpf"); -1 when unknown. */
@@ -629,6 +633,10 @@ struct record_stats {
 	uint64_t fds;		/* fd identities written */
 	uint32_t ncpus;
 	struct record_hang hang;
+	/* the kernel's time in the BPF backend's programs and their runs,
+	   when the kernel counts them (record_opts.bpf_stats, or
+	   kernel.bpf_stats_enabled); 0 else */
+	uint64_t bpf_ns, bpf_runs;
 };
 void record_stats(const struct recorder *r, struct record_stats *st);
 

@@ -6,7 +6,11 @@
 #   2. the throughput loss of pgbench (TPC-B like, 8 clients) against a
 #      local PostgreSQL started here (skipped when PostgreSQL is absent);
 #   3. bytes per event on disk for argus and for perf.data, and the
-#      events the kernel lost.
+#      events the kernel lost;
+#   4. the recorder's own CPU per event: its threads (the status file's
+#      cpu_ns), and for BPF configurations its programs in the kernel,
+#      from one more run, not timed, where the kernel counts them
+#      (ARGUS_BPF_STATS=1).
 # Each configuration runs ROUNDS times (default 3), interleaved; the
 # median is reported. The sets run with --no-instrument (kernel events
 # only, like perf); bpf-SET and tf-SET choose the backend (a bare SET
@@ -103,6 +107,20 @@ size_stats() {
 	fi
 }
 
+# kernel_cost CONFIG CMD...: for a BPF configuration, one more run (not
+# timed) where the kernel counts the programs' run time
+# (ARGUS_BPF_STATS=1; two clock reads a run): their time per event.
+kernel_cost() {
+	case $1 in bpf-*) ;; *) return ;; esac
+	export ARGUS_BPF_STATS=1
+	run "$@"
+	unset ARGUS_BPF_STATS
+	bns=$(sed -n 's/^bpf_ns //p' "$T/trace/status")
+	runs=$(sed -n 's/^bpf_runs //p' "$T/trace/status")
+	evs=$(sed -n 's/^events //p' "$T/trace/status")
+	echo "${bns:-0} ${runs:-0} ${evs:-0}" | awk '{ printf ", programs %.0f ns/event (%.0f ns a run)", $3 ? $1 / $3 : 0, $2 ? $1 / $2 : 0 }'
+}
+
 echo "record-overhead: $(nproc) CPUs, kernel $(uname -r), $ROUNDS rounds"
 CONFIGS=${CONFIGS:-"none tf-sched tf-default bpf-sched bpf-default bpf-default+lib perf"}
 
@@ -127,7 +145,10 @@ for r in $(seq "$ROUNDS"); do
 		run "$c" perf bench sched messaging -g 10 -l 500
 		t=$(sed -n 's/.*Total time: *\([0-9.]*\).*/\1/p' "$T/out")
 		echo "$t" >> "$T/msg-$c"
-		[ "$r" = 1 ] && size_stats "$c" > "$T/msg-size-$c"
+		if [ "$r" = 1 ]; then
+			size_stats "$c" > "$T/msg-size-$c"
+			kernel_cost "$c" perf bench sched messaging -g 10 -l 500 >> "$T/msg-size-$c"
+		fi
 	done
 done
 base=$(median < "$T/msg-none")
@@ -135,7 +156,7 @@ echo "messaging (perf bench sched messaging -g 10 -l 500), median seconds:"
 for c in $CONFIGS; do
 	m=$(median < "$T/msg-$c")
 	echo "$m $base" | awk -v c="$c" '{ printf "  %-22s %7.3f s  slowdown %+6.1f%%", c, $1, ($1 / $2 - 1) * 100 }'
-	[ "$c" != none ] && printf "  %s" "$(cat "$T/msg-size-$c")"
+	[ "$c" != none ] && printf "  %s" "$(tr -d "\n" < "$T/msg-size-$c")"
 	echo "  [runs: $(tr '\n' ' ' < "$T/msg-$c")]"
 done
 
@@ -170,7 +191,12 @@ for r in $(seq "$ROUNDS"); do
 		    -T "$PG_SECONDS" postgres
 		tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$T/out" | head -n 1)
 		echo "${tps:-0}" >> "$T/pg-$c"
-		[ "$r" = 1 ] && size_stats "$c" > "$T/pg-size-$c"
+		if [ "$r" = 1 ]; then
+			size_stats "$c" > "$T/pg-size-$c"
+			kernel_cost "$c" runuser -u postgres -- pgbench \
+			    -h "$T/sock" -c 8 -j 2 -T "$PG_SECONDS" postgres \
+			    >> "$T/pg-size-$c"
+		fi
 	done
 done
 base=$(median < "$T/pg-none")
@@ -178,6 +204,6 @@ echo "pgbench (TPC-B like, scale 5, 8 clients, $PG_SECONDS s), median tps:"
 for c in $CONFIGS; do
 	m=$(median < "$T/pg-$c")
 	echo "$m $base" | awk -v c="$c" '{ printf "  %-22s %9.1f tps  loss %+6.1f%%", c, $1, (1 - $1 / $2) * 100 }'
-	[ "$c" != none ] && printf "  %s" "$(cat "$T/pg-size-$c")"
+	[ "$c" != none ] && printf "  %s" "$(tr -d "\n" < "$T/pg-size-$c")"
 	echo "  [runs: $(tr '\n' ' ' < "$T/pg-$c")]"
 done
