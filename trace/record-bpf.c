@@ -132,6 +132,7 @@ static const struct {
 	[RB_PROBE] = { TT_USER, 2, 0 },
 	[RB_FILELOCK] = { TT_FILELOCK, 6, 0 },
 	[RB_FD_INO] = { TT_FD, 4, 0 },	/* not kept: see dec_one() */
+	[RB_BLOCK] = { TT_SYS_ENTER, 9, 0 },	/* and TT_SWITCH: dec_one() */
 	[RB_LOST] = { TT_LOST, 1, 0 },
 };
 
@@ -687,7 +688,7 @@ dec_one(struct recorder *r, const uint8_t *p, size_t len)
 {
 	struct rb_head h;
 	struct trace_event ev;
-	uint64_t a[6] = { 0 };
+	uint64_t a[9] = { 0 };
 	unsigned n;
 	char str[RB_PATH + 1];
 
@@ -717,6 +718,16 @@ dec_one(struct recorder *r, const uint8_t *p, size_t len)
 	ev.cpu = h.cpu;
 	ev.flags = h.ctx & TRACE_CTX_MASK;
 	ev.type = rb_kinds[h.kind].type;
+	if (h.kind == RB_BLOCK) {
+		/* the entry, then the switch, at the same time */
+		memcpy(ev.arg, a, 6 * 8);
+		rec_emit(r, &ev, 0);
+		memset(ev.arg, 0, sizeof(ev.arg));
+		memcpy(ev.arg, a + 6, 3 * 8);
+		ev.type = TT_SWITCH;
+		rec_emit(r, &ev, 0);
+		return;
+	}
 	memcpy(ev.arg, a, n * 8);
 	if (rb_kinds[h.kind].str) {
 		size_t sl = rb_kinds[h.kind].str;

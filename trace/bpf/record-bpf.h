@@ -62,6 +62,10 @@ enum rb_kind {
 				   names when first seen blocking, or when it
 				   names another than last seen (lean: no
 				   close events) */
+	RB_BLOCK,		/* nr, a0..a4, prev_state, next_tid,
+				   next_prio: the entry of the call a task
+				   blocks in and its switch, in one record
+				   (one write into the ring, not two) */
 	RB_NKINDS
 };
 

@@ -262,7 +262,7 @@ cur_tid(void)
 	} \
 	head(&p->h, kind, tid)
 
-/* Emit a record of n fields (n <= 6). */
+/* Emit a record of n fields (n <= 9). */
 #define EMIT(n, kind, tid, ...) do { \
 	__u64 v_[n] = { __VA_ARGS__ }; \
 	REC(n) *p_ = bpf_ringbuf_reserve(&rb, sizeof(*p_), 0); \
@@ -421,6 +421,8 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
 {
 	__u32 ptid = (__u32)prev->pid;
 	struct ctxs *c = ctx_get();
+	struct pt_regs *bregs = NULL;	/* the call it blocks in, kept */
+	long bnr = 0;
 
 	if (c) {
 		c->hard = 0;
@@ -444,12 +446,8 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
 					b->on = 1;
 				if (lean && fd_call(nr))
 					fd_check(prev, regs->di);
-				EMIT(6, RB_SYS_ENTER, ptid, (__u64)nr,
-				    regs->di,
-				    regs->si,
-				    regs->dx,
-				    regs->r10,
-				    regs->r8);
+				bregs = regs;
+				bnr = nr;
 			}
 		}
 	}
@@ -472,8 +470,14 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
 			}
 		}
 	}
-	EMIT(3, RB_SWITCH, ptid, sw_state(preempt, prev_state, prev),
-	    (__u64)(__u32)next->pid, (__u64)(__u32)next->prio);
+	if (bregs)
+		EMIT(9, RB_BLOCK, ptid, (__u64)bnr, bregs->di, bregs->si,
+		    bregs->dx, bregs->r10, bregs->r8,
+		    sw_state(preempt, prev_state, prev),
+		    (__u64)(__u32)next->pid, (__u64)(__u32)next->prio);
+	else
+		EMIT(3, RB_SWITCH, ptid, sw_state(preempt, prev_state, prev),
+		    (__u64)(__u32)next->pid, (__u64)(__u32)next->prio);
 	return 0;
 }
 
