@@ -136,6 +136,17 @@ feed_filled(struct feed *f, int end)
 		pthread_cond_signal(&f->ccv);
 }
 
+/* Wait for a free batch (the reader). */
+static void
+feed_wait_room(struct feed *f)
+{
+	while (f->head - f->tail == FEED_NBUF) {
+		f->rwait = 1;
+		pthread_cond_wait(&f->rcv, &f->mu);
+		f->rwait = 0;
+	}
+}
+
 static void *
 feed_main(void *arg)
 {
@@ -143,11 +154,7 @@ feed_main(void *arg)
 
 	pthread_mutex_lock(&f->mu);
 	for (;;) {
-		while (f->head - f->tail == FEED_NBUF) {
-			f->rwait = 1;
-			pthread_cond_wait(&f->rcv, &f->mu);
-			f->rwait = 0;
-		}
+		feed_wait_room(f);
 		unsigned k = f->head % FEED_NBUF;
 		pthread_mutex_unlock(&f->mu);
 		size_t n = trace_reader_read(f->r, f->buf[k], FEED_BATCH);
@@ -159,11 +166,7 @@ feed_main(void *arg)
 		if (n == 0)
 			break;
 		if (f->to == 0) {
-			while (f->head - f->tail == FEED_NBUF) {
-				f->rwait = 1;
-				pthread_cond_wait(&f->rcv, &f->mu);
-				f->rwait = 0;
-			}
+			feed_wait_room(f);
 			f->n[f->head % FEED_NBUF] = 0;
 			feed_filled(f, 1);
 			break;

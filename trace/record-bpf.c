@@ -312,8 +312,8 @@ rec_bpf_cost(const struct recorder *r, uint64_t *ns, uint64_t *runs)
 	struct bpf_program *p;
 
 	*ns = *runs = 0;
-	if (b == NULL || b->skel == NULL)
-		return;
+	if (b == NULL || b->skel == NULL || b->stats_fd < 0)
+		return;		/* not asked: no system call a program */
 	bpf_object__for_each_program(p, b->skel->obj) {
 		struct bpf_prog_info info;
 		__u32 len = sizeof(info);
@@ -688,7 +688,7 @@ dec_one(struct recorder *r, const uint8_t *p, size_t len)
 {
 	struct rb_head h;
 	struct trace_event ev;
-	uint64_t a[9] = { 0 };
+	uint64_t a[RB_FIELDS_MAX] = { 0 };
 	unsigned n;
 	char str[RB_PATH + 1];
 

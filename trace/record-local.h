@@ -261,9 +261,9 @@ void rec_bpf_decode_page(struct recorder *r, const uint8_t *page,
 /* Detach every program (recording stops); rec_bpf_free releases all. */
 void rec_bpf_stop(struct recorder *r);
 void rec_bpf_free(struct recorder *r);
-/* The kernel's run time of the programs loaded and their runs, as far
-   as the kernel counts them (0 and 0 on tracefs); valid until
-   rec_bpf_free. */
+/* The kernel's run time of the programs loaded and their runs when
+   record_opts.bpf_stats had the kernel count them (0 and 0 else, and on
+   tracefs); valid until rec_bpf_free. */
 void rec_bpf_cost(const struct recorder *r, uint64_t *ns, uint64_t *runs);
 
 /* record.c */

@@ -634,8 +634,8 @@ struct record_stats {
 	uint32_t ncpus;
 	struct record_hang hang;
 	/* the kernel's time in the BPF backend's programs and their runs,
-	   when the kernel counts them (record_opts.bpf_stats, or
-	   kernel.bpf_stats_enabled); 0 else */
+	   when the recorder had the kernel count them
+	   (record_opts.bpf_stats); 0 else */
 	uint64_t bpf_ns, bpf_runs;
 };
 void record_stats(const struct recorder *r, struct record_stats *st);

@@ -26,6 +26,8 @@ struct blk {
 	__u64 yield_ts;	/* the last sched_yield kept */
 };
 
+#define RB_FIELDS_MAX 9	/* numeric fields of a record at most */
+
 enum rb_kind {
 	RB_NONE = 0,
 	RB_SWITCH,		/* prev_state, next_tid, next_prio */

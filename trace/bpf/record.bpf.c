@@ -9,9 +9,9 @@
  * turns into TT_LOST events.
  *
  * System calls cost nothing unless they matter: a task switched out
- * not runnable while inside a system call gets a RB_SYS_ENTER with the
- * number and arguments read from its saved registers, and a mark in its
- * task storage ("blocked"); the marked task writes its RB_SYS_EXIT on
+ * not runnable while inside a system call gets, with its switch, the
+ * call's number and arguments read from its saved registers (RB_BLOCK,
+ * one record for both), and a mark in its task storage ("blocked"); the marked task writes its RB_SYS_EXIT on
  * its way back to user space. In the default set ("lean") no program
  * works on every system call (the one on sys_exit that keeps libargus's
  * records, when recording with them, passes over every other call at
@@ -262,7 +262,7 @@ cur_tid(void)
 	} \
 	head(&p->h, kind, tid)
 
-/* Emit a record of n fields (n <= 9). */
+/* Emit a record of n fields (n <= RB_FIELDS_MAX). */
 #define EMIT(n, kind, tid, ...) do { \
 	__u64 v_[n] = { __VA_ARGS__ }; \
 	REC(n) *p_ = bpf_ringbuf_reserve(&rb, sizeof(*p_), 0); \
