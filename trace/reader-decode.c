@@ -5,6 +5,8 @@
  * only the time of its next event; the event itself is decoded once,
  * straight into the caller's struct, when the heap says it is next. So
  * memory stays at one chunk per CPU whatever the length of the trace.
+ * A cursor reads through columns (struct col): format 2 chunks have one
+ * per part of an event, format 1 chunks one for all.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,78 @@
 #include "common/array.h"
 #include "common/common.h"
 #include "reader-local.h"
+
+/* The column where each part of an event is read, in a chunk of n bytes
+   at c->raw: the one body of format 1, the columns listed in the
+   directory of format 2. Returns 0, or -1 when the directory is damaged. */
+static int
+open_columns(struct cursor *c, uint32_t version, size_t n)
+{
+	size_t nf = (size_t)c->nplan * TRACE_NARGS;
+	const uint8_t *p = c->raw, *end = c->raw + n;
+	uint64_t count, id, len;
+
+	if (c->fcol_cap < nf) {
+		free(c->fcol);
+		c->fcol = xreallocarray(NULL, nf, sizeof(*c->fcol));
+		c->fcol_cap = nf;
+	}
+	if (version < 2) {
+		DGROW(c->cols, c->cols_cap, 1, 1);
+		c->cols[0] = (struct col){ p, end };
+		c->hcol = c->dcol = c->tcol = c->bcol = &c->cols[0];
+		for (size_t i = 0; i < nf; i++)
+			c->fcol[i] = &c->cols[0];
+		c->zigzag_dt = 1;
+		return 0;
+	}
+	if (get_varint(&p, end, &count) != 0 || count > n / 2)
+		return -1;
+	DGROW(c->cols, c->cols_cap, count + 1, 16);
+	c->cols[0] = (struct col){ NULL, NULL };
+	c->hcol = c->dcol = c->tcol = c->bcol = &c->cols[0];
+	for (size_t i = 0; i < nf; i++)
+		c->fcol[i] = &c->cols[0];
+	c->zigzag_dt = 0;
+	/* the directory, then the columns in its order: find where they
+	   start, then place each */
+	const uint8_t *dir = p;
+	size_t total = 0;
+
+	for (uint64_t k = 0; k < count; k++)
+		if (get_varint(&p, end, &id) != 0 ||
+		    get_varint(&p, end, &len) != 0 || len > n)
+			return -1;
+		else
+			total += len;
+	if (total != (size_t)(end - p))
+		return -1;
+	for (uint64_t k = 1, at = 0; k <= count; k++) {
+		struct col **slot = NULL;
+
+		(void)get_varint(&dir, end, &id);
+		(void)get_varint(&dir, end, &len);
+		c->cols[k] = (struct col){ p + at, p + at + len };
+		at += len;
+		if (id == COL_HDR)
+			slot = &c->hcol;
+		else if (id == COL_DT)
+			slot = &c->dcol;
+		else if (id == COL_TID)
+			slot = &c->tcol;
+		else if (id == COL_BLOB)
+			slot = &c->bcol;
+		else if (id >= COL_FIELDS && (id - COL_FIELDS) % COL_STRIDE <
+		    TRACE_NARGS && (id - COL_FIELDS) / COL_STRIDE < c->nplan)
+			slot = &c->fcol[(id - COL_FIELDS) / COL_STRIDE *
+			    TRACE_NARGS + (id - COL_FIELDS) % COL_STRIDE];
+		if (slot != NULL && *slot != &c->cols[0])
+			return -1;	/* a column twice */
+		if (slot != NULL)
+			*slot = &c->cols[k];
+	}
+	return 0;
+}
 
 /*
  * Read and decompress one chunk into the cursor with dctx. Returns 0, or
@@ -57,8 +131,11 @@ load_ref(struct trace_reader *r, struct cursor *c, const struct chunkref *ref,
 	c->seg = s;
 	c->plan = s->h.plan;
 	c->nplan = s->h.ntypes;
-	c->p = c->raw;
-	c->end = c->raw + n;
+	if (open_columns(c, s->h.version, n) != 0) {
+		rd_report(r, s->path, ref->offset,
+		    "chunk's column directory is damaged (skipped)");
+		return -1;
+	}
 	c->left = ref->h.count;
 	c->ts = ref->h.first_ts;
 	c->tid = ref->h.first_tid;
@@ -90,38 +167,58 @@ load_chunk(struct trace_reader *r, struct cursor *c)
 	return -1;
 }
 
+/* Read a varint from column q; 0, or -1 when it ends first. */
+static inline int
+col_get(struct col *q, uint64_t *out)
+{
+	const uint8_t *p = q->p, *end = q->end;
+
+	if (p < end && *p < 0x80) {
+		*out = *p;
+		q->p = p + 1;
+		return 0;
+	}
+	if (p + 1 < end && p[1] < 0x80) {
+		*out = (uint64_t)(p[0] & 0x7f) | ((uint64_t)p[1] << 7);
+		q->p = p + 2;
+		return 0;
+	}
+	return get_varint(&q->p, end, out);
+}
+
 static int
 decode_blob(struct trace_reader *r, struct cursor *c, int kind,
     struct trace_event *ev)
 {
+	struct col *q = c->bcol;
 	uint64_t idx, n;
 
-	if (get_varint(&c->p, c->end, &idx) != 0 || idx > c->nblobs)
+	if (col_get(q, &idx) != 0 || idx > c->nblobs)
 		return -1;
 	if (idx < c->nblobs) {
 		ev->blob = c->blobs[idx].p;
 		ev->blob_len = c->blobs[idx].len;
 		return 0;
 	}
-	if (get_varint(&c->p, c->end, &n) != 0)
+	if (col_get(q, &n) != 0)
 		return -1;
 	if (kind == BK_STR) {
-		if (n > (uint64_t)(c->end - c->p))
+		if (n > (uint64_t)(q->end - q->p))
 			return -1;
-		ev->blob = rd_intern(r, c->p, (size_t)n);
+		ev->blob = rd_intern(r, q->p, (size_t)n);
 		ev->blob_len = (uint32_t)n;
-		c->p += n;
+		q->p += n;
 	} else {
 		uint64_t prev = 0, d;
 
-		if (n > (uint64_t)(c->end - c->p))
+		if (n > (uint64_t)(q->end - q->p))
 			return -1;
 		if (c->arrbuf_cap < n) {
 			c->arrbuf_cap = n;
 			c->arrbuf = xreallocarray(c->arrbuf, n, 8);
 		}
 		for (uint64_t i = 0; i < n; i++) {
-			if (get_varint(&c->p, c->end, &d) != 0)
+			if (col_get(q, &d) != 0)
 				return -1;
 			prev += (uint64_t)unzigzag(d);
 			c->arrbuf[i] = prev;
@@ -145,27 +242,17 @@ cursor_body(struct trace_reader *r, struct cursor *c, struct trace_event *ev)
 	const struct type_plan *pl = &c->plan[ftype];
 	const char *kinds = pl->kinds;
 	uint64_t *prev = c->prev + ftype * TRACE_NARGS;
-	/* Local cursor: keeps the hot pointer in a register. */
-	const uint8_t *p = c->p, *end = c->end;
+	struct col **fc = c->fcol + ftype * TRACE_NARGS;
 	unsigned i;
 
-#define VARINT(out) do {						\
-		if (p < end && *p < 0x80) {				\
-			(out) = *p++;					\
-		} else if (p + 1 < end && p[1] < 0x80) {		\
-			(out) = (uint64_t)(p[0] & 0x7f) | ((uint64_t)p[1] << 7); \
-			p += 2;						\
-		} else if (get_varint(&p, end, &(out)) != 0) {		\
-			return -1;					\
-		}							\
-	} while (0)
-
 	if (c->hd & 4) {
-		VARINT(v);
+		if (col_get(c->tcol, &v) != 0)
+			return -1;
 		c->tid = (uint32_t)v;
 	}
 	for (i = 0; kinds[i]; i++) {
-		VARINT(v);
+		if (col_get(fc[i], &v) != 0)
+			return -1;
 		if (kinds[i] == FK_D) {
 			v = prev[i] + (uint64_t)unzigzag(v);
 			prev[i] = v;
@@ -176,8 +263,6 @@ cursor_body(struct trace_reader *r, struct cursor *c, struct trace_event *ev)
 	}
 	for (; i < TRACE_NARGS; i++)
 		ev->arg[i] = 0;
-#undef VARINT
-	c->p = p;
 	ev->blob = NULL;
 	ev->blob_len = 0;
 	if (pl->blob != BK_NONE && decode_blob(r, c, pl->blob, ev) != 0)
@@ -199,19 +284,19 @@ cursor_damaged(struct trace_reader *r, struct cursor *c)
 	rd_report(r, c->seg->path, c->chunk_offset,
 	    "undecodable events in chunk (rest of chunk skipped)");
 	c->left = 0;
-	c->p = c->end;
+	c->hcol->p = c->hcol->end;
 }
 
 /*
  * Make the cursor's next event of a known type ready: c->ts is its time,
- * c->hd its header and c->p points at its body. Events of unknown types
+ * c->hd its header, and its columns are at its body. Events of unknown types
  * are decoded and dropped. Returns 1, or 0 when the stream is exhausted.
  */
 static int
 cursor_peek(struct trace_reader *r, struct cursor *c)
 {
 	for (;;) {
-		while (c->left == 0 || c->p >= c->end) {
+		while (c->left == 0 || c->hcol->p >= c->hcol->end) {
 			if (c->left != 0 && c->seg) {
 				rd_report(r, c->seg->path, c->chunk_offset,
 				    "chunk holds fewer events than its header says");
@@ -224,13 +309,12 @@ cursor_peek(struct trace_reader *r, struct cursor *c)
 		}
 		uint64_t hd, dt;
 
-		if (get_varint(&c->p, c->end, &hd) != 0 ||
-		    get_varint(&c->p, c->end, &dt) != 0 ||
+		if (col_get(c->hcol, &hd) != 0 || col_get(c->dcol, &dt) != 0 ||
 		    (hd >> 3) >= c->nplan || !c->plan[hd >> 3].valid) {
 			cursor_damaged(r, c);
 			continue;
 		}
-		c->ts += (uint64_t)unzigzag(dt);
+		c->ts += c->zigzag_dt ? (uint64_t)unzigzag(dt) : dt;
 		c->hd = hd;
 		if (c->plan[hd >> 3].local != TT_NONE) {
 			c->has_ev = 1;
@@ -302,7 +386,6 @@ trace_reader_seek(struct trace_reader *r, uint64_t ts)
 		c->next_chunk = k;
 		c->left = 0;
 		c->seg = NULL;
-		c->p = c->end = NULL;
 		while (cursor_peek(r, c) && c->ts < ts)
 			if (cursor_body(r, c, &c->scratch) != 0)
 				cursor_damaged(r, c);
@@ -437,6 +520,8 @@ trace_chunk_buf_free(struct trace_chunk_buf *b)
 		return;
 	free(b->c.raw);
 	free(b->c.prev);
+	free(b->c.cols);
+	free(b->c.fcol);
 	free(b->c.blobs);
 	free(b->c.arrbuf);
 	ZSTD_freeDCtx(b->dctx);
@@ -469,14 +554,13 @@ trace_reader_decode_chunk(struct trace_reader *r, size_t i,
 
 	if (load_ref(r, c, ref, b->dctx) != 0)
 		return 0;
-	while (c->left > 0 && c->p < c->end) {
+	while (c->left > 0 && c->hcol->p < c->hcol->end) {
 		uint64_t hd, dt;
 
-		if (get_varint(&c->p, c->end, &hd) != 0 ||
-		    get_varint(&c->p, c->end, &dt) != 0 ||
+		if (col_get(c->hcol, &hd) != 0 || col_get(c->dcol, &dt) != 0 ||
 		    (hd >> 3) >= c->nplan || !c->plan[hd >> 3].valid)
 			break;
-		c->ts += (uint64_t)unzigzag(dt);
+		c->ts += c->zigzag_dt ? (uint64_t)unzigzag(dt) : dt;
 		c->hd = hd;
 		if (cursor_body(r, c, &evs[n]) != 0)
 			break;

@@ -39,6 +39,11 @@ struct blobref {
 	uint32_t len;
 };
 
+/* One column of a chunk being decoded (the whole body in format 1). */
+struct col {
+	const uint8_t *p, *end;
+};
+
 struct cursor {
 	uint16_t cpu;
 	uint64_t last_ts;		/* of the last chunk added */
@@ -51,7 +56,16 @@ struct cursor {
 	uint32_t nplan;
 	uint8_t *raw;
 	size_t raw_cap;
-	const uint8_t *p, *end;
+	/* the chunk's columns: format 1 has one, the body, which every
+	   pointer below names; format 2 one per directory entry, and
+	   cols[0] empty for the columns the chunk lacks */
+	struct col *cols;
+	size_t cols_cap;
+	struct col *hcol, *dcol, *tcol, *bcol;	/* headers, deltas, tids,
+						   blobs */
+	struct col **fcol;		/* [ntypes * TRACE_NARGS] of the seg */
+	size_t fcol_cap;
+	int zigzag_dt;			/* format 1: deltas are zigzag */
 	uint32_t left;			/* events left in the chunk */
 	uint64_t ts;
 	uint32_t tid;

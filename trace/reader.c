@@ -794,6 +794,8 @@ trace_reader_close(struct trace_reader *r)
 		free(r->cursors[i].chunks);
 		free(r->cursors[i].raw);
 		free(r->cursors[i].prev);
+		free(r->cursors[i].cols);
+		free(r->cursors[i].fcol);
 		free(r->cursors[i].blobs);
 		free(r->cursors[i].arrbuf);
 	}

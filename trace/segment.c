@@ -187,7 +187,7 @@ seg_header_encode(struct buf *b, const struct seg_header *h)
 	uint32_t len = (uint32_t)(b->len - start);
 	uint8_t *fixed = b->data + start;
 
-	put_le32(fixed + 8, TRACE_FORMAT_VERSION);
+	put_le32(fixed + 8, h->version ? h->version : TRACE_FORMAT_VERSION);
 	put_le32(fixed + 12, len);
 	put_le32(fixed + 16, trace_crc32(0, fixed + SEG_FIXED_LEN,
 	    len - SEG_FIXED_LEN));

@@ -230,7 +230,18 @@ struct seg_header {
 	uint32_t header_len;		/* bytes up to the first chunk */
 };
 
-/* Encode this build's header (schema from trace_types) into b. */
+/*
+ * Columns of a format 2 chunk (argus-trace(5)): the body starts with a
+ * directory (varint count, then per column a varint id and a varint
+ * length), then the columns in directory order. Column COL_FIELD(t, k)
+ * holds field k of the events of file type t.
+ */
+enum { COL_HDR, COL_DT, COL_TID, COL_BLOB, COL_FIELDS = 8 };
+#define COL_STRIDE 8
+#define COL_FIELD(ftype, k) (COL_FIELDS + (ftype) * COL_STRIDE + (k))
+
+/* Encode this build's header (schema from trace_types) into b, as format
+   h->version (0: TRACE_FORMAT_VERSION). */
 void seg_header_encode(struct buf *b, const struct seg_header *h);
 /*
  * Decode a header from the start of a file image prefix. Returns 0,

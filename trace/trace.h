@@ -47,7 +47,7 @@ enum trace_error {
 const char *trace_strerror(int err);
 
 /* Format version written by this argus. */
-#define TRACE_FORMAT_VERSION 1
+#define TRACE_FORMAT_VERSION 2
 
 /* Event types. Numbers are this build's; files carry names (schema). */
 enum trace_type {
@@ -250,6 +250,8 @@ struct trace_writer_opts {
 	const char *boot_id;	/* NULL: /proc/sys/kernel/random/boot_id */
 	const char *recorder;	/* backend named in the headers ("bpf",
 				   "tracefs"), or NULL; kept, not copied */
+	unsigned format;	/* 0: TRACE_FORMAT_VERSION; 1: the event
+				   rows of argus before format 2 (tests) */
 };
 
 #define TRACE_DEFAULT_BOUND (2ULL << 30)

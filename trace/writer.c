@@ -13,9 +13,14 @@
  * need when it is closed.
  *
  * Event encoding (argus-trace(5)): varint (type << 3 | has_tid << 2 |
- * ctx), zigzag varint time delta, varint tid when has_tid, the numeric
- * fields by kind, and the blob as an index into the chunk's intern table
- * (index == table size: a literal follows and enters the table).
+ * ctx), varint time delta, varint tid when has_tid, the numeric fields by
+ * kind, and the blob as an index into the chunk's intern table (index ==
+ * table size: a literal follows and enters the table). Format 2 writes
+ * each of these to its own column (col[]: headers, deltas, tids, blobs,
+ * then one per field of each type), which compress better than the rows
+ * of format 1; the columns are joined behind their directory when the
+ * chunk is compressed. Format 1 (rows, zigzag deltas) is kept for tests
+ * of older traces.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -38,6 +43,7 @@
 #define DEFAULT_CHUNK (512u << 10)
 #define MIN_SEGMENT (64u << 10)
 #define INTERN_SLOTS 1024		/* per chunk; power of two */
+#define NCOLS (COL_FIELDS + TT_NTYPES * COL_STRIDE)
 
 struct intern_slot {
 	uint32_t hash;
@@ -46,7 +52,10 @@ struct intern_slot {
 };
 
 struct stream {
-	struct buf raw;
+	struct buf raw;			/* format 1: the events; format 2:
+					   the chunk being compressed */
+	struct buf col[NCOLS];		/* format 2: the events' columns */
+	size_t pending;			/* raw bytes of the chunk so far */
 	uint32_t count;
 	uint64_t first_ts, prev_ts;
 	uint32_t first_tid, cur_tid;
@@ -370,6 +379,7 @@ open_segment(struct trace_writer *w, uint64_t first_ts)
 	h.release = w->release;
 	h.boot_id = w->boot_id;
 	h.recorder = (char *)w->o.recorder;	/* only read */
+	h.version = w->o.format;
 	h.threads = w->threads;
 	h.nthreads = w->nthreads;
 	h.has_rec_id = 1;
@@ -422,6 +432,9 @@ static void
 stream_reset(struct stream *s)
 {
 	s->raw.len = 0;
+	for (size_t i = 0; i < NCOLS; i++)
+		s->col[i].len = 0;
+	s->pending = 0;
 	s->count = 0;
 	memset(s->prev, 0, sizeof(s->prev));
 	memset(s->slots, 0, sizeof(s->slots));
@@ -431,6 +444,26 @@ stream_reset(struct stream *s)
 }
 
 static int flush_stream_once(struct trace_writer *w, size_t cpu);
+
+/* Format 2: the directory of the stream's columns, then the columns, in
+   s->raw. */
+static void
+join_columns(struct stream *s)
+{
+	size_t n = 0;
+
+	s->raw.len = 0;
+	for (size_t i = 0; i < NCOLS; i++)
+		n += s->col[i].len != 0;
+	buf_varint(&s->raw, n);
+	for (size_t i = 0; i < NCOLS; i++)
+		if (s->col[i].len != 0) {
+			buf_varint(&s->raw, i);
+			buf_varint(&s->raw, s->col[i].len);
+		}
+	for (size_t i = 0; i < NCOLS; i++)
+		buf_put(&s->raw, s->col[i].data, s->col[i].len);
+}
 
 /*
  * Compress a stream's pending events and append them as one chunk. The
@@ -462,6 +495,8 @@ flush_stream_once(struct trace_writer *w, size_t cpu)
 
 	if (s == NULL || s->count == 0)
 		return 0;
+	if (w->o.format != 1)
+		join_columns(s);
 	bound = ZSTD_compressBound(s->raw.len);
 	buf_reserve(&w->zbuf, bound);
 	n = ZSTD_compress2(w->cctx, w->zbuf.data, bound, s->raw.data,
@@ -543,7 +578,8 @@ get_stream(struct trace_writer *w, unsigned cpu, size_t *idx)
 
 /* Encode a blob: its intern index, and the literal the first time. */
 static void
-put_blob(struct stream *s, int kind, const void *blob, size_t len)
+put_blob(struct stream *s, struct buf *out, int kind, const void *blob,
+    size_t len)
 {
 	uint32_t h = trace_hash_bytes(blob, len) | 1;
 	uint32_t mask = INTERN_SLOTS - 1;
@@ -564,25 +600,55 @@ put_blob(struct stream *s, int kind, const void *blob, size_t len)
 		}
 		if (sl->hash == h && sl->len == len && (len == 0 ||
 		    memcmp(s->keys.data + sl->off, blob, len) == 0)) {
-			buf_varint(&s->raw, sl->idx - 1);
+			buf_varint(out, sl->idx - 1);
 			return;
 		}
 	}
 	/* A literal always enters the table, even when the hash is full. */
-	buf_varint(&s->raw, s->nintern++);
+	buf_varint(out, s->nintern++);
 	if (kind == BK_STR) {
-		buf_varint(&s->raw, len);
-		buf_put(&s->raw, blob, len);
+		buf_varint(out, len);
+		buf_put(out, blob, len);
 	} else {
 		const uint64_t *a = blob;
 		size_t n = len / 8;
 		uint64_t prev = 0;
 
-		buf_varint(&s->raw, n);
+		buf_varint(out, n);
 		for (size_t i = 0; i < n; i++) {
-			buf_varint(&s->raw, zigzag((int64_t)(a[i] - prev)));
+			buf_varint(out, zigzag((int64_t)(a[i] - prev)));
 			prev = a[i];
 		}
+	}
+}
+
+/* Append varint v to column b; returns its length. */
+static size_t
+col_varint(struct buf *b, uint64_t v)
+{
+	if (b->cap - b->len < 10)
+		buf_reserve(b, 10);
+	uint8_t *p = b->data + b->len, *e = put_varint(p, v);
+
+	b->len += (size_t)(e - p);
+	return (size_t)(e - p);
+}
+
+/* The code of field i of kind k: updates the delta state of FK_D. */
+static uint64_t
+field_code(struct stream *s, const struct trace_event *ev, char k, unsigned i)
+{
+	uint64_t v = ev->arg[i], prev;
+
+	switch (k) {
+	case FK_S:
+		return zigzag((int64_t)v);
+	case FK_D:
+		prev = s->prev[ev->type][i];
+		s->prev[ev->type][i] = v;
+		return zigzag((int64_t)(v - prev));
+	default:
+		return v;
 	}
 }
 
@@ -620,37 +686,42 @@ trace_writer_add(struct trace_writer *w, const struct trace_event *ev)
 		s->first_tid = s->cur_tid;
 	}
 	has_tid = ev->tid != s->cur_tid;
-	buf_reserve(&s->raw, 96);
-	uint8_t *p = s->raw.data + s->raw.len;
+	uint64_t hd = ((uint64_t)ev->type << 3) | ((uint64_t)has_tid << 2) |
+	    (ev->flags & TRACE_CTX_MASK);
+	struct buf *blob_out;
 
-	p = put_varint(p, ((uint64_t)ev->type << 3) | ((uint64_t)has_tid << 2) |
-	    (ev->flags & TRACE_CTX_MASK));
-	p = put_varint(p, zigzag((int64_t)(ts - s->prev_ts)));
-	if (has_tid)
-		p = put_varint(p, ev->tid);
-	for (unsigned i = 0; d->kinds[i]; i++) {
-		uint64_t v = ev->arg[i];
+	if (w->o.format == 1) {
+		size_t before = s->raw.len;
 
-		switch (d->kinds[i]) {
-		case FK_S:
-			p = put_varint(p, zigzag((int64_t)v));
-			break;
-		case FK_D:
-			p = put_varint(p, zigzag((int64_t)(v - s->prev[ev->type][i])));
-			s->prev[ev->type][i] = v;
-			break;
-		default:
-			p = put_varint(p, v);
-			break;
-		}
+		buf_reserve(&s->raw, 96);
+		uint8_t *p = s->raw.data + s->raw.len;
+
+		p = put_varint(p, hd);
+		p = put_varint(p, zigzag((int64_t)(ts - s->prev_ts)));
+		if (has_tid)
+			p = put_varint(p, ev->tid);
+		for (unsigned i = 0; d->kinds[i]; i++)
+			p = put_varint(p, field_code(s, ev, d->kinds[i], i));
+		s->raw.len = (size_t)(p - s->raw.data);
+		s->pending += s->raw.len - before;
+		blob_out = &s->raw;
+	} else {
+		s->pending += col_varint(&s->col[COL_HDR], hd);
+		s->pending += col_varint(&s->col[COL_DT], ts - s->prev_ts);
+		if (has_tid)
+			s->pending += col_varint(&s->col[COL_TID], ev->tid);
+		for (unsigned i = 0; d->kinds[i]; i++)
+			s->pending += col_varint(&s->col[COL_FIELD(ev->type, i)],
+			    field_code(s, ev, d->kinds[i], i));
+		blob_out = &s->col[COL_BLOB];
 	}
-	s->raw.len = (size_t)(p - s->raw.data);
 	if (d->blob != BK_NONE) {
-		size_t len = ev->blob ? ev->blob_len : 0;
+		size_t len = ev->blob ? ev->blob_len : 0, before = blob_out->len;
 
 		if (d->blob == BK_ARR)
 			len &= ~(size_t)7;
-		put_blob(s, d->blob, ev->blob ? ev->blob : "", len);
+		put_blob(s, blob_out, d->blob, ev->blob ? ev->blob : "", len);
+		s->pending += blob_out->len - before;
 	}
 	s->prev_ts = ts;
 	s->cur_tid = ev->tid;
@@ -658,7 +729,7 @@ trace_writer_add(struct trace_writer *w, const struct trace_event *ev)
 		s->cur_tid = (uint32_t)ev->arg[1];
 	s->count++;
 	w->st.events++;
-	if (s->raw.len >= w->chunk_size)
+	if (s->pending >= w->chunk_size)
 		return flush_stream(w, idx);
 	return 0;
 }
@@ -743,6 +814,8 @@ trace_writer_open(struct trace_writer **wp, const char *dir,
 		w->o.group = (gid_t)-1;
 	if (w->o.zstd_level == 0)
 		w->o.zstd_level = 3;
+	if (w->o.format == 0 || w->o.format > TRACE_FORMAT_VERSION)
+		w->o.format = TRACE_FORMAT_VERSION;
 	if (w->o.ncpus == 0) {
 		long n = sysconf(_SC_NPROCESSORS_CONF);
 
@@ -829,6 +902,8 @@ trace_writer_close(struct trace_writer *w)
 		close(w->dirfd);
 	for (size_t i = 0; i < w->nstreams; i++) {
 		if (w->streams[i]) {
+			for (size_t k = 0; k < NCOLS; k++)
+				buf_free(&w->streams[i]->col[k]);
 			buf_free(&w->streams[i]->raw);
 			buf_free(&w->streams[i]->keys);
 			free(w->streams[i]);

@@ -38,10 +38,7 @@ perf sched timehist -w -i "$pd" >/dev/null 2>&1
 t1=$(date +%s%N)
 ms=$(( (t1 - t0) / 1000000 ))
 awk -v n="$n" -v ms="$ms" 'BEGIN { printf "graph.sh: perf sched timehist -w: %d events in %d ms (%.1f M events/s)\n", n, ms, n / (ms > 0 ? ms : 1) / 1000 }' 
-peer="$D/graph-$n"
-if [ ! -d "$peer" ]; then
-	"$B/tests/bench/gen-graph" "$peer" "$n" >/dev/null || exit 1
-fi
+peer=$(cached_trace "$n" 2>/dev/null) || exit 1
 t0=$(date +%s%N)
 "$B/tests/bench/graph-bench" "$peer" | grep 'trace to graph'
 t1=$(date +%s%N)

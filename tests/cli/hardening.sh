@@ -28,8 +28,8 @@ skip() { echo "ok hardening: $1 # skip $2"; }
 events() { "$ARGUS" info --events "$1" 2>/dev/null | sed -n 's/^events: *\([0-9]*\) read.*/\1/p'; }
 
 # --- 10: wrong segments ----------------------------------------------------
-"$B/tests/tools/mktrace" "$T/a" 100000 65536 >/dev/null 2>&1
-"$B/tests/tools/mktrace" "$T/b" 100000 65536 >/dev/null 2>&1
+"$B/tests/tools/mktrace" "$T/a" 400000 65536 >/dev/null 2>&1
+"$B/tests/tools/mktrace" "$T/b" 400000 65536 >/dev/null 2>&1
 n0=$(events "$T/a")
 cp -r "$T/a" "$T/copy"
 cp "$T/copy/seg-00000002.argus" "$T/copy/seg-00000099.argus"

@@ -21,4 +21,5 @@ size_t fix_index_of(const struct trace_event *e);
 void fix_event_of_type(struct trace_event *e, unsigned t, unsigned rep,
     uint64_t ts);
 
+
 #endif

@@ -64,13 +64,13 @@ Test(snapshot, while_writing)
 {
 	char *d = scratch(), *src = xasprintf("%s/t", d);
 	char *dst = xasprintf("%s/s", d), *last = xasprintf("%s/l", d);
-	struct trace_writer_opts o = { .segment_size = 256 << 10,
+	struct trace_writer_opts o = { .segment_size = 64 << 10,
 	    .size_bound = 8 << 20, .chunk_size = 16 << 10 };
 	struct trace_writer *w;
 	struct trace_snapshot_stats st;
 	struct trace_event e;
 	char *cause = NULL;
-	size_t n = 200000;
+	size_t n = 400000;
 	int complete;
 
 	cr_assert_eq(trace_writer_open(&w, src, &o, &cause), 0, "%s", cause);

@@ -22,26 +22,7 @@
 #include "common/common.h"
 #include "trace/trace.h"
 #include "trace/trace-local.h"
-#include "store-fixture.h"
-
-static char *
-tmpdir(void)
-{
-	char tmpl[] = "/tmp/argus-test-XXXXXX";
-	char *d = mkdtemp(tmpl);
-
-	cr_assert_not_null(d);
-	return xstrdup(d);
-}
-
-static void
-rm_rf(const char *dir)
-{
-	char *cmd = xasprintf("rm -rf '%s'", dir);
-
-	(void)system(cmd);
-	free(cmd);
-}
+#include "store-check.h"
 
 static uint64_t
 dir_bytes(const char *dir)
@@ -66,64 +47,11 @@ dir_bytes(const char *dir)
 	return sum;
 }
 
-static struct trace_writer *
-open_writer(const char *dir, uint64_t bound, uint64_t seg)
-{
-	struct trace_writer_opts o = { 0 };
-	struct trace_writer *w;
-	char *cause = NULL;
-
-	o.size_bound = bound;
-	o.segment_size = seg;
-	o.chunk_size = 16 << 10;	/* many chunks, so seeks and damage bite */
-	o.ncpus = FIX_NCPUS;
-	o.group = (gid_t)-1;
-	o.hostname = "testhost";
-	o.release = "6.0-test";
-	o.boot_id = "boot-1";
-	int err = trace_writer_open(&w, dir, &o, &cause);
-
-	cr_assert_eq(err, 0, "writer open: %s", cause ? cause : "?");
-	return w;
-}
-
-static struct trace_reader *
-open_reader(const char *dir)
-{
-	struct trace_reader *r;
-	char *cause = NULL;
-	int err = trace_reader_open(&r, dir, &cause);
-
-	cr_assert_eq(err, 0, "reader open: %s", cause ? cause : "?");
-	return r;
-}
-
-static void
-assert_same(const struct trace_event *a, const struct trace_event *b)
-{
-	cr_assert_eq(a->ts, b->ts, "ts %llu != %llu",
-	    (unsigned long long)a->ts, (unsigned long long)b->ts);
-	cr_assert_eq(a->type, b->type, "type %u != %u at ts %llu", a->type,
-	    b->type, (unsigned long long)a->ts);
-	cr_assert_eq(a->tid, b->tid, "tid %u != %u (type %s)", a->tid, b->tid,
-	    trace_type_name(a->type));
-	cr_assert_eq(a->cpu, b->cpu);
-	cr_assert_eq(a->flags & TRACE_CTX_MASK, b->flags & TRACE_CTX_MASK);
-	for (unsigned i = 0; i < trace_type_nargs(a->type); i++)
-		cr_assert_eq(a->arg[i], b->arg[i], "%s arg %u: %llx != %llx",
-		    trace_type_name(a->type), i,
-		    (unsigned long long)a->arg[i], (unsigned long long)b->arg[i]);
-	cr_assert_eq(a->blob_len, b->blob_len, "%s blob length",
-	    trace_type_name(a->type));
-	if (a->blob_len)
-		cr_assert(memcmp(a->blob, b->blob, a->blob_len) == 0);
-}
-
 /* Every type, with extreme field values, survives a round trip. */
 Test(store, roundtrip_every_type)
 {
-	char *dir = tmpdir();
-	struct trace_writer *w = open_writer(dir, 1ULL << 30, 64ULL << 20);
+	char *dir = fix_tmpdir();
+	struct trace_writer *w = fix_open_writer(dir, 1ULL << 30, 64ULL << 20, 0);
 	struct trace_event in[2 * TT_NTYPES], out;
 	size_t n = 0;
 
@@ -138,13 +66,13 @@ Test(store, roundtrip_every_type)
 	}
 	cr_assert_eq(trace_writer_close(w), 0);
 
-	struct trace_reader *r = open_reader(dir);
+	struct trace_reader *r = fix_open_reader(dir);
 	size_t got = 0;
 
 	/* Events were written in time order; the reader must merge back. */
 	while (trace_reader_next(r, &out)) {
 		cr_assert_lt(got, n);
-		assert_same(&out, &in[got]);
+		fix_assert_same(&out, &in[got]);
 		got++;
 	}
 	cr_assert_eq(got, n);
@@ -156,15 +84,15 @@ Test(store, roundtrip_every_type)
 	cr_assert_eq(info->ncpus, FIX_NCPUS);
 	cr_assert_eq(info->nevents, n);
 	trace_reader_close(r);
-	rm_rf(dir);
+	fix_rm_rf(dir);
 	free(dir);
 }
 
 /* The generated stream comes back whole and in time order. */
 Test(store, merge_order_and_counts)
 {
-	char *dir = tmpdir();
-	struct trace_writer *w = open_writer(dir, 1ULL << 30, 128 << 10);
+	char *dir = fix_tmpdir();
+	struct trace_writer *w = fix_open_writer(dir, 1ULL << 30, 128 << 10, 0);
 	struct trace_event e, out;
 	const size_t n = 200000;
 
@@ -174,7 +102,7 @@ Test(store, merge_order_and_counts)
 	}
 	cr_assert_eq(trace_writer_close(w), 0);
 
-	struct trace_reader *r = open_reader(dir);
+	struct trace_reader *r = fix_open_reader(dir);
 	uint64_t last = 0;
 	size_t got = 0;
 	uint64_t next_seq[FIX_NCPUS] = { 0 };
@@ -187,7 +115,7 @@ Test(store, merge_order_and_counts)
 		size_t i = fix_index_of(&out);
 
 		fix_gen_event(&e, i);
-		assert_same(&out, &e);
+		fix_assert_same(&out, &e);
 		cr_assert_geq(i, next_seq[out.cpu]);
 		next_seq[out.cpu] = i + 1;
 		got++;
@@ -196,16 +124,16 @@ Test(store, merge_order_and_counts)
 	cr_assert_gt(trace_reader_info(r)->nsegments, 1,
 	    "128 KiB segments must rotate");
 	trace_reader_close(r);
-	rm_rf(dir);
+	fix_rm_rf(dir);
 	free(dir);
 }
 
 /* The files never add up to more than the bound, at any chunk. */
 Test(store, size_bound_holds)
 {
-	char *dir = tmpdir();
-	const uint64_t bound = 512 << 10, seg = 128 << 10;
-	struct trace_writer *w = open_writer(dir, bound, seg);
+	char *dir = fix_tmpdir();
+	const uint64_t bound = 192 << 10, seg = 64 << 10;
+	struct trace_writer *w = fix_open_writer(dir, bound, seg, 0);
 	struct trace_writer_stats st;
 	struct trace_event e, out;
 	uint64_t chunks = 0, max_seen = 0;
@@ -236,13 +164,13 @@ Test(store, size_bound_holds)
 	cr_assert_gt(st.deleted, 0, "no segment was deleted");
 
 	/* What is left is the newest part of the stream, intact. */
-	struct trace_reader *r = open_reader(dir);
+	struct trace_reader *r = fix_open_reader(dir);
 	size_t got = 0, last_i = 0;
 
 	while (trace_reader_next(r, &out)) {
 		last_i = fix_index_of(&out);
 		fix_gen_event(&e, last_i);
-		assert_same(&out, &e);
+		fix_assert_same(&out, &e);
 		got++;
 	}
 	cr_assert_gt(got, 1000);
@@ -250,15 +178,15 @@ Test(store, size_bound_holds)
 	cr_assert_geq(last_i, n - FIX_NCPUS * 2);
 	cr_assert_eq(trace_reader_ndamage(r), 0);
 	trace_reader_close(r);
-	rm_rf(dir);
+	fix_rm_rf(dir);
 	free(dir);
 }
 
 /* Names of threads survive the deletion of the segment that saw them. */
 Test(store, thread_names_survive_rotation)
 {
-	char *dir = tmpdir();
-	struct trace_writer *w = open_writer(dir, 256 << 10, 64 << 10);
+	char *dir = fix_tmpdir();
+	struct trace_writer *w = fix_open_writer(dir, 128 << 10, 64 << 10, 0);
 	struct trace_thread t = { .tid = 4242, .pid = 4240, .ppid = 1 };
 	struct trace_thread gone = { .tid = 777, .pid = 777, .ppid = 1 };
 	struct trace_writer_stats st;
@@ -270,7 +198,7 @@ Test(store, thread_names_survive_rotation)
 	cr_assert_eq(trace_writer_thread(w, 1, &gone), 0);
 	gone.flags = TRACE_THREAD_EXITED;
 	cr_assert_eq(trace_writer_thread(w, 2, &gone), 0);
-	for (size_t i = 0; i < 300000; i++) {
+	for (size_t i = 0; i < 600000; i++) {
 		fix_gen_event(&e, i);
 		cr_assert_eq(trace_writer_add(w, &e), 0);
 	}
@@ -278,7 +206,7 @@ Test(store, thread_names_survive_rotation)
 	cr_assert_gt(st.deleted, 2);
 	cr_assert_eq(trace_writer_close(w), 0);
 
-	struct trace_reader *r = open_reader(dir);
+	struct trace_reader *r = fix_open_reader(dir);
 	const struct trace_thread *x = trace_reader_thread(r, 4242);
 
 	cr_assert_not_null(x, "thread lost with its segment");
@@ -287,7 +215,7 @@ Test(store, thread_names_survive_rotation)
 	cr_assert_null(trace_reader_thread(r, 777),
 	    "an exited thread stays out of later headers");
 	trace_reader_close(r);
-	rm_rf(dir);
+	fix_rm_rf(dir);
 	free(dir);
 }
 
@@ -295,8 +223,8 @@ Test(store, thread_names_survive_rotation)
    learns of threads late) is named by the records read ahead. */
 Test(store, thread_named_before_its_record)
 {
-	char *dir = tmpdir();
-	struct trace_writer *w = open_writer(dir, 0, 0);
+	char *dir = fix_tmpdir();
+	struct trace_writer *w = fix_open_writer(dir, 0, 0, 0);
 	struct trace_thread t = { .tid = 555, .pid = 550, .ppid = 1 };
 	struct trace_event e = { .ts = 1000, .tid = 555, .type = TT_EXIT,
 	    .arg = { 555 } };
@@ -311,7 +239,7 @@ Test(store, thread_named_before_its_record)
 	cr_assert_eq(trace_writer_thread(w, 3000, &t), 0);
 	cr_assert_eq(trace_writer_close(w), 0);
 
-	struct trace_reader *r = open_reader(dir);
+	struct trace_reader *r = fix_open_reader(dir);
 	cr_assert_eq(trace_reader_read_ahead_threads(r), 0);
 	cr_assert_eq(trace_reader_next(r, &e), 1);
 	cr_assert_eq(e.type, TT_EXIT);
@@ -325,7 +253,7 @@ Test(store, thread_named_before_its_record)
 	cr_assert_not_null(strstr(line, " backend "), "%s", line);
 	cr_assert_null(trace_reader_thread_ahead(r, 556));
 	trace_reader_close(r);
-	rm_rf(dir);
+	fix_rm_rf(dir);
 	free(dir);
 }
 
@@ -340,7 +268,7 @@ read_checked(struct trace_reader *r, size_t *per_cpu_max)
 		size_t i = fix_index_of(&out);
 
 		fix_gen_event(&e, i);
-		assert_same(&out, &e);
+		fix_assert_same(&out, &e);
 		if (per_cpu_max && i + 1 > per_cpu_max[out.cpu])
 			per_cpu_max[out.cpu] = i + 1;
 		got++;
@@ -351,7 +279,7 @@ read_checked(struct trace_reader *r, size_t *per_cpu_max)
 /* A writer killed with SIGKILL leaves every completed chunk readable. */
 Test(store, sigkill_leaves_readable_trace)
 {
-	char *dir = tmpdir();
+	char *dir = fix_tmpdir();
 
 	for (int round = 0; round < 4; round++) {
 		char *sub = xasprintf("%s/t%d", dir, round);
@@ -380,7 +308,7 @@ Test(store, sigkill_leaves_readable_trace)
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 
-		struct trace_reader *r = open_reader(sub);
+		struct trace_reader *r = fix_open_reader(sub);
 		size_t got = read_checked(r, NULL);
 
 		cr_assert_gt(got, 0, "nothing readable after SIGKILL");
@@ -389,7 +317,7 @@ Test(store, sigkill_leaves_readable_trace)
 		trace_reader_close(r);
 		free(sub);
 	}
-	rm_rf(dir);
+	fix_rm_rf(dir);
 	free(dir);
 }
 
@@ -405,7 +333,7 @@ copy_file(const char *from, const char *to, off_t len)
 static char *
 write_small_trace(const char *dir, size_t n)
 {
-	struct trace_writer *w = open_writer(dir, 64 << 20, 32 << 20);
+	struct trace_writer *w = fix_open_writer(dir, 64 << 20, 32 << 20, 0);
 	struct trace_event e;
 
 	for (size_t i = 0; i < n; i++) {
@@ -421,7 +349,7 @@ write_small_trace(const char *dir, size_t n)
 /* A file truncated at any byte yields exactly its complete chunks. */
 Test(store, torn_tail_at_random_offsets)
 {
-	char *dir = tmpdir();
+	char *dir = fix_tmpdir();
 	char *seg = write_small_trace(dir, 60000);
 	struct stat sb;
 
@@ -458,7 +386,7 @@ Test(store, torn_tail_at_random_offsets)
 		free(sub);
 	}
 	free(seg);
-	rm_rf(dir);
+	fix_rm_rf(dir);
 	free(dir);
 }
 
@@ -475,9 +403,9 @@ poke(const char *path, off_t off, const void *bytes, size_t n)
 /* A corrupt chunk in the middle is reported once and skipped. */
 Test(store, corrupt_chunk_in_the_middle)
 {
-	char *dir = tmpdir();
+	char *dir = fix_tmpdir();
 	char *seg = write_small_trace(dir, 60000);
-	struct trace_reader *r = open_reader(dir);
+	struct trace_reader *r = fix_open_reader(dir);
 	size_t total = read_checked(r, NULL);
 	uint64_t nchunks = trace_reader_info(r)->nchunks;
 
@@ -509,7 +437,7 @@ Test(store, corrupt_chunk_in_the_middle)
 
 	/* Damage the frame's payload: zstd's checksum must catch it. */
 	poke(seg, (off_t)(off + CHUNK_HDR_LEN + ch.csize / 2), "\xde\xad\xbe\xef", 4);
-	r = open_reader(dir);
+	r = fix_open_reader(dir);
 	size_t got = read_checked(r, NULL);
 
 	cr_assert_eq(got, total - ch.count, "got %zu of %zu - %u", got, total,
@@ -524,19 +452,19 @@ Test(store, corrupt_chunk_in_the_middle)
 
 	stat(seg, &sb);
 	poke(seg, sb.st_size - 8, "XXXXXXXX", 8);
-	r = open_reader(dir);
+	r = fix_open_reader(dir);
 	got = read_checked(r, NULL);
 	cr_assert_eq(got, total - ch.count);
 	cr_assert_geq(trace_reader_ndamage(r), 1);
 	trace_reader_close(r);
 	free(seg);
-	rm_rf(dir);
+	fix_rm_rf(dir);
 	free(dir);
 }
 
 Test(store, bad_magic_is_a_clear_error)
 {
-	char *dir = tmpdir();
+	char *dir = fix_tmpdir();
 	char *f = xasprintf("%s/seg-00000001.argus", dir);
 	FILE *fp = fopen(f, "w");
 	struct trace_reader *r;
@@ -556,13 +484,13 @@ Test(store, bad_magic_is_a_clear_error)
 	cr_assert_eq(trace_reader_open(&r, dir, &cause), TRACE_EEMPTY);
 	free(cause);
 	free(f);
-	rm_rf(dir);
+	fix_rm_rf(dir);
 	free(dir);
 }
 
 Test(store, newer_version_is_refused)
 {
-	char *dir = tmpdir();
+	char *dir = fix_tmpdir();
 	char *seg = write_small_trace(dir, 1000);
 	struct trace_reader *r;
 	char *cause = NULL;
@@ -572,15 +500,15 @@ Test(store, newer_version_is_refused)
 	cr_assert_not_null(strstr(cause, "version"));
 	free(cause);
 	free(seg);
-	rm_rf(dir);
+	fix_rm_rf(dir);
 	free(dir);
 }
 
 /* A type this reader does not know (renamed in the file) is skipped. */
 Test(store, unknown_type_is_skipped)
 {
-	char *dir = tmpdir();
-	struct trace_writer *w = open_writer(dir, 1 << 30, 1 << 20);
+	char *dir = fix_tmpdir();
+	struct trace_writer *w = fix_open_writer(dir, 1 << 30, 1 << 20, 0);
 	struct trace_event e = { .cpu = 0, .tid = 5 };
 	size_t nsw = 0, nlost = 0;
 
@@ -615,7 +543,7 @@ Test(store, unknown_type_is_skipped)
 	cr_assert_eq(pwrite(fd, head, hlen, 0), (ssize_t)hlen);
 	close(fd);
 
-	struct trace_reader *r = open_reader(dir);
+	struct trace_reader *r = fix_open_reader(dir);
 	struct trace_reader_stats st;
 	size_t got = 0;
 
@@ -628,15 +556,15 @@ Test(store, unknown_type_is_skipped)
 	cr_assert_eq(st.unknown, nlost);
 	trace_reader_close(r);
 	free(seg);
-	rm_rf(dir);
+	fix_rm_rf(dir);
 	free(dir);
 }
 
 /* Seeking decompresses only the chunks from the target time on. */
 Test(store, seek_uses_the_index)
 {
-	char *dir = tmpdir();
-	struct trace_writer *w = open_writer(dir, 1 << 30, 4 << 20);
+	char *dir = fix_tmpdir();
+	struct trace_writer *w = fix_open_writer(dir, 1 << 30, 4 << 20, 0);
 	struct trace_event e;
 	const size_t n = 300000;
 
@@ -648,7 +576,7 @@ Test(store, seek_uses_the_index)
 	fix_gen_event(&e, n * 3 / 4);
 	uint64_t target = e.ts;
 
-	struct trace_reader *r = open_reader(dir);
+	struct trace_reader *r = fix_open_reader(dir);
 	struct trace_reader_stats st;
 
 	cr_assert_eq(trace_reader_seek(r, target), 0);
@@ -668,14 +596,14 @@ Test(store, seek_uses_the_index)
 		got++;
 	cr_assert_eq(got, n);
 	trace_reader_close(r);
-	rm_rf(dir);
+	fix_rm_rf(dir);
 	free(dir);
 }
 
 Test(store, one_writer_per_directory_and_no_symlinks)
 {
-	char *dir = tmpdir();
-	struct trace_writer *w = open_writer(dir, 1 << 30, 1 << 20), *w2;
+	char *dir = fix_tmpdir();
+	struct trace_writer *w = fix_open_writer(dir, 1 << 30, 1 << 20, 0), *w2;
 	char *cause = NULL;
 	char *link = xasprintf("%s-link", dir);
 	struct trace_event e;
@@ -697,7 +625,7 @@ Test(store, one_writer_per_directory_and_no_symlinks)
 	unlink(link);
 
 	/* Out-of-order events on one CPU are refused and counted. */
-	w = open_writer(dir, 1 << 30, 1 << 20);
+	w = fix_open_writer(dir, 1 << 30, 1 << 20, 0);
 	e.ts = 1000;
 	cr_assert_eq(trace_writer_add(w, &e), 0);
 	e.ts = 999;
@@ -715,7 +643,7 @@ Test(store, one_writer_per_directory_and_no_symlinks)
 	free(cause);
 	free(seg);
 	free(link);
-	rm_rf(dir);
+	fix_rm_rf(dir);
 	free(dir);
 }
 
@@ -757,8 +685,8 @@ bulk_worker(void *arg)
 /* Chunks decoded on two threads give exactly the generator's events. */
 Test(store, bulk_decode_on_two_threads)
 {
-	char *dir = tmpdir();
-	struct trace_writer *w = open_writer(dir, 1 << 30, 1 << 20);
+	char *dir = fix_tmpdir();
+	struct trace_writer *w = fix_open_writer(dir, 1 << 30, 1 << 20, 0);
 	struct trace_event e;
 	const size_t n = 200000;
 
@@ -768,7 +696,7 @@ Test(store, bulk_decode_on_two_threads)
 	}
 	cr_assert_eq(trace_writer_close(w), 0);
 
-	struct trace_reader *r = open_reader(dir);
+	struct trace_reader *r = fix_open_reader(dir);
 	struct bulk_job jobs[2] = { { r, 0, 2, 0, 0 }, { r, 1, 2, 0, 0 } };
 	pthread_t th[2];
 
@@ -788,7 +716,7 @@ Test(store, bulk_decode_on_two_threads)
 			cr_assert_leq(a->last_ts, b->first_ts);
 	}
 	trace_reader_close(r);
-	rm_rf(dir);
+	fix_rm_rf(dir);
 	free(dir);
 }
 
@@ -799,7 +727,7 @@ Test(store, bulk_decode_on_two_threads)
  */
 Test(store, write_error_is_sticky_and_clean)
 {
-	char *dir = tmpdir();
+	char *dir = fix_tmpdir();
 	pid_t pid = fork();
 
 	cr_assert_geq(pid, 0);
@@ -834,7 +762,7 @@ Test(store, write_error_is_sticky_and_clean)
 	waitpid(pid, &status, 0);
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	    "child status %d", status);
-	struct trace_reader *r = open_reader(dir);
+	struct trace_reader *r = fix_open_reader(dir);
 	size_t got = read_checked(r, NULL);
 
 	cr_assert_gt(got, 1000);
@@ -842,6 +770,6 @@ Test(store, write_error_is_sticky_and_clean)
 	cr_assert_eq(trace_reader_ndamage(r), 0, "damage: %s",
 	    trace_reader_ndamage(r) ? trace_reader_damage(r, 0)->reason : "");
 	trace_reader_close(r);
-	rm_rf(dir);
+	fix_rm_rf(dir);
 	free(dir);
 }

@@ -1,0 +1,22 @@
+/*
+ * store-check.h: helpers of the store tests (criterion assertions): a
+ * scratch directory, a writer and a reader on it, and event comparison.
+ */
+#ifndef STORE_CHECK_H
+#define STORE_CHECK_H
+
+#include "store-fixture.h"
+
+/* A new directory under /tmp (freed by the caller), and its removal. */
+char *fix_tmpdir(void);
+void fix_rm_rf(const char *dir);
+/* A writer on dir of FIX_NCPUS CPUs, 16 KiB chunks, writing format
+   (0: the current one); a reader of dir. Both assert success. */
+struct trace_writer *fix_open_writer(const char *dir, uint64_t bound,
+    uint64_t seg, unsigned format);
+struct trace_reader *fix_open_reader(const char *dir);
+/* Assert that two events are the same (time, type, thread, CPU, context,
+   fields and blob). */
+void fix_assert_same(const struct trace_event *a, const struct trace_event *b);
+
+#endif
