@@ -44,6 +44,7 @@
 #define MIN_SEGMENT (64u << 10)
 #define INTERN_SLOTS 1024		/* per chunk; power of two */
 #define NCOLS (COL_FIELDS + TT_NTYPES * COL_STRIDE)
+#define COL_KEEP (64u << 10)		/* a column keeps this much */
 
 struct intern_slot {
 	uint32_t hash;
@@ -432,8 +433,13 @@ static void
 stream_reset(struct stream *s)
 {
 	s->raw.len = 0;
-	for (size_t i = 0; i < NCOLS; i++)
+	/* a column far larger than this chunk needed gives its memory back,
+	   so a stream holds about what its chunks need */
+	for (size_t i = 0; i < NCOLS; i++) {
+		if (s->col[i].cap > COL_KEEP && s->col[i].len < s->col[i].cap / 4)
+			buf_free(&s->col[i]);
 		s->col[i].len = 0;
+	}
 	s->pending = 0;
 	s->count = 0;
 	memset(s->prev, 0, sizeof(s->prev));

@@ -290,3 +290,49 @@ Test(store_format, damaged_directory_costs_its_chunk)
 		free(dir);
 	}
 }
+
+/* Chunks of changing shape (a column large in one chunk, small in the
+   next, which gives its memory back) read back whole. */
+Test(store_format, columns_change_shape)
+{
+	char *dir = fix_tmpdir();
+	struct trace_writer_opts o = { .size_bound = 1ULL << 30,
+	    .segment_size = 64 << 20, .chunk_size = 1 << 20, .ncpus = 1,
+	    .group = (gid_t)-1, .hostname = "h", .release = "r",
+	    .boot_id = "b" };
+	struct trace_writer *w;
+	struct trace_event e = { .cpu = 0, .tid = 7 }, out;
+	char *cause = NULL;
+	const size_t n = 600000;
+
+	cr_assert_eq(trace_writer_open(&w, dir, &o, &cause), 0, "%s", cause);
+	for (size_t i = 0; i < n; i++) {
+		/* thirds: switches, system calls, switches */
+		e.ts = 1000 + i * 3;
+		e.type = i / (n / 3) == 1 ? TT_SYS_ENTER : TT_SWITCH;
+		for (unsigned k = 0; k < TRACE_NARGS; k++)
+			e.arg[k] = trace_type_nargs(e.type) > k ?
+			    (i * 2654435761u + k) % 100000 : 0;
+		if (e.type == TT_SWITCH)
+			e.arg[1] = 7;	/* stays on thread 7 */
+		cr_assert_eq(trace_writer_add(w, &e), 0);
+	}
+	cr_assert_eq(trace_writer_close(w), 0);
+
+	struct trace_reader *r = fix_open_reader(dir);
+	size_t got = 0;
+
+	while (trace_reader_next(r, &out)) {
+		cr_assert_eq(out.ts, 1000 + got * 3);
+		cr_assert_eq(out.type, got / (n / 3) == 1 ? TT_SYS_ENTER :
+		    TT_SWITCH);
+		cr_assert_eq(out.arg[0], (got * 2654435761u) % 100000);
+		got++;
+	}
+	cr_assert_eq(got, n);
+	cr_assert_eq(trace_reader_ndamage(r), 0);
+	cr_assert_gt(trace_reader_info(r)->nchunks, 3);
+	trace_reader_close(r);
+	fix_rm_rf(dir);
+	free(dir);
+}
