@@ -82,3 +82,21 @@ fix_assert_same(const struct trace_event *a, const struct trace_event *b)
 	if (a->blob_len)
 		cr_assert(memcmp(a->blob, b->blob, a->blob_len) == 0);
 }
+
+size_t
+fix_read_checked(struct trace_reader *r, size_t *per_cpu_max)
+{
+	struct trace_event out, e;
+	size_t got = 0;
+
+	while (trace_reader_next(r, &out)) {
+		size_t i = fix_index_of(&out);
+
+		fix_gen_event(&e, i);
+		fix_assert_same(&out, &e);
+		if (per_cpu_max && i + 1 > per_cpu_max[out.cpu])
+			per_cpu_max[out.cpu] = i + 1;
+		got++;
+	}
+	return got;
+}

@@ -18,5 +18,9 @@ struct trace_reader *fix_open_reader(const char *dir);
 /* Assert that two events are the same (time, type, thread, CPU, context,
    fields and blob). */
 void fix_assert_same(const struct trace_event *a, const struct trace_event *b);
+/* Read r to its end, asserting that each event is the generator's;
+   returns how many, and raises per_cpu_max[cpu] (when not NULL) to one
+   past the highest index read on each CPU. */
+size_t fix_read_checked(struct trace_reader *r, size_t *per_cpu_max);
 
 #endif

@@ -38,22 +38,14 @@ write_range(const char *dir, size_t from, size_t to, unsigned fmt)
 	return st.written_bytes;
 }
 
-/* Read dir whole: every event must be the fixture's, in order, none
-   missing from the first; returns how many. */
+/* Read dir whole: every event must be the fixture's, none damaged;
+   returns how many. */
 static size_t
 read_all(const char *dir)
 {
 	struct trace_reader *r = fix_open_reader(dir);
-	struct trace_event out, e;
-	size_t got = 0;
+	size_t got = fix_read_checked(r, NULL);
 
-	while (trace_reader_next(r, &out)) {
-		size_t i = fix_index_of(&out);
-
-		fix_gen_event(&e, i);
-		fix_assert_same(&out, &e);
-		got++;
-	}
 	cr_assert_eq(trace_reader_ndamage(r), 0);
 	trace_reader_close(r);
 	return got;
@@ -264,14 +256,8 @@ Test(store_format, damaged_directory_costs_its_chunk)
 		write_range(dir, 0, n, 0);
 		uint64_t at = rewrite_chunk(seg, 3, damages[d], &lost);
 		struct trace_reader *r = fix_open_reader(dir);
-		struct trace_event out, e;
-		size_t got = 0;
+		size_t got = fix_read_checked(r, NULL);
 
-		while (trace_reader_next(r, &out)) {
-			fix_gen_event(&e, fix_index_of(&out));
-			fix_assert_same(&out, &e);
-			got++;
-		}
 		cr_assert_eq(trace_reader_ndamage(r), 1, "damage %zu", d);
 		cr_assert_eq(trace_reader_damage(r, 0)->offset, at);
 		if (d < 2) {

@@ -257,25 +257,6 @@ Test(store, thread_named_before_its_record)
 	free(dir);
 }
 
-/* Count events per CPU of a reader; checks each is the generator's. */
-static size_t
-read_checked(struct trace_reader *r, size_t *per_cpu_max)
-{
-	struct trace_event out, e;
-	size_t got = 0;
-
-	while (trace_reader_next(r, &out)) {
-		size_t i = fix_index_of(&out);
-
-		fix_gen_event(&e, i);
-		fix_assert_same(&out, &e);
-		if (per_cpu_max && i + 1 > per_cpu_max[out.cpu])
-			per_cpu_max[out.cpu] = i + 1;
-		got++;
-	}
-	return got;
-}
-
 /* A writer killed with SIGKILL leaves every completed chunk readable. */
 Test(store, sigkill_leaves_readable_trace)
 {
@@ -309,7 +290,7 @@ Test(store, sigkill_leaves_readable_trace)
 		waitpid(pid, NULL, 0);
 
 		struct trace_reader *r = fix_open_reader(sub);
-		size_t got = read_checked(r, NULL);
+		size_t got = fix_read_checked(r, NULL);
 
 		cr_assert_gt(got, 0, "nothing readable after SIGKILL");
 		cr_assert_leq(trace_reader_ndamage(r), 1,
@@ -375,7 +356,7 @@ Test(store, torn_tail_at_random_offsets)
 		} else {
 			cr_assert_eq(err, 0, "cut at %lld: %s", (long long)cut,
 			    cause ? cause : "");
-			size_t got = read_checked(r, NULL);
+			size_t got = fix_read_checked(r, NULL);
 
 			/* Exactly the chunks that lie whole before the cut. */
 			cr_assert_eq(got, trace_reader_info(r)->nevents);
@@ -406,7 +387,7 @@ Test(store, corrupt_chunk_in_the_middle)
 	char *dir = fix_tmpdir();
 	char *seg = write_small_trace(dir, 60000);
 	struct trace_reader *r = fix_open_reader(dir);
-	size_t total = read_checked(r, NULL);
+	size_t total = fix_read_checked(r, NULL);
 	uint64_t nchunks = trace_reader_info(r)->nchunks;
 
 	trace_reader_close(r);
@@ -438,7 +419,7 @@ Test(store, corrupt_chunk_in_the_middle)
 	/* Damage the frame's payload: zstd's checksum must catch it. */
 	poke(seg, (off_t)(off + CHUNK_HDR_LEN + ch.csize / 2), "\xde\xad\xbe\xef", 4);
 	r = fix_open_reader(dir);
-	size_t got = read_checked(r, NULL);
+	size_t got = fix_read_checked(r, NULL);
 
 	cr_assert_eq(got, total - ch.count, "got %zu of %zu - %u", got, total,
 	    ch.count);
@@ -453,7 +434,7 @@ Test(store, corrupt_chunk_in_the_middle)
 	stat(seg, &sb);
 	poke(seg, sb.st_size - 8, "XXXXXXXX", 8);
 	r = fix_open_reader(dir);
-	got = read_checked(r, NULL);
+	got = fix_read_checked(r, NULL);
 	cr_assert_eq(got, total - ch.count);
 	cr_assert_geq(trace_reader_ndamage(r), 1);
 	trace_reader_close(r);
@@ -763,7 +744,7 @@ Test(store, write_error_is_sticky_and_clean)
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	    "child status %d", status);
 	struct trace_reader *r = fix_open_reader(dir);
-	size_t got = read_checked(r, NULL);
+	size_t got = fix_read_checked(r, NULL);
 
 	cr_assert_gt(got, 1000);
 	cr_assert_eq(got, trace_reader_info(r)->nevents);
