@@ -1,9 +1,13 @@
 /*
  * diag-similar.c: FindSimilarNode (step 4 of argus-diagnose(1)).
  *
- * A node's signature is a hash of its semantic events (system calls by
- * name, user events by kind, the wait by type and resource) with repeats
- * collapsed, and of the processes it exchanged messages with. The earlier
+ * A node's signature is a hash of the semantic events (system calls by
+ * name, user events by kind, the wait by type and resource) of the run
+ * that ends in its wait, repeats collapsed, and of the processes that
+ * run exchanged messages with. The run starts after the thread's
+ * previous wait, not where the vertex starts: vertices split where
+ * edges arrive, which rules change, and a streaming pass knows where a
+ * run starts without the graph. The earlier
  * waits of the hung thread in the same system call that differ from the
  * hang (result or length) are the candidates; they are ranked by exact
  * signature, then by coming before the hang, then by being ended by the
@@ -51,17 +55,28 @@ res_hash(const struct dwait *dw)
 	return str_hash(dw->w.resource);
 }
 
-/* Hash of the semantic events of vertex v before event sw (the wait),
+/* Index of the first event of the run that ends at event sw of thread t:
+   the one after its previous wait, or its first. */
+static uint32_t
+run_start(const struct gthread *t, uint32_t sw)
+{
+	uint32_t i = sw;
+
+	while (i > 0 && !(t->ev[i - 1].type == TT_SWITCH &&
+	    (t->ev[i - 1].flags & GRAPH_EVF_WAIT)))
+		i--;
+	return i;
+}
+
+/* Hash of the semantic events of thread ti's run that ends in wait dw,
    repeats collapsed, and of the wait. */
 static uint64_t
-node_sig(const struct graph *g, uint32_t v, const struct dwait *dw)
+node_sig(const struct graph *g, uint32_t ti, const struct dwait *dw)
 {
-	const struct graph_vertex *vx = &g->vx[v];
-	const struct gthread *t = &g->th[vx->thread];
+	const struct gthread *t = &g->th[ti];
 	uint64_t h = 7, prev = 0;
 
-	for (uint32_t i = vx->first; i < vx->first + vx->nevents &&
-	    i < dw->sw; i++) {
+	for (uint32_t i = run_start(t, dw->sw); i < dw->sw; i++) {
 		const struct graph_event *e = &t->ev[i];
 		uint64_t item = 0;
 		if (e->type == TT_SYS_ENTER)
@@ -78,29 +93,44 @@ node_sig(const struct graph *g, uint32_t v, const struct dwait *dw)
 	return mix(h, res_hash(dw));
 }
 
-/* Hash of the peers vertex v talks to before event sw: the processes at
-   the other end of its socket, pipe and eventfd messages (sent or
-   received), as a set; 0 when it has none. */
-static uint64_t
-peer_sig(const struct graph *g, uint32_t v, uint32_t sw)
+/* Index of the event after vertex v. */
+static uint32_t
+vx_end(const struct graph *g, uint32_t v)
 {
-	uint32_t pid[32], self = g->th[g->vx[v].thread].pid;
+	return g->vx[v].first + g->vx[v].nevents;
+}
+
+/* Hash of the peers of thread ti's run that ends at event sw: the other
+   processes at the other end of its socket, pipe and eventfd messages
+   (sent or received), as a set; 0 when it has none. */
+static uint64_t
+peer_sig(const struct graph *g, uint32_t ti, uint32_t sw)
+{
+	const struct gthread *t = &g->th[ti];
+	uint32_t pid[32], self = t->pid, from = run_start(t, sw);
 	size_t np = 0, n;
 	uint64_t h = 0;
 
-	for (int dir = 0; dir < 2; dir++) {
-		const uint32_t *es = dir ? graph_out_edges(g, v, &n) :
-		    graph_in_edges(g, v, &n);
-		for (size_t k = 0; k < n && np < 32; k++) {
-			const struct graph_edge *e = graph_edge(g, es[k]);
-			if (e->kind != GE_MSG && e->kind != GE_REPLY &&
-			    e->kind != GE_PIPE)
-				continue;
-			if ((dir ? e->src_ev : e->dst_ev) >= sw)
-				continue;
-			uint32_t o = g->th[g->vx[dir ? e->dst : e->src].thread].pid;
-			if (o != self)
-				pid[np++] = o;
+	for (uint32_t i = from, v; i < sw && np < 32; i = vx_end(g, v)) {
+		v = graph_vertex_of_event(g, ti, i);
+		if (v == GRAPH_NONE)
+			break;
+		for (int dir = 0; dir < 2; dir++) {
+			const uint32_t *es = dir ? graph_out_edges(g, v, &n) :
+			    graph_in_edges(g, v, &n);
+			for (size_t k = 0; k < n && np < 32; k++) {
+				const struct graph_edge *e = graph_edge(g, es[k]);
+				uint32_t at = dir ? e->src_ev : e->dst_ev;
+				if (e->kind != GE_MSG && e->kind != GE_REPLY &&
+				    e->kind != GE_PIPE)
+					continue;
+				if (at < from || at >= sw)
+					continue;
+				uint32_t o = g->th[g->vx[dir ? e->dst :
+				    e->src].thread].pid;
+				if (o != self)
+					pid[np++] = o;
+			}
 		}
 	}
 	for (size_t i = 1; i < np; i++)	/* a few: insertion sort */
@@ -228,8 +258,8 @@ diag_find_similar(struct diag *d, struct dhang *h)
 	uint32_t ti = h->pub.th.thread;
 	const struct gthread *t = &g->th[ti];
 	uint32_t hv = h->pub.node;
-	uint64_t full = node_sig(g, hv, &h->dw), ws = wait_sig(&h->dw);
-	uint64_t peers = peer_sig(g, hv, h->dw.sw);
+	uint64_t full = node_sig(g, ti, &h->dw), ws = wait_sig(&h->dw);
+	uint64_t peers = peer_sig(g, ti, h->dw.sw);
 	uint32_t hnr = h->dw.enter != GRAPH_NONE ?
 	    t->ev[h->dw.enter].aux : GRAPH_NONE;
 	DARR(struct cand) cs = { 0 };
@@ -274,7 +304,7 @@ diag_find_similar(struct diag *d, struct dhang *h)
 		if (peers != 0) {
 			uint64_t *pp = hmap_put(&d->peers, v, 0, NULL);
 			if (*pp == 0)
-				*pp = peer_sig(g, v, sw) + 1;
+				*pp = peer_sig(g, ti, sw) + 1;
 			c.peers = *pp - 1;
 			if (c.peers != 0 && c.peers != peers)
 				continue;
@@ -283,7 +313,7 @@ diag_find_similar(struct diag *d, struct dhang *h)
 		c.ws = wait_sig(&c.c);
 		if (c.ws != ws)
 			continue;	/* level 1 is the looser test */
-		c.full = node_sig(g, v, &c.c);
+		c.full = node_sig(g, ti, &c.c);
 		c.waker = waker_pid(g, &c.c);
 		DPUSH(cs, c);
 	}

@@ -690,3 +690,84 @@ Test(diag_peers, lock_release_only_delayed_the_path)
 	diag_free(d);
 	graph_free(g);
 }
+
+/* M's run, woken in its poll by Q's message on SKQ: it reads it, calls
+   c1, is preempted by P, which sends on SKP; M reads that one (its
+   vertex splits there: another peer), calls gettid and waits on LOCK
+   until P wakes it after wait_us. Returns when M blocked on LOCK. */
+static uint64_t
+split_iteration(unsigned c1, uint64_t wait_us)
+{
+	fx_run(&F, 0, Q);
+	fx_ev(&F, Q, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
+	fx_ev(&F, Q, TT_SK_DATA_READY, SKQ, 1, 0, 0);
+	fx_ev(&F, Q, TT_WAKING, M, 0, 120, 0);
+	fx_block(&F, Q, M, SYS_nanosleep, 0);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_poll, 1, 0, 0);
+	fx_ev(&F, M, TT_SOCK_RECV, SKQ, 1, 0, 10);
+	fx_ev(&F, M, TT_SYS_ENTER, c1, 0, 0, 0);
+	fx_ev(&F, M, TT_SYS_EXIT, c1, 0, 0, 0);
+	fx_run(&F, M, P);
+	fx_ev(&F, P, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
+	fx_ev(&F, P, TT_SK_DATA_READY, SKP, 1, 0, 0);
+	fx_block(&F, P, M, SYS_nanosleep, 0);
+	fx_ev(&F, M, TT_SOCK_RECV, SKP, 1, 0, 10);
+	fx_ev(&F, M, TT_SYS_ENTER, SYS_gettid, 0, 0, 0);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_gettid, 0, 0, 0);
+	uint64_t at = fx_block(&F, M, 0, SYS_futex, LOCK);
+	F.ts += wait_us * 1000;
+	fx_run(&F, 0, P);
+	fx_ev(&F, P, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
+	fx_ev(&F, P, TT_WAKING, M, 0, 120, 0);
+	fx_block(&F, P, M, SYS_nanosleep, 0);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	fx_ev(&F, M, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
+	fx_ev(&F, M, TT_SWITCH, 1, 0, 120, 0);
+	F.ts += 5 * MS;
+	return at;
+}
+
+/* A node's signature covers the whole run since the thread's previous
+   wait, not only the vertex after the message that split the run: of
+   two normal waits alike after the message, the one whose run began as
+   the hang's did ranks first, though the other is more recent. */
+Test(diag_peers, signature_spans_the_run)
+{
+	fx_init(&F);
+	fx_thread(&F, M, M, "main");
+	fx_thread(&F, P, P, "peer");
+	fx_thread(&F, Q, Q, "other");
+	fx_ev(&F, M, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
+	fx_ev(&F, M, TT_SWITCH, 1, 0, 120, 0);
+	fx_ev(&F, P, TT_SYS_ENTER, SYS_nanosleep, 0, 0, 0);
+	fx_ev(&F, P, TT_SWITCH, 1, 0, 120, 0);
+	fx_ev(&F, Q, TT_SYS_ENTER, SYS_nanosleep, 0, 0, 0);
+	fx_ev(&F, Q, TT_SWITCH, 1, 0, 120, 0);
+	F.ts += 5 * MS;
+	uint64_t ta = split_iteration(SYS_getpid, 100);
+	uint64_t tb = split_iteration(SYS_getuid, 100);
+	uint64_t th = split_iteration(SYS_getpid, 50000);
+
+	struct graph *g = fx_build(&F, NULL);
+	struct diag_opts o = opts();
+	struct diag *d = NULL;
+	cr_assert_not_null(g);
+	o.at = th + 20 * MS;
+	o.tid = M;
+	cr_assert_eq(diag_new(g, &o, &d, NULL), 0);
+	cr_assert_eq(diag_nhangs(d), 1);
+	cr_assert_str_eq(diag_hang(d, 0)->wait.resource, "futex:0x1000");
+	cr_assert_eq(diag_nsimilar(d, 0), 2, "both normal waits are similar "
+	    "(got %zu)", diag_nsimilar(d, 0));
+	const struct diag_similar *s0 = diag_similar(d, 0, 0);
+	const struct diag_similar *s1 = diag_similar(d, 0, 1);
+	cr_assert(s0->start_ns <= ta && ta < s0->start_ns + s0->duration_ns,
+	    "the wait whose run began with getpid first (got the one at "
+	    "%llu; getpid's at %llu, getuid's at %llu)",
+	    (unsigned long long)s0->start_ns, (unsigned long long)ta,
+	    (unsigned long long)tb);
+	cr_assert(s1->start_ns <= tb && tb < s1->start_ns + s1->duration_ns);
+	cr_assert_eq(diag_picked(d, 0), 0);
+	diag_free(d);
+	graph_free(g);
+}
