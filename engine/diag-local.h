@@ -182,6 +182,10 @@ uint64_t diag_cpu_time(const struct graph *g, uint32_t ti, uint64_t a,
     uint64_t b);
 /* First event of thread ti at or after ts. */
 uint32_t diag_event_at(const struct graph *g, uint32_t ti, uint64_t ts);
+/* Time of the first event of the run vertex v belongs to: its thread's
+   first event after the wait before v (a similar node's signature and
+   peers cover that run). */
+uint64_t diag_run_start(const struct graph *g, uint32_t v);
 /* Similar nodes of a blocked wait; fills h->sim. */
 void diag_find_similar(struct diag *d, struct dhang *h);
 void dnote(struct dhang *h, const char *fmt, ...)

@@ -68,6 +68,14 @@ run_start(const struct gthread *t, uint32_t sw)
 	return i;
 }
 
+uint64_t
+diag_run_start(const struct graph *g, uint32_t v)
+{
+	const struct gthread *t = &g->th[g->vx[v].thread];
+
+	return t->ev[run_start(t, g->vx[v].first)].ts;
+}
+
 /* Hash of the semantic events of thread ti's run that ends in wait dw,
    repeats collapsed, and of the wait. */
 static uint64_t

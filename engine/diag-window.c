@@ -97,8 +97,11 @@ span_hang(const struct diag *d, const struct dhang *h, struct span *s)
 			upto = d->o.pick;
 		if (h->sim.n == 0 || h->sim_sure < upto)
 			s->need_history = 1;
+		/* the signatures cover the runs up to each wait */
+		if (h->pub.node != GRAPH_NONE && h->pub.node < g->nvx)
+			span_add(s, diag_run_start(g, h->pub.node));
 		for (size_t i = 0; i < upto && i < h->sim.n; i++) {
-			span_add(s, graph_vertex_start(g, h->sim.v[i].node));
+			span_add(s, diag_run_start(g, h->sim.v[i].node));
 			span_add(s, h->sim.v[i].start_ns +
 			    h->sim.v[i].duration_ns);
 		}
