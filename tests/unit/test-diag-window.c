@@ -12,6 +12,9 @@
  * diagnosis of the whole graph; and some of those windows must stay
  * windows (not grow to the whole trace), or nothing was tested.
  *
+ * A window that cuts a normal run so that it looks like the hang's must
+ * grow.
+ *
  * graph_build_window() itself: a timer armed and a work item queued by a
  * thread before the window opens, which fire inside it, are linked to
  * that thread as in the whole build.
@@ -284,5 +287,121 @@ Test(diag_window, span_of_events)
 	unsetenv("ARGUS_WINDOW_EVENTS");
 	cr_assert(tenth >= span / 10 - span / 100 &&
 	    tenth <= span / 10 + span / 100, "%lu", (unsigned long)tenth);
+	cr_assert_eq(fx_unstore(r, dir), 0);
+}
+
+enum { P = 103 };
+#define SKP 0x8001
+
+/*
+ * A run of M with the similar-node signature of the hang (calls getpid
+ * and getuid after its poll) or not (getppid first), cut by P's message
+ * (a vertex boundary: M talks to another process there), then a lock
+ * turn with W, slow for wait_us. gap_us passes after the first call.
+ * Returns the time of the first call.
+ */
+static uint64_t
+cut_run(int like_hang, uint64_t gap_us, int hung, uint64_t wait_us)
+{
+	fx_run(&F, 0, IN);
+	fx_ev(&F, IN, TT_WAKING, M, 0, 120, 0);
+	fx_block(&F, IN, M, SYS_nanosleep, 0);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_poll, 1, 0, 0);
+	uint64_t first = fx_ev(&F, M, TT_SYS_ENTER, like_hang ? SYS_getpid :
+	    SYS_getppid, 0, 0, 0);
+	fx_ev(&F, M, TT_SYS_EXIT, like_hang ? SYS_getpid : SYS_getppid, 0,
+	    0, 0);
+	F.ts += gap_us * 1000;
+	if (gap_us != 0) {
+		/* P wakes and waits again: its wait begins after the cut */
+		fx_run(&F, M, P);
+		fx_ev(&F, P, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
+		fx_block(&F, P, M, SYS_nanosleep, 0);
+	}
+	if (!like_hang) {
+		fx_ev(&F, M, TT_SYS_ENTER, SYS_getpid, 0, 0, 0);
+		fx_ev(&F, M, TT_SYS_EXIT, SYS_getpid, 0, 0, 0);
+	}
+	fx_run(&F, M, P);
+	fx_ev(&F, P, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
+	fx_ev(&F, P, TT_SK_DATA_READY, SKP, 1, 0, 0);
+	fx_block(&F, P, M, SYS_nanosleep, 0);
+	fx_ev(&F, M, TT_SOCK_RECV, SKP, 1, 0, 10);
+	fx_ev(&F, M, TT_SYS_ENTER, SYS_getuid, 0, 0, 0);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_getuid, 0, 0, 0);
+	fx_lock_turn(&F, M, W, LOCK, SLOW, IDLE, hung, wait_us, 0);
+	fx_ev(&F, M, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
+	fx_ev(&F, M, TT_SWITCH, 1, 0, 120, 0);
+	F.ts += 5 * MS;
+	return first;
+}
+
+/* A window that cuts a normal run after its first call makes it look
+   like the hang's, and picks it: the answer rests on that run's start,
+   and the window must grow (the whole trace picks the one run really
+   like the hang). */
+Test(diag_window, a_cut_run_grows_the_window)
+{
+	char dir[] = "/tmp/argus-wcut-XXXXXX";
+	struct trace_reader *r;
+	char *cause = NULL;
+	struct graph *whole, *g;
+	struct diag *dw, *dfull;
+
+	fx_init(&F);
+	fx_thread(&F, M, M, "main");
+	fx_thread(&F, W, M, "worker");
+	fx_thread(&F, IN, M, "input");
+	fx_thread(&F, P, P, "peer");
+	fx_ev(&F, M, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
+	fx_ev(&F, M, TT_SWITCH, 1, 0, 120, 0);
+	fx_ev(&F, W, TT_SYS_ENTER, SYS_futex, IDLE, 0, 0);
+	fx_ev(&F, W, TT_SWITCH, 1, 0, 120, 0);
+	fx_ev(&F, IN, TT_SYS_ENTER, SYS_nanosleep, 0, 0, 0);
+	fx_ev(&F, IN, TT_SWITCH, 1, 0, 120, 0);
+	fx_ev(&F, P, TT_SYS_ENTER, SYS_nanosleep, 0, 0, 0);
+	fx_ev(&F, P, TT_SWITCH, 1, 0, 120, 0);
+	F.ts += 5 * MS;
+	uint64_t like = cut_run(1, 0, 0, 100);
+	cut_run(0, 0, 0, 120);
+	uint64_t cut = cut_run(0, 20000, 0, 140);
+	cut_run(0, 0, 0, 160);
+	cut_run(1, 0, 1, 60000);
+	uint64_t at = F.ts - 35 * MS;	/* in the hang's wait */
+	cut_run(0, 0, 0, 100);
+	cr_assert_not_null(r = fx_store(&F, dir));
+	cr_assert_eq(graph_build(r, NULL, &whole, &cause), 0, "%s", cause);
+
+	struct diag_opts o = { .threshold_ns = 10 * MS, .at = at, .tid = M };
+	cr_assert_eq(diag_new(whole, &o, &dfull, &cause), 0);
+	cr_assert_eq(diag_nhangs(dfull), 1);
+	cr_assert_geq(diag_picked(dfull, 0), 0, "kind %d, %zu similar, wait %s",
+	    diag_hang(dfull, 0)->kind, diag_nsimilar(dfull, 0),
+	    diag_hang(dfull, 0)->wait.resource);
+	const struct diag_similar *s = diag_similar(dfull, 0,
+	    (size_t)diag_picked(dfull, 0));
+	cr_assert(s->start_ns <= like + 2 * MS && like < s->start_ns +
+	    s->duration_ns, "the whole trace picks the run like the hang's "
+	    "(got %llu, it began at %llu)", (unsigned long long)s->start_ns,
+	    (unsigned long long)like);
+
+	/* the window opens just after the cut run's first call */
+	uint64_t from = cut + 1500, to = UINT64_MAX;
+	cr_assert_eq(graph_build_window(r, NULL, from, UINT64_MAX, &g, &cause),
+	    0, "%s", cause);
+	cr_assert_eq(diag_new(g, &o, &dw, &cause), 0);
+	cr_assert_eq(diag_nhangs(dw), 1);
+	/* the window alone takes the cut run for one like the hang's */
+	cr_assert_eq(diag_picked(dw, 0), 0);
+	s = diag_similar(dw, 0, 0);
+	cr_assert(s->start_ns > cut && s->start_ns < cut + 25 * MS,
+	    "the window picks the cut run (got %llu, cut at %llu)",
+	    (unsigned long long)s->start_ns, (unsigned long long)cut);
+	cr_assert_eq(diag_window_short(dw, &from, &to), 1,
+	    "the answer rests on the start of a run the window cut");
+	diag_free(dw);
+	graph_free(g);
+	diag_free(dfull);
+	graph_free(whole);
 	cr_assert_eq(fx_unstore(r, dir), 0);
 }
