@@ -721,10 +721,26 @@ split_iteration(unsigned c1, uint64_t wait_us)
 	fx_ev(&F, P, TT_WAKING, M, 0, 120, 0);
 	fx_block(&F, P, M, SYS_nanosleep, 0);
 	fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
-	fx_ev(&F, M, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
-	fx_ev(&F, M, TT_SWITCH, 1, 0, 120, 0);
+	fx_block(&F, M, 0, SYS_poll, POLLA);
 	F.ts += 5 * MS;
 	return at;
+}
+
+/* The diagnosis of M at time at over the graph of F (in *g): one hang,
+   on LOCK. */
+static struct diag *
+hang_of_m(struct graph **g, uint64_t at)
+{
+	struct diag_opts o = opts();
+	struct diag *d = NULL;
+
+	cr_assert_not_null(*g = fx_build(&F, NULL));
+	o.at = at;
+	o.tid = M;
+	cr_assert_eq(diag_new(*g, &o, &d, NULL), 0);
+	cr_assert_eq(diag_nhangs(d), 1);
+	cr_assert_str_eq(diag_hang(d, 0)->wait.resource, "futex:0x1000");
+	return d;
 }
 
 /* A node's signature covers the whole run since the thread's previous
@@ -737,26 +753,17 @@ Test(diag_peers, signature_spans_the_run)
 	fx_thread(&F, M, M, "main");
 	fx_thread(&F, P, P, "peer");
 	fx_thread(&F, Q, Q, "other");
-	fx_ev(&F, M, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
-	fx_ev(&F, M, TT_SWITCH, 1, 0, 120, 0);
-	fx_ev(&F, P, TT_SYS_ENTER, SYS_nanosleep, 0, 0, 0);
-	fx_ev(&F, P, TT_SWITCH, 1, 0, 120, 0);
-	fx_ev(&F, Q, TT_SYS_ENTER, SYS_nanosleep, 0, 0, 0);
-	fx_ev(&F, Q, TT_SWITCH, 1, 0, 120, 0);
+	fx_block(&F, M, 0, SYS_poll, POLLA);
+	fx_block(&F, P, 0, SYS_nanosleep, 0);
+	fx_block(&F, Q, 0, SYS_nanosleep, 0);
 	F.ts += 5 * MS;
 	uint64_t ta = split_iteration(SYS_getpid, 100);
 	uint64_t tb = split_iteration(SYS_getuid, 100);
 	uint64_t th = split_iteration(SYS_getpid, 50000);
 
-	struct graph *g = fx_build(&F, NULL);
-	struct diag_opts o = opts();
-	struct diag *d = NULL;
-	cr_assert_not_null(g);
-	o.at = th + 20 * MS;
-	o.tid = M;
-	cr_assert_eq(diag_new(g, &o, &d, NULL), 0);
-	cr_assert_eq(diag_nhangs(d), 1);
-	cr_assert_str_eq(diag_hang(d, 0)->wait.resource, "futex:0x1000");
+	struct graph *g;
+	struct diag *d = hang_of_m(&g, th + 20 * MS);
+
 	cr_assert_eq(diag_nsimilar(d, 0), 2, "both normal waits are similar "
 	    "(got %zu)", diag_nsimilar(d, 0));
 	const struct diag_similar *s0 = diag_similar(d, 0, 0);

@@ -330,8 +330,7 @@ cut_run(int like_hang, uint64_t gap_us, int hung, uint64_t wait_us)
 	fx_ev(&F, M, TT_SYS_ENTER, SYS_getuid, 0, 0, 0);
 	fx_ev(&F, M, TT_SYS_EXIT, SYS_getuid, 0, 0, 0);
 	fx_lock_turn(&F, M, W, LOCK, SLOW, IDLE, hung, wait_us, 0);
-	fx_ev(&F, M, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
-	fx_ev(&F, M, TT_SWITCH, 1, 0, 120, 0);
+	fx_block(&F, M, 0, SYS_poll, POLLA);
 	F.ts += 5 * MS;
 	return first;
 }
@@ -353,14 +352,10 @@ Test(diag_window, a_cut_run_grows_the_window)
 	fx_thread(&F, W, M, "worker");
 	fx_thread(&F, IN, M, "input");
 	fx_thread(&F, P, P, "peer");
-	fx_ev(&F, M, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
-	fx_ev(&F, M, TT_SWITCH, 1, 0, 120, 0);
-	fx_ev(&F, W, TT_SYS_ENTER, SYS_futex, IDLE, 0, 0);
-	fx_ev(&F, W, TT_SWITCH, 1, 0, 120, 0);
-	fx_ev(&F, IN, TT_SYS_ENTER, SYS_nanosleep, 0, 0, 0);
-	fx_ev(&F, IN, TT_SWITCH, 1, 0, 120, 0);
-	fx_ev(&F, P, TT_SYS_ENTER, SYS_nanosleep, 0, 0, 0);
-	fx_ev(&F, P, TT_SWITCH, 1, 0, 120, 0);
+	fx_block(&F, M, 0, SYS_poll, POLLA);
+	fx_block(&F, W, 0, SYS_futex, IDLE);
+	fx_block(&F, IN, 0, SYS_nanosleep, 0);
+	fx_block(&F, P, 0, SYS_nanosleep, 0);
 	F.ts += 5 * MS;
 	uint64_t like = cut_run(1, 0, 0, 100);
 	cut_run(0, 0, 0, 120);
