@@ -76,15 +76,16 @@ diag_run_start(const struct graph *g, uint32_t v)
 	return t->ev[run_start(t, g->vx[v].first)].ts;
 }
 
-/* Hash of the semantic events of thread ti's run that ends in wait dw,
-   repeats collapsed, and of the wait. */
+/* Hash of the semantic events of thread ti's run that ends in wait dw
+   (from event from, run_start()), repeats collapsed, and of the wait. */
 static uint64_t
-node_sig(const struct graph *g, uint32_t ti, const struct dwait *dw)
+node_sig(const struct graph *g, uint32_t ti, uint32_t from,
+    const struct dwait *dw)
 {
 	const struct gthread *t = &g->th[ti];
 	uint64_t h = 7, prev = 0;
 
-	for (uint32_t i = run_start(t, dw->sw); i < dw->sw; i++) {
+	for (uint32_t i = from; i < dw->sw; i++) {
 		const struct graph_event *e = &t->ev[i];
 		uint64_t item = 0;
 		if (e->type == TT_SYS_ENTER)
@@ -108,14 +109,14 @@ vx_end(const struct graph *g, uint32_t v)
 	return g->vx[v].first + g->vx[v].nevents;
 }
 
-/* Hash of the peers of thread ti's run that ends at event sw: the other
-   processes at the other end of its socket, pipe and eventfd messages
-   (sent or received), as a set; 0 when it has none. */
+/* Hash of the peers of thread ti's run from event from to event sw: the
+   other processes at the other end of its socket, pipe and eventfd
+   messages (sent or received), as a set; 0 when it has none. */
 static uint64_t
-peer_sig(const struct graph *g, uint32_t ti, uint32_t sw)
+peer_sig(const struct graph *g, uint32_t ti, uint32_t from, uint32_t sw)
 {
 	const struct gthread *t = &g->th[ti];
-	uint32_t pid[32], self = t->pid, from = run_start(t, sw);
+	uint32_t pid[32], self = t->pid;
 	size_t np = 0, n;
 	uint64_t h = 0;
 
@@ -266,8 +267,9 @@ diag_find_similar(struct diag *d, struct dhang *h)
 	uint32_t ti = h->pub.th.thread;
 	const struct gthread *t = &g->th[ti];
 	uint32_t hv = h->pub.node;
-	uint64_t full = node_sig(g, ti, &h->dw), ws = wait_sig(&h->dw);
-	uint64_t peers = peer_sig(g, ti, h->dw.sw);
+	uint32_t hfrom = run_start(t, h->dw.sw);
+	uint64_t full = node_sig(g, ti, hfrom, &h->dw), ws = wait_sig(&h->dw);
+	uint64_t peers = peer_sig(g, ti, hfrom, h->dw.sw);
 	uint32_t hnr = h->dw.enter != GRAPH_NONE ?
 	    t->ev[h->dw.enter].aux : GRAPH_NONE;
 	DARR(struct cand) cs = { 0 };
@@ -307,12 +309,14 @@ diag_find_similar(struct diag *d, struct dhang *h)
 				continue;
 		}
 		struct cand c = { .v = v, .sw = sw };
+		uint32_t from = GRAPH_NONE;	/* its run's start, once */
 		/* talking to another process is not the same work (the
 		   candidate's peers matter only when the hang has some) */
 		if (peers != 0) {
 			uint64_t *pp = hmap_put(&d->peers, v, 0, NULL);
 			if (*pp == 0)
-				*pp = peer_sig(g, ti, sw) + 1;
+				*pp = peer_sig(g, ti, from = run_start(t, sw),
+				    sw) + 1;
 			c.peers = *pp - 1;
 			if (c.peers != 0 && c.peers != peers)
 				continue;
@@ -321,7 +325,9 @@ diag_find_similar(struct diag *d, struct dhang *h)
 		c.ws = wait_sig(&c.c);
 		if (c.ws != ws)
 			continue;	/* level 1 is the looser test */
-		c.full = node_sig(g, ti, &c.c);
+		if (from == GRAPH_NONE)
+			from = run_start(t, sw);
+		c.full = node_sig(g, ti, from, &c.c);
 		c.waker = waker_pid(g, &c.c);
 		DPUSH(cs, c);
 	}

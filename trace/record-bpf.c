@@ -719,11 +719,12 @@ dec_one(struct recorder *r, const uint8_t *p, size_t len)
 	ev.flags = h.ctx & TRACE_CTX_MASK;
 	ev.type = rb_kinds[h.kind].type;
 	if (h.kind == RB_BLOCK) {
-		/* the entry, then the switch, at the same time */
-		memcpy(ev.arg, a, 6 * 8);
+		/* the entry (number and five arguments), then the switch
+		   (its three fields), at the same time */
+		memcpy(ev.arg, a, sizeof(ev.arg));
 		rec_emit(r, &ev, 0);
 		memset(ev.arg, 0, sizeof(ev.arg));
-		memcpy(ev.arg, a + 6, 3 * 8);
+		memcpy(ev.arg, a + TRACE_NARGS, 3 * sizeof(a[0]));
 		ev.type = TT_SWITCH;
 		rec_emit(r, &ev, 0);
 		return;

@@ -11,8 +11,8 @@
  * System calls cost nothing unless they matter: a task switched out
  * not runnable while inside a system call gets, with its switch, the
  * call's number and arguments read from its saved registers (RB_BLOCK,
- * one record for both), and a mark in its task storage ("blocked"); the marked task writes its RB_SYS_EXIT on
- * its way back to user space. In the default set ("lean") no program
+ * one record for both), and a mark in its task storage ("blocked"); the
+ * marked task writes its RB_SYS_EXIT on its way back to user space. In the default set ("lean") no program
  * works on every system call (the one on sys_exit that keeps libargus's
  * records, when recording with them, passes over every other call at
  * once): the exit comes at rseq_update, which a task that registered
