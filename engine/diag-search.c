@@ -5,100 +5,42 @@
  * The streaming search (diag-scan.c) gives the candidate hangs. Each
  * candidate gets a window of the trace around it (struct wcand: the
  * candidate and its window); neighbours whose windows overlap share one
- * graph, as long as the merged window stays a few windows long (struct
- * group). In each graph the candidates are made into hangs as the search
- * of the whole graph makes them (diag_listed_hangs()) and analyzed; a
- * hang whose answer rests on nothing near the window's edges is written
- * out at once (struct done: where its report, text or JSON, lies in a
- * temporary file, and what the order of the report needs), the others go back with a grown window, up to
- * the whole trace. A wait that the graph says is no hang must have been
- * decided well inside the window too. When a quarter of the candidates
- * tried need the whole trace (similar nodes that need the thread's
- * whole history), the rest go straight to that one graph. The hangs
- * done are then put in
- * the order diag_find_hangs() gives those of the whole graph: by
- * source, rank, event loop, start and thread, those explained by
- * another one (their thread is its culprit) after the others.
+ * graph, as long as the merged window stays a few windows long (a
+ * group, group_of()). In each graph the candidates are made into hangs
+ * as the search of the whole graph makes them (diag_listed_hangs()) and
+ * analyzed; a hang whose answer rests on nothing near the window's edges
+ * is written out at once (struct done: where its report, text or JSON,
+ * lies in a temporary file, and what the order of the report needs),
+ * the others go back with a grown window, up to the whole trace. A wait
+ * that the graph says is no hang must have been decided well inside the
+ * window too. When a quarter of the candidates tried need the whole
+ * trace (similar nodes that need the thread's whole history), the rest
+ * go straight to that one graph.
+ *
+ * Two groups whose graphs fit in the bound together are built at once,
+ * the second on another thread with a reader of its own (struct job);
+ * their results (struct gres) are put in in group order, so the report
+ * is the one thread's. The hangs done are then put in the order
+ * diag_find_hangs() gives those of the whole graph
+ * (diag-search-report.c).
  */
 #include <errno.h>
 #include <inttypes.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "diag-local.h"
+#include "diag-search-local.h"
 
-#define SEC 1000000000ULL
-#define LOOKBACK (50 * 1000000ULL)	/* diag_outstanding()'s */
 #define SEARCH_EVENTS 300000.0		/* events before a candidate */
 #define TILE_STEPS 3			/* steps of candidates in a tile */
 
-struct wcand {
-	size_t c;		/* index in the scan's candidates */
-	uint64_t from, to;	/* its window */
-	uint64_t want;		/* 0, or the events its answer asked for
-				   past the bound (the window is then the
-				   largest allowed) */
-};
-
-struct dcul {
-	uint32_t tid;
-	uint64_t start, end;
-};
-
-struct done {
-	int source, rank, loop;
-	uint64_t start, end;
-	uint32_t tid;
-	int timed_out;		/* its wait ended by its timeout */
-	DARR(struct dcul) cul;
-	long off;		/* its report, in the spill file */
-	size_t len;
-};
-
-struct search {
-	struct trace_reader *r;
-	const struct rules *rules;
-	const struct diag_opts *o;
-	struct dscan sc;
-	const struct dcand *c;	/* the candidates (sc.c, or sc.lg) */
-	int json;
-	uint64_t base;
-	DARR(struct wcand) todo, next;
-	DARR(struct wcand) tiles;	/* candidates sent to their tile: tried
-					   together once the rest is done */
-	DARR(struct done) done;
-	FILE *spill;		/* the reports done, out of memory (a JSON
-				   report of hundreds of hangs is hundreds of
-				   megabytes) */
-	uint64_t back;		/* window length before a candidate */
-	uint64_t nevents;	/* the trace's events */
-	uint64_t max;		/* the most events a graph may hold:
-				   o->max_events (the memory; 0: no
-				   bound), or ARGUS_WINDOW_MAX_EVENTS when
-				   set (tests) */
-	size_t tried, wholes;	/* candidates tried in windows, and those
-				   of them that need the whole trace */
-	size_t unsure;		/* candidates found no hang in a window
-				   held to the bound, which said it would
-				   need more */
-	uint64_t settled, total;	/* candidates settled of all (the
-					   progress) */
-	uint64_t first, last;
-};
-
-/* The earliest time the making of candidate c reads. */
-static uint64_t
-cand_lo(const struct dcand *c)
-{
-	uint64_t lo = c->a;
-
-	if ((c->what == DC_WAIT || c->what == DC_LONGEST) && c->enter_ts < lo)
-		lo = c->enter_ts;
-	return lo > LOOKBACK ? lo - LOOKBACK : 0;
-}
-
-static int tile(struct search *s, uint64_t at, uint64_t max, uint64_t *from,
-    uint64_t *to);
+static int tile(const struct search *s, uint64_t at, uint64_t max,
+    uint64_t *from, uint64_t *to);
 
 /* The first window of candidate k, into s->todo; or, when it would hold
    more than the bound of a graph (a long hang in a busy trace), its tile,
@@ -134,6 +76,18 @@ by_from(const void *x, const void *y)
 	return a->c < b->c ? -1 : a->c > b->c;
 }
 
+/* How many groups are built at once: 2 on a machine of more than one
+   CPU, unless ARGUS_SEARCH_THREADS is 1. */
+static int
+search_threads(void)
+{
+	const char *e = getenv("ARGUS_SEARCH_THREADS");
+
+	if (e != NULL && strcmp(e, "1") == 0)
+		return 1;
+	return sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 2 : 1;
+}
+
 /* Tell the caller how far the search is (o->progress). */
 static void
 progress(struct search *s)
@@ -144,9 +98,43 @@ progress(struct search *s)
 		s->o->progress(s->o->progress_arg, s->settled, s->total);
 }
 
+/*
+ * What the graph of one group gave (run_group()), put into the search in
+ * the order of the groups (apply()), whichever thread built it: the
+ * reports kept, written to f (the spill file itself, or a temporary file
+ * of the second thread's whose bytes go to the spill file when the
+ * result is put in), the candidates sent back to a larger window, and
+ * the counts.
+ */
+struct gres {
+	FILE *f;
+	int own;		/* f is the result's own file: struct done's
+				   off counts from its start */
+	DARR(struct done) done;
+	DARR(struct wcand) next, tiles;
+	size_t tried, wholes, unsure;
+	uint64_t settled;
+	int err;
+	char *cause;
+};
+
+static void
+gres_free(struct gres *x)
+{
+	if (x->own && x->f != NULL)
+		fclose(x->f);
+	for (size_t i = 0; i < x->done.n; i++)
+		free(x->done.v[i].cul.v);
+	free(x->done.v);
+	free(x->next.v);
+	free(x->tiles.v);
+	free(x->cause);
+	memset(x, 0, sizeof(*x));
+}
+
 /* Keep hang i of d: its report and what orders it. */
 static void
-keep(struct search *s, const struct diag *d, size_t i)
+keep(const struct search *s, struct gres *out, const struct diag *d, size_t i)
 {
 	const struct dhang *h = &d->h.v[i];
 	struct done x;
@@ -165,14 +153,14 @@ keep(struct search *s, const struct diag *d, size_t i)
 		struct dcul u = { c->th.tid, c->start_ns, c->end_ns };
 		DPUSH(x.cul, u);
 	}
-	f = s->spill;
+	f = out->f;
 	x.off = ftell(f);
 	if (s->json)
 		diag_write_hang_json(d, i, f);
 	else
 		diag_write_hang_text_n(d, i, 0, f, s->base);
 	x.len = (size_t)(ftell(f) - x.off);
-	DPUSH(s->done, x);
+	DPUSH(out->done, x);
 }
 
 /*
@@ -187,7 +175,7 @@ keep(struct search *s, const struct diag *d, size_t i)
  * candidates of one group still share it. 0 when the trace has no time.
  */
 static int
-tile(struct search *s, uint64_t at, uint64_t max, uint64_t *from,
+tile(const struct search *s, uint64_t at, uint64_t max, uint64_t *from,
     uint64_t *to)
 {
 	const struct trace_info *in = trace_reader_info(s->r);
@@ -216,7 +204,7 @@ tile(struct search *s, uint64_t at, uint64_t max, uint64_t *from,
  * answer of [a, b] must do (w->want says what it asked for).
  */
 static int
-held(struct search *s, struct wcand *w, uint64_t at, uint64_t a, uint64_t b)
+held(const struct search *s, struct wcand *w, uint64_t at, uint64_t a, uint64_t b)
 {
 	uint64_t max = s->max, f, t;
 	uint64_t want = diag_window_events(s->r, w->from, w->to);
@@ -237,31 +225,37 @@ held(struct search *s, struct wcand *w, uint64_t at, uint64_t a, uint64_t b)
 	return 1;
 }
 
-/* The candidates v[0..n) in the graph of window [from, to]: those done
-   are kept, the others go to s->next with a grown window (up to the
-   bound of a window's events). */
-static int
-run_group(struct search *s, const struct wcand *v, size_t n, uint64_t from,
-    uint64_t to, char **cause)
+/* The candidates v[0..n) in the graph of window [from, to], read with
+   r, into out, whose reports go to f (own: a file of out's): those done
+   are kept, the others go to out->next or out->tiles with a grown window
+   (up to the bound of a window's events). Touches nothing of s, so that
+   two groups can run at once. */
+static void
+run_group(const struct search *s, struct trace_reader *r,
+    const struct wcand *v, size_t n, uint64_t from, uint64_t to, FILE *f,
+    int own, struct gres *out)
 {
 	struct graph *g;
 	struct diag *d;
 	struct dcand *cs = xmalloc(n * sizeof(*cs));
 	char *made = xcalloc(n, 1);
-	size_t again = s->next.n + s->tiles.n;	/* pushed back before */
 
+	memset(out, 0, sizeof(*out));
+	out->f = f;
+	out->own = own;
 	for (size_t k = 0; k < n; k++)
 		cs[k] = s->c[v[k].c];
-	int err = graph_build_window(s->r, s->rules, from, to, &g, cause);
+	int err = graph_build_window(r, s->rules, from, to, &g, &out->cause);
 	if (err == 0)
-		err = diag_new_listed(g, s->o, &s->sc, cs, n, &d, cause);
+		err = diag_new_listed(g, s->o, &s->sc, cs, n, &d, &out->cause);
 	else
 		g = NULL;
 	if (err) {
 		graph_free(g);
 		free(cs);
 		free(made);
-		return err;
+		out->err = err;
+		return;
 	}
 	for (size_t i = 0; i < d->h.n; i++) {
 		size_t k = d->h.v[i].cand;
@@ -269,21 +263,21 @@ run_group(struct search *s, const struct wcand *v, size_t n, uint64_t from,
 		made[k] = 1;
 		if (!diag_window_short_hang(d, i, cand_lo(&cs[k]), &w.from,
 		    &w.to)) {
-			keep(s, d, i);
+			keep(s, out, d, i);
 			continue;
 		}
-		s->wholes += w.from == 0 && w.to == UINT64_MAX;
+		out->wholes += w.from == 0 && w.to == UINT64_MAX;
 		if (held(s, &w, cs[k].a, from, to)) {
 			diag_note_limited(d, i, s->first, s->last, w.want,
 			    s->max);
-			keep(s, d, i);
+			keep(s, out, d, i);
 		} else if (w.want != 0) {
-			DPUSH(s->tiles, w);
+			DPUSH(out->tiles, w);
 		} else {
-			DPUSH(s->next, w);
+			DPUSH(out->next, w);
 		}
 	}
-	s->tried += n;
+	out->tried = n;
 	for (size_t k = 0; k < n; k++) {
 		struct wcand w = v[k];
 		/* not a hang: so be it when decided well inside, or in
@@ -291,21 +285,166 @@ run_group(struct search *s, const struct wcand *v, size_t n, uint64_t from,
 		if (!made[k] && diag_window_short_span(d, cand_lo(&cs[k]),
 		    cs[k].b, &w.from, &w.to)) {
 			if (held(s, &w, cs[k].a, from, to))
-				s->unsure++;
+				out->unsure++;
 			else if (w.want != 0)
-				DPUSH(s->tiles, w);
+				DPUSH(out->tiles, w);
 			else
-				DPUSH(s->next, w);
+				DPUSH(out->next, w);
 		}
 	}
 	/* those not sent back to a larger window are settled */
-	s->settled += n - (s->next.n + s->tiles.n - again);
-	progress(s);
+	out->settled = n - (out->next.n + out->tiles.n);
 	diag_free(d);
 	graph_free(g);
 	free(cs);
 	free(made);
+}
+
+/* Put group result x into the search (and free it): 0, or its error. */
+static int
+apply(struct search *s, struct gres *x, char **cause)
+{
+	int err = x->err;
+
+	if (err) {
+		if (cause != NULL) {
+			*cause = x->cause;
+			x->cause = NULL;
+		}
+		gres_free(x);
+		return err;
+	}
+	long base = 0;
+	if (x->own) {
+		char buf[65536];
+		size_t n;
+		base = ftell(s->spill);
+		rewind(x->f);
+		while ((n = fread(buf, 1, sizeof(buf), x->f)) > 0)
+			if (fwrite(buf, 1, n, s->spill) != n)
+				break;
+		if (ferror(x->f) || ferror(s->spill)) {
+			if (cause != NULL)
+				*cause = xasprintf("a temporary file: %s",
+				    strerror(errno));
+			gres_free(x);
+			return GRAPH_ETRACE;
+		}
+	}
+	for (size_t i = 0; i < x->done.n; i++) {
+		x->done.v[i].off += base;
+		DPUSH(s->done, x->done.v[i]);
+	}
+	x->done.n = 0;		/* theirs now */
+	for (size_t i = 0; i < x->next.n; i++)
+		DPUSH(s->next, x->next.v[i]);
+	for (size_t i = 0; i < x->tiles.n; i++)
+		DPUSH(s->tiles, x->tiles.v[i]);
+	s->tried += x->tried;
+	s->wholes += x->wholes;
+	s->unsure += x->unsure;
+	s->settled += x->settled;
+	progress(s);
+	gres_free(x);
 	return 0;
+}
+
+/*
+ * A group run on a second thread, with a reader of its own (r2), while
+ * the caller's thread runs the one before it: each graph holds half the
+ * bound of events (s->max), so two fit in the memory of one.
+ */
+struct job {
+	const struct search *s;
+	struct trace_reader *r;
+	const struct wcand *v;
+	size_t n;
+	uint64_t from, to;
+	FILE *f;		/* its reports (a temporary file) */
+	struct gres res;
+};
+
+static void *
+job_main(void *arg)
+{
+	struct job *j = arg;
+
+	run_group(j->s, j->r, j->v, j->n, j->from, j->to, j->f, 1, &j->res);
+	return NULL;
+}
+
+/* The end of the group of s->todo that starts at i, and its window. */
+static size_t
+group_of(const struct search *s, size_t i, uint64_t *gfrom, uint64_t *gto)
+{
+	/* neighbours share a window a few windows long at most */
+	uint64_t most = 4 * s->back;
+	uint64_t from = s->todo.v[i].from, to = s->todo.v[i].to;
+	uint64_t lim = to - from > most ? to - from : most;
+	size_t j = i + 1;
+
+	/* a window inside a larger one costs nothing more */
+	while (j < s->todo.n && s->todo.v[j].from <= to) {
+		const struct wcand *w = &s->todo.v[j];
+		uint64_t t = w->to > to ? w->to : to;
+		if (w->to - w->from > lim)
+			lim = w->to - w->from;
+		if (t - from > lim)
+			break;
+		to = t;
+		j++;
+	}
+	*gfrom = from;
+	*gto = to;
+	return j;
+}
+
+/* Whether the graphs of windows [a, b] and [c, d] fit in memory
+   together: no more events than one graph may hold (s->max), or, with
+   no bound, than the whole trace (which fits). Tiles, which take the
+   bound, are built one at a time: halving them would cut the history
+   their candidates' similar nodes are found in. */
+static int
+fit_two(const struct search *s, uint64_t a, uint64_t b, uint64_t c,
+    uint64_t d)
+{
+	uint64_t x = diag_window_events(s->r, a, b);
+	uint64_t y = diag_window_events(s->r, c, d);
+
+	return x + y <= (s->max != UINT64_MAX ? s->max : s->nevents);
+}
+
+/* Whether a quarter of the candidates tried need the whole trace (their
+   similar nodes need the thread's history), after a group of window
+   [from, to]: the others then share that graph rather than try windows,
+   or the largest windows allowed; they go from s->todo's i on, unless
+   all of those are in their tiles already. */
+static int
+redirect(struct search *s, size_t i, uint64_t from, uint64_t to)
+{
+	size_t k = i;
+
+	if (!(s->tried >= 32 && s->wholes * 4 >= s->tried &&
+	    (from != 0 || to != UINT64_MAX)))
+		return 0;
+	/* those in their tiles already stay */
+	while (k < s->todo.n && s->todo.v[k].want != 0)
+		k++;
+	if (k == s->todo.n)
+		return 0;
+	for (; i < s->todo.n; i++) {
+		struct wcand w = s->todo.v[i];
+		if (w.want == 0) {
+			w.from = 0;
+			w.to = UINT64_MAX;
+			(void)held(s, &w, s->c[w.c].a, 1, 0);
+		}
+		if (w.want != 0)
+			DPUSH(s->tiles, w);
+		else
+			DPUSH(s->next, w);
+	}
+	return 1;
 }
 
 static int run_rounds(struct search *s, char **cause);
@@ -325,55 +464,68 @@ run_all(struct search *s, char **cause)
 	}
 }
 
-/* The rounds of s->todo: each grows what needs a larger window. */
+/* The rounds of s->todo: each grows what needs a larger window. Groups
+   go two at a time when there is a second reader (s->r2), the earlier
+   one on this thread; the results are put in in group order, as one
+   thread would, and the second is dropped when the first redirects the
+   rest. */
 static int
 run_rounds(struct search *s, char **cause)
 {
 	while (s->todo.n > 0) {
 		qsort(s->todo.v, s->todo.n, sizeof(*s->todo.v), by_from);
 		s->next.n = 0;
-		/* neighbours share a window a few windows long at most */
-		uint64_t most = 4 * s->back;
 		for (size_t i = 0; i < s->todo.n;) {
-			uint64_t from = s->todo.v[i].from, to = s->todo.v[i].to;
-			uint64_t lim = to - from > most ? to - from : most;
-			size_t j = i + 1;
-			/* a window inside a larger one costs nothing more */
-			while (j < s->todo.n && s->todo.v[j].from <= to) {
-				const struct wcand *w = &s->todo.v[j];
-				uint64_t t = w->to > to ? w->to : to;
-				if (w->to - w->from > lim)
-					lim = w->to - w->from;
-				if (t - from > lim)
-					break;
-				to = t;
-				j++;
+			uint64_t from, to, from2 = 0, to2 = 0;
+			size_t j = group_of(s, i, &from, &to), k = j;
+			struct job b = { .s = s, .r = s->r2 };
+			struct gres a;
+			pthread_t th;
+			int two = 0, err;
+
+			if (s->r2 != NULL && j < s->todo.n &&
+			    (k = group_of(s, j, &from2, &to2)) > j &&
+			    fit_two(s, from, to, from2, to2)) {
+				b.v = &s->todo.v[j];
+				b.n = k - j;
+				b.from = from2;
+				b.to = to2;
+				two = (b.f = tmpfile()) != NULL &&
+				    pthread_create(&th, NULL, job_main,
+				    &b) == 0;
+				if (!two && b.f != NULL)
+					fclose(b.f);
 			}
-			int err = run_group(s, &s->todo.v[i], j - i, from, to,
-			    cause);
-			if (err)
+			run_group(s, s->r, &s->todo.v[i], j - i, from, to,
+			    s->spill, 0, &a);
+			if (two) {
+				pthread_join(th, NULL);
+#ifdef __GLIBC__
+				/* what the second thread's heap freed goes
+				   back, lest the graphs after it (a tile
+				   takes the whole bound) find it taken */
+				malloc_trim(0);
+#endif
+			}
+			err = apply(s, &a, cause);
+			if (!err && redirect(s, j, from, to)) {
+				if (two)
+					gres_free(&b.res);
+				break;
+			}
+			if (err || !two) {
+				if (two)
+					gres_free(&b.res);
+				if (err)
+					return err;
+				i = j;
+				continue;
+			}
+			if ((err = apply(s, &b.res, cause)) != 0)
 				return err;
-			i = j;
-			if (s->tried >= 32 && s->wholes * 4 >= s->tried &&
-			    (from != 0 || to != UINT64_MAX)) {
-				/* a quarter need the whole trace (their similar
-				   nodes need the thread's history): the others
-				   share that graph rather than try windows, or
-				   the largest windows allowed */
-				for (; i < s->todo.n; i++) {
-					struct wcand w = s->todo.v[i];
-					if (w.want == 0) {
-						w.from = 0;
-						w.to = UINT64_MAX;
-						(void)held(s, &w, s->c[w.c].a,
-						    1, 0);
-					}
-					if (w.want != 0)
-						DPUSH(s->tiles, w);
-					else
-						DPUSH(s->next, w);
-				}
-			}
+			i = k;
+			if (redirect(s, k, from2, to2))
+				break;
 		}
 		/* swap: what needs a larger window is the next round */
 		struct wcand *tv = s->todo.v;
@@ -386,166 +538,6 @@ run_rounds(struct search *s, char **cause)
 		s->next.n = 0;
 	}
 	return 0;
-}
-
-static int
-by_start(const void *x, const void *y)
-{
-	const struct done *a = x, *b = y;
-
-	if (a->source != b->source)
-		return a->source < b->source ? -1 : 1;
-	if (a->rank != b->rank)
-		return a->rank < b->rank ? -1 : 1;
-	if (a->loop != b->loop)
-		return a->loop ? -1 : 1;
-	if (a->start != b->start)
-		return a->start < b->start ? -1 : 1;
-	return a->tid < b->tid ? -1 : a->tid > b->tid;
-}
-
-static int
-explained_by(const struct done *x, const struct done *y)
-{
-	for (size_t i = 0; i < y->cul.n; i++)
-		if (y->cul.v[i].tid == x->tid &&
-		    y->cul.v[i].start <= x->end &&
-		    y->cul.v[i].end >= x->start)
-			return 1;
-	return 0;
-}
-
-/* The order of diag_find_hangs(). */
-static void
-order(struct search *s)
-{
-	size_t n = s->done.n, k = 0;
-
-	if (n < 2)
-		return;
-	qsort(s->done.v, n, sizeof(*s->done.v), by_start);
-	struct done *v = xmalloc(n * sizeof(*v));
-	char *later = xcalloc(n, 1);
-	/* as diag_find_hangs() (diag-hang.c) */
-	for (size_t i = n; i-- > 0;)
-		for (size_t j = 0; j < n && !later[i]; j++)
-			if (i != j && !later[j] &&
-			    explained_by(&s->done.v[i], &s->done.v[j]) &&
-			    diag_goes_after(explained_by(&s->done.v[j],
-			    &s->done.v[i]), s->done.v[i].timed_out,
-			    s->done.v[j].timed_out))
-				later[i] = 1;
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = 0; i < n; i++)
-			if (later[i] == pass)
-				v[k++] = s->done.v[i];
-	memcpy(s->done.v, v, n * sizeof(*v));
-	free(v);
-	free(later);
-}
-
-/* Why no thread hung (from_kernel()), the longest wait described in a
-   window around it. */
-static char *
-why_none(struct search *s, char **cause, int *err)
-{
-	const struct dscan *sc = &s->sc;
-
-	*err = 0;
-	if (sc->nsel == 0)
-		return xasprintf("no user thread chosen");
-	if (!sc->lg_set)
-		return xasprintf("%zu thread%s chosen, %zu wait%s "
-		    "considered: none in a system call", sc->nsel,
-		    sc->nsel == 1 ? "" : "s", sc->nwaits,
-		    sc->nwaits == 1 ? "" : "s");
-	uint64_t lo = cand_lo(&sc->lg);
-	struct graph *g;
-	/* up to its exit, where a read names its file */
-	*err = graph_build_window(s->r, s->rules, lo > SEC ? lo - SEC : 0,
-	    sc->lg.b + SEC, &g, cause);
-	if (*err)
-		return NULL;
-	uint32_t ti = graph_thread_find(g, sc->lg.tid), sw = GRAPH_NONE;
-	char *w = NULL;
-	if (ti != GRAPH_NONE) {
-		const struct gthread *t = &g->th[ti];
-		for (uint32_t i = diag_event_at(g, ti, sc->lg.a); i < t->nev &&
-		    t->ev[i].ts == sc->lg.a && sw == GRAPH_NONE; i++)
-			if (t->ev[i].type == TT_SWITCH)
-				sw = i;
-	}
-	if (sw != GRAPH_NONE)
-		w = diag_why_text(g, ti, sw, sc->last_ts, sc->nsel,
-		    sc->nwaits, sc->lg_dt, sc->lg_why);
-	graph_free(g);
-	return w;
-}
-
-/* The report of hang i done, from the spill file to f. */
-static void
-put_done(struct search *s, size_t i, FILE *f)
-{
-	char buf[65536];
-	size_t left = s->done.v[i].len;
-
-	fseek(s->spill, s->done.v[i].off, SEEK_SET);
-	while (left > 0) {
-		size_t n = fread(buf, 1, left < sizeof(buf) ? left :
-		    sizeof(buf), s->spill);
-		if (n == 0)
-			break;
-		fwrite(buf, 1, n, f);
-		left -= n;
-	}
-}
-
-static void
-write_report(struct search *s, const char *why, FILE *f)
-{
-	uint64_t th = s->o->threshold_ns ? s->o->threshold_ns : SEC;
-
-	if (s->json) {
-		fprintf(f, "{\"threshold_ns\":%" PRIu64 ",\"hangs\":[", th);
-		for (size_t i = 0; i < s->done.n; i++) {
-			if (i > 0)
-				fputc(',', f);
-			put_done(s, i, f);
-		}
-		fprintf(f, "]");
-		if (s->unsure > 0)
-			fprintf(f, ",\"unsure\":%zu", s->unsure);
-		if (why != NULL) {
-			/* the writer's own quoting, through a report of
-			   nothing */
-			fprintf(f, ",\"why_none\":\"");
-			for (const char *p = why; *p; p++)
-				if (*p == '"' || *p == '\\')
-					fprintf(f, "\\%c", *p);
-				else if ((unsigned char)*p < 0x20)
-					fprintf(f, "\\u%04x", *p);
-				else
-					fputc(*p, f);
-			fputc('"', f);
-		}
-		fprintf(f, "}\n");
-		return;
-	}
-	if (s->done.n == 0) {
-		fprintf(f, "no hang found\n");
-		if (why != NULL)
-			fprintf(f, "  %s\n", why);
-	}
-	for (size_t i = 0; i < s->done.n; i++) {
-		fprintf(f, "%shang %zu: ", i ? "\n" : "", i + 1);
-		put_done(s, i, f);
-	}
-	if (s->unsure > 0)
-		fprintf(f, "%snote: %zu more wait%s may be %s: decided in a "
-		    "part of the trace only (the graphs' memory bound, "
-		    "--memory)\n", s->done.n ? "\n" : "", s->unsure,
-		    s->unsure == 1 ? "" : "s", s->unsure == 1 ? "a hang" :
-		    "hangs");
 }
 
 int
@@ -584,6 +576,8 @@ diag_search(struct trace_reader *r, const struct rules *rules,
 	s.nevents = diag_window_events(r, 0, UINT64_MAX);
 	s.max = getenv("ARGUS_WINDOW_MAX_EVENTS") != NULL ? diag_window_max() :
 	    o->max_events ? o->max_events : UINT64_MAX;
+	if (search_threads() > 1)
+		s.r2 = trace_reader_clone(r);
 	s.c = s.sc.c;
 	s.total = s.sc.nc;
 	progress(&s);
@@ -601,10 +595,10 @@ diag_search(struct trace_reader *r, const struct rules *rules,
 		err = run_all(&s, cause);
 	}
 	if (!err && s.done.n == 0)
-		why = why_none(&s, cause, &err);
+		why = diag_search_why_none(&s, cause, &err);
 	if (!err) {
-		order(&s);
-		write_report(&s, why, f);
+		diag_search_order(&s);
+		diag_search_write(&s, why, f);
 	}
 	if (!err && found != NULL) {
 		*found = xcalloc(s.done.n ? s.done.n : 1, sizeof(**found));
@@ -617,6 +611,7 @@ diag_search(struct trace_reader *r, const struct rules *rules,
 	for (size_t i = 0; i < s.done.n; i++)
 		free(s.done.v[i].cul.v);
 	fclose(s.spill);
+	trace_reader_close(s.r2);
 	free(s.done.v);
 	free(s.todo.v);
 	free(s.next.v);

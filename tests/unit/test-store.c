@@ -701,6 +701,99 @@ Test(store, bulk_decode_on_two_threads)
 	free(dir);
 }
 
+/* Whether e is the generator's event i (its time, type, thread, CPU
+   and fields). */
+static int
+same_as_gen(const struct trace_event *e, size_t i)
+{
+	struct trace_event want;
+
+	fix_gen_event(&want, i);
+	return e->ts == want.ts && e->type == want.type &&
+	    e->tid == want.tid && e->cpu == want.cpu &&
+	    memcmp(e->arg, want.arg, sizeof(e->arg)) == 0;
+}
+
+/* A clone reading on its own thread. */
+struct clone_job {
+	struct trace_reader *r;
+	size_t events, bad;
+};
+
+static void *
+clone_worker(void *arg)
+{
+	struct clone_job *j = arg;
+	struct trace_event e;
+
+	if (trace_reader_seek(j->r, 0) != 0)
+		j->bad++;
+	while (trace_reader_next(j->r, &e))
+		if (e.type != TT_THREAD && !same_as_gen(&e, j->events++))
+			j->bad++;
+	return NULL;
+}
+
+/*
+ * A clone of a reader half way through the trace starts at the
+ * beginning with the origin's thread table, reads the whole trace on
+ * another thread while the origin reads the rest of it, and is closed
+ * first, leaving the origin whole.
+ */
+Test(store, a_clone_reads_on_its_own)
+{
+	char *dir = fix_tmpdir();
+	struct trace_writer *w = fix_open_writer(dir, 1 << 30, 1 << 20, 0);
+	struct trace_thread t = { .tid = 4242, .pid = 4240, .ppid = 1 };
+	struct trace_event e;
+	const size_t n = 200000;
+
+	snprintf(t.comm, sizeof(t.comm), "named");
+	cr_assert_eq(trace_writer_thread(w, 1, &t), 0);
+	for (size_t i = 0; i < n; i++) {
+		fix_gen_event(&e, i);
+		cr_assert_eq(trace_writer_add(w, &e), 0);
+	}
+	cr_assert_eq(trace_writer_close(w), 0);
+
+	struct trace_reader *r = fix_open_reader(dir);
+	size_t k = 0;
+	while (k < n / 2) {
+		cr_assert_eq(trace_reader_next(r, &e), 1);
+		k += e.type != TT_THREAD;
+	}
+	struct trace_reader *c = trace_reader_clone(r);
+	cr_assert_not_null(c);
+	cr_assert_eq(trace_reader_info(c)->nevents,
+	    trace_reader_info(r)->nevents);
+	const struct trace_thread *x = trace_reader_thread(c, 4242);
+	cr_assert_not_null(x);
+	cr_assert_str_eq(x->comm, "named");
+
+	struct clone_job j = { c, 0, 0 };
+	pthread_t th;
+	cr_assert_eq(pthread_create(&th, NULL, clone_worker, &j), 0);
+	size_t bad = 0;
+	while (trace_reader_next(r, &e))
+		if (e.type != TT_THREAD)
+			bad += !same_as_gen(&e, k++);
+	pthread_join(th, NULL);
+	cr_assert_eq(bad, 0, "the origin lost its place");
+	cr_assert_eq(k, n);
+	cr_assert_eq(j.bad, 0, "%zu of the clone's events differ", j.bad);
+	cr_assert_eq(j.events, n);
+	trace_reader_close(c);
+	/* the origin reads on after its clone is gone */
+	cr_assert_eq(trace_reader_seek(r, 0), 0);
+	for (k = 0; trace_reader_next(r, &e);)
+		if (e.type != TT_THREAD)
+			cr_assert(same_as_gen(&e, k++), "event %zu", k - 1);
+	cr_assert_eq(k, n);
+	trace_reader_close(r);
+	fix_rm_rf(dir);
+	free(dir);
+}
+
 /*
  * A write error (here a file size limit, as a full disk would) is sticky
  * and leaves no half chunk: the trace reads back clean up to the last
