@@ -42,8 +42,6 @@ struct done {
 
 struct search {
 	struct trace_reader *r;
-	struct trace_reader *r2;	/* a second thread's (search_threads()),
-					   or NULL */
 	const struct rules *rules;
 	const struct diag_opts *o;
 	struct dscan sc;
@@ -62,8 +60,7 @@ struct search {
 	uint64_t max;		/* the most events a graph may hold:
 				   o->max_events (the memory; 0: no
 				   bound), or ARGUS_WINDOW_MAX_EVENTS when
-				   set (tests); two graphs built at once
-				   hold no more together */
+				   set (tests) */
 	size_t tried, wholes;	/* candidates tried in windows, and those
 				   of them that need the whole trace */
 	size_t unsure;		/* candidates found no hang in a window

@@ -17,22 +17,13 @@
  * trace (similar nodes that need the thread's whole history), the rest
  * go straight to that one graph.
  *
- * Two groups whose graphs fit in the bound together are built at once,
- * the second on another thread with a reader of its own (struct job);
- * their results (struct gres) are put in in group order, so the report
- * is the one thread's. The hangs done are then put in the order
- * diag_find_hangs() gives those of the whole graph
- * (diag-search-report.c).
+ * The hangs done are then put in the order diag_find_hangs() gives
+ * those of the whole graph (diag-search-report.c).
  */
 #include <errno.h>
 #include <inttypes.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "diag-search-local.h"
 
@@ -76,18 +67,6 @@ by_from(const void *x, const void *y)
 	return a->c < b->c ? -1 : a->c > b->c;
 }
 
-/* How many groups are built at once: 2 on a machine of more than one
-   CPU, unless ARGUS_SEARCH_THREADS is 1. */
-static int
-search_threads(void)
-{
-	const char *e = getenv("ARGUS_SEARCH_THREADS");
-
-	if (e != NULL && strcmp(e, "1") == 0)
-		return 1;
-	return sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 2 : 1;
-}
-
 /* Tell the caller how far the search is (o->progress). */
 static void
 progress(struct search *s)
@@ -99,17 +78,11 @@ progress(struct search *s)
 }
 
 /*
- * What the graph of one group gave (run_group()), put into the search in
- * the order of the groups (apply()), whichever thread built it: the
- * reports kept, written to f (the spill file itself, or a temporary file
- * of the second thread's whose bytes go to the spill file when the
- * result is put in), the candidates sent back to a larger window, and
- * the counts.
+ * What the graph of one group gave (run_group()), put into the search
+ * by apply(): the reports kept (written to the spill file), the
+ * candidates sent back to a larger window, and the counts.
  */
 struct gres {
-	FILE *f;
-	int own;		/* f is the result's own file: struct done's
-				   off counts from its start */
 	DARR(struct done) done;
 	DARR(struct wcand) next, tiles;
 	size_t tried, wholes, unsure;
@@ -121,8 +94,6 @@ struct gres {
 static void
 gres_free(struct gres *x)
 {
-	if (x->own && x->f != NULL)
-		fclose(x->f);
 	for (size_t i = 0; i < x->done.n; i++)
 		free(x->done.v[i].cul.v);
 	free(x->done.v);
@@ -134,11 +105,11 @@ gres_free(struct gres *x)
 
 /* Keep hang i of d: its report and what orders it. */
 static void
-keep(const struct search *s, struct gres *out, const struct diag *d, size_t i)
+keep(const struct search *s, FILE *f, struct gres *out, const struct diag *d,
+    size_t i)
 {
 	const struct dhang *h = &d->h.v[i];
 	struct done x;
-	FILE *f;
 
 	memset(&x, 0, sizeof(x));
 	x.source = h->pub.source;
@@ -153,7 +124,6 @@ keep(const struct search *s, struct gres *out, const struct diag *d, size_t i)
 		struct dcul u = { c->th.tid, c->start_ns, c->end_ns };
 		DPUSH(x.cul, u);
 	}
-	f = out->f;
 	x.off = ftell(f);
 	if (s->json)
 		diag_write_hang_json(d, i, f);
@@ -225,15 +195,13 @@ held(const struct search *s, struct wcand *w, uint64_t at, uint64_t a, uint64_t 
 	return 1;
 }
 
-/* The candidates v[0..n) in the graph of window [from, to], read with
-   r, into out, whose reports go to f (own: a file of out's): those done
-   are kept, the others go to out->next or out->tiles with a grown window
-   (up to the bound of a window's events). Touches nothing of s, so that
-   two groups can run at once. */
+/* The candidates v[0..n) in the graph of window [from, to], into out,
+   their reports to f: those done are kept, the others go to out->next
+   or out->tiles with a grown window (up to the bound of a window's
+   events). Reads s, changes nothing of it. */
 static void
-run_group(const struct search *s, struct trace_reader *r,
-    const struct wcand *v, size_t n, uint64_t from, uint64_t to, FILE *f,
-    int own, struct gres *out)
+run_group(const struct search *s, const struct wcand *v, size_t n,
+    uint64_t from, uint64_t to, FILE *f, struct gres *out)
 {
 	struct graph *g;
 	struct diag *d;
@@ -241,11 +209,10 @@ run_group(const struct search *s, struct trace_reader *r,
 	char *made = xcalloc(n, 1);
 
 	memset(out, 0, sizeof(*out));
-	out->f = f;
-	out->own = own;
 	for (size_t k = 0; k < n; k++)
 		cs[k] = s->c[v[k].c];
-	int err = graph_build_window(r, s->rules, from, to, &g, &out->cause);
+	int err = graph_build_window(s->r, s->rules, from, to, &g,
+	    &out->cause);
 	if (err == 0)
 		err = diag_new_listed(g, s->o, &s->sc, cs, n, &d, &out->cause);
 	else
@@ -263,14 +230,14 @@ run_group(const struct search *s, struct trace_reader *r,
 		made[k] = 1;
 		if (!diag_window_short_hang(d, i, cand_lo(&cs[k]), &w.from,
 		    &w.to)) {
-			keep(s, out, d, i);
+			keep(s, f, out, d, i);
 			continue;
 		}
 		out->wholes += w.from == 0 && w.to == UINT64_MAX;
 		if (held(s, &w, cs[k].a, from, to)) {
 			diag_note_limited(d, i, s->first, s->last, w.want,
 			    s->max);
-			keep(s, out, d, i);
+			keep(s, f, out, d, i);
 		} else if (w.want != 0) {
 			DPUSH(out->tiles, w);
 		} else {
@@ -314,27 +281,8 @@ apply(struct search *s, struct gres *x, char **cause)
 		gres_free(x);
 		return err;
 	}
-	long base = 0;
-	if (x->own) {
-		char buf[65536];
-		size_t n;
-		base = ftell(s->spill);
-		rewind(x->f);
-		while ((n = fread(buf, 1, sizeof(buf), x->f)) > 0)
-			if (fwrite(buf, 1, n, s->spill) != n)
-				break;
-		if (ferror(x->f) || ferror(s->spill)) {
-			if (cause != NULL)
-				*cause = xasprintf("a temporary file: %s",
-				    strerror(errno));
-			gres_free(x);
-			return GRAPH_ETRACE;
-		}
-	}
-	for (size_t i = 0; i < x->done.n; i++) {
-		x->done.v[i].off += base;
+	for (size_t i = 0; i < x->done.n; i++)
 		DPUSH(s->done, x->done.v[i]);
-	}
 	x->done.n = 0;		/* theirs now */
 	for (size_t i = 0; i < x->next.n; i++)
 		DPUSH(s->next, x->next.v[i]);
@@ -347,30 +295,6 @@ apply(struct search *s, struct gres *x, char **cause)
 	progress(s);
 	gres_free(x);
 	return 0;
-}
-
-/*
- * A group run on a second thread, with a reader of its own (r2), while
- * the caller's thread runs the one before it: each graph holds half the
- * bound of events (s->max), so two fit in the memory of one.
- */
-struct job {
-	const struct search *s;
-	struct trace_reader *r;
-	const struct wcand *v;
-	size_t n;
-	uint64_t from, to;
-	FILE *f;		/* its reports (a temporary file) */
-	struct gres res;
-};
-
-static void *
-job_main(void *arg)
-{
-	struct job *j = arg;
-
-	run_group(j->s, j->r, j->v, j->n, j->from, j->to, j->f, 1, &j->res);
-	return NULL;
 }
 
 /* The end of the group of s->todo that starts at i, and its window. */
@@ -399,38 +323,15 @@ group_of(const struct search *s, size_t i, uint64_t *gfrom, uint64_t *gto)
 	return j;
 }
 
-/* Whether the graphs of windows [a, b] and [c, d] fit in memory
-   together: no more events than one graph may hold (s->max), or, with
-   no bound, than the whole trace (which fits). Tiles, which take the
-   bound, are built one at a time: halving them would cut the history
-   their candidates' similar nodes are found in. */
-static int
-fit_two(const struct search *s, uint64_t a, uint64_t b, uint64_t c,
-    uint64_t d)
-{
-	uint64_t x = diag_window_events(s->r, a, b);
-	uint64_t y = diag_window_events(s->r, c, d);
-
-	return x + y <= (s->max != UINT64_MAX ? s->max : s->nevents);
-}
-
 /* Whether a quarter of the candidates tried need the whole trace (their
    similar nodes need the thread's history), after a group of window
    [from, to]: the others then share that graph rather than try windows,
-   or the largest windows allowed; they go from s->todo's i on, unless
-   all of those are in their tiles already. */
+   or the largest windows allowed; they go from s->todo's i on. */
 static int
 redirect(struct search *s, size_t i, uint64_t from, uint64_t to)
 {
-	size_t k = i;
-
 	if (!(s->tried >= 32 && s->wholes * 4 >= s->tried &&
 	    (from != 0 || to != UINT64_MAX)))
-		return 0;
-	/* those in their tiles already stay */
-	while (k < s->todo.n && s->todo.v[k].want != 0)
-		k++;
-	if (k == s->todo.n)
 		return 0;
 	for (; i < s->todo.n; i++) {
 		struct wcand w = s->todo.v[i];
@@ -464,11 +365,7 @@ run_all(struct search *s, char **cause)
 	}
 }
 
-/* The rounds of s->todo: each grows what needs a larger window. Groups
-   go two at a time when there is a second reader (s->r2), the earlier
-   one on this thread; the results are put in in group order, as one
-   thread would, and the second is dropped when the first redirects the
-   rest. */
+/* The rounds of s->todo: each grows what needs a larger window. */
 static int
 run_rounds(struct search *s, char **cause)
 {
@@ -476,56 +373,17 @@ run_rounds(struct search *s, char **cause)
 		qsort(s->todo.v, s->todo.n, sizeof(*s->todo.v), by_from);
 		s->next.n = 0;
 		for (size_t i = 0; i < s->todo.n;) {
-			uint64_t from, to, from2 = 0, to2 = 0;
-			size_t j = group_of(s, i, &from, &to), k = j;
-			struct job b = { .s = s, .r = s->r2 };
+			uint64_t from, to;
+			size_t j = group_of(s, i, &from, &to);
 			struct gres a;
-			pthread_t th;
-			int two = 0, err;
-
-			if (s->r2 != NULL && j < s->todo.n &&
-			    (k = group_of(s, j, &from2, &to2)) > j &&
-			    fit_two(s, from, to, from2, to2)) {
-				b.v = &s->todo.v[j];
-				b.n = k - j;
-				b.from = from2;
-				b.to = to2;
-				two = (b.f = tmpfile()) != NULL &&
-				    pthread_create(&th, NULL, job_main,
-				    &b) == 0;
-				if (!two && b.f != NULL)
-					fclose(b.f);
-			}
-			run_group(s, s->r, &s->todo.v[i], j - i, from, to,
-			    s->spill, 0, &a);
-			if (two) {
-				pthread_join(th, NULL);
-#ifdef __GLIBC__
-				/* what the second thread's heap freed goes
-				   back, lest the graphs after it (a tile
-				   takes the whole bound) find it taken */
-				malloc_trim(0);
-#endif
-			}
-			err = apply(s, &a, cause);
-			if (!err && redirect(s, j, from, to)) {
-				if (two)
-					gres_free(&b.res);
-				break;
-			}
-			if (err || !two) {
-				if (two)
-					gres_free(&b.res);
-				if (err)
-					return err;
-				i = j;
-				continue;
-			}
-			if ((err = apply(s, &b.res, cause)) != 0)
+			run_group(s, &s->todo.v[i], j - i, from, to, s->spill,
+			    &a);
+			int err = apply(s, &a, cause);
+			if (err)
 				return err;
-			i = k;
-			if (redirect(s, k, from2, to2))
+			if (redirect(s, j, from, to))
 				break;
+			i = j;
 		}
 		/* swap: what needs a larger window is the next round */
 		struct wcand *tv = s->todo.v;
@@ -576,8 +434,6 @@ diag_search(struct trace_reader *r, const struct rules *rules,
 	s.nevents = diag_window_events(r, 0, UINT64_MAX);
 	s.max = getenv("ARGUS_WINDOW_MAX_EVENTS") != NULL ? diag_window_max() :
 	    o->max_events ? o->max_events : UINT64_MAX;
-	if (search_threads() > 1)
-		s.r2 = trace_reader_clone(r);
 	s.c = s.sc.c;
 	s.total = s.sc.nc;
 	progress(&s);
@@ -611,7 +467,6 @@ diag_search(struct trace_reader *r, const struct rules *rules,
 	for (size_t i = 0; i < s.done.n; i++)
 		free(s.done.v[i].cul.v);
 	fclose(s.spill);
-	trace_reader_close(s.r2);
 	free(s.done.v);
 	free(s.todo.v);
 	free(s.next.v);

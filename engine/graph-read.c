@@ -9,7 +9,8 @@
  * also takes the metadata stream's records outside the window (read
  * chunk by chunk, load_meta()), so that descriptors, mappings and names
  * are those of the whole trace, and the entries of the system calls
- * threads are in when it opens (load_open_calls()).
+ * threads are in when it opens (load_open_calls(), from a lead before
+ * it decoded chunk by chunk on two threads: struct lead).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -342,12 +343,129 @@ load_meta(struct graph *g, struct trace_reader *r, int after)
 	trace_chunk_buf_free(b);
 }
 
-static int
-by_ts(const void *x, const void *y)
-{
-	const struct trace_event *a = x, *b = y;
+/*
+ * The lead before a window (load_open_calls()): the last event of each
+ * key (a task's system call by its thread; a timer, a work item by its
+ * address, in any context) between lead_from and from, as the time merge
+ * would meet it. Chunks decode on two threads, each its own share into
+ * its own table; the merge order is told by the rank of an event (its
+ * time, its stream, its place in the stream), so that the tables merge
+ * as if one thread had read the events in order. A lead holds a quarter
+ * of a window: up to millions of events, which a reading thread would
+ * decode one by one while the builder waited.
+ */
+struct lead_ev {
+	struct trace_event e;
+	uint32_t order, chunk, at;	/* its stream (CPU + 1, as the merge
+					   orders them), chunk, place in it */
+};
 
-	return a->ts < b->ts ? -1 : a->ts > b->ts;
+struct lead {
+	struct trace_reader *r;
+	uint64_t from, to;		/* [lead_from, from) */
+	size_t first, step;		/* the chunks it decodes */
+	DARR(struct lead_ev) v;		/* the last of each key, by kind */
+	struct hmap key[3];		/* key -> index in v + 1 */
+};
+
+static int
+lead_later(const struct lead_ev *a, const struct lead_ev *b)
+{
+	if (a->e.ts != b->e.ts)
+		return a->e.ts > b->e.ts;
+	if (a->order != b->order)
+		return a->order > b->order;
+	if (a->chunk != b->chunk)
+		return a->chunk > b->chunk;
+	return a->at > b->at;
+}
+
+/* Keep x as the last of its key in l when it comes later. */
+static void
+lead_keep(struct lead *l, int kind, uint64_t k, const struct lead_ev *x)
+{
+	int added;
+	uint64_t *p = hmap_put(&l->key[kind], k, 0, &added);
+
+	if (added) {
+		DPUSH(l->v, *x);
+		*p = l->v.n;
+	} else if (lead_later(x, &l->v.v[*p - 1])) {
+		l->v.v[*p - 1] = *x;
+	}
+}
+
+static void *
+lead_main(void *arg)
+{
+	struct lead *l = arg;
+	struct trace_chunk_buf *b = trace_chunk_buf_new();
+	struct trace_event *evs = NULL;
+	size_t cap = 0;
+
+	for (size_t i = l->first; i < trace_reader_nchunks(l->r); i += l->step) {
+		const struct trace_chunk_info *ci = trace_reader_chunk(l->r, i);
+		if (ci->cpu == TRACE_CPU_META || ci->count == 0 ||
+		    ci->last_ts < l->from || ci->first_ts >= l->to)
+			continue;
+		if (ci->count > cap) {
+			cap = ci->count;
+			evs = xreallocarray(evs, cap, sizeof(*evs));
+		}
+		size_t n = trace_reader_decode_chunk(l->r, i, b, evs);
+		for (size_t j = 0; j < n; j++) {
+			const struct trace_event *e = &evs[j];
+			int task = (e->flags & TRACE_CTX_MASK) ==
+			    TRACE_CTX_TASK && e->tid != 0, kind;
+			uint64_t k = e->arg[0];
+			if (e->ts < l->from || e->ts >= l->to)
+				continue;
+			switch (e->type) {
+			case TT_SYS_ENTER: case TT_SYS_EXIT:
+				if (!task)
+					continue;
+				kind = 0;
+				k = e->tid;
+				break;
+			case TT_TIMER_START: case TT_TIMER_CANCEL:
+			case TT_TIMER_EXPIRE:
+				kind = 1;
+				break;
+			case TT_WQ_QUEUE: case TT_WQ_START:
+				kind = 2;
+				break;
+			default:
+				continue;
+			}
+			struct lead_ev x = { .e = *e,
+			    .order = (uint32_t)ci->cpu + 1, .chunk = (uint32_t)i,
+			    .at = (uint32_t)j };
+			lead_keep(l, kind, k, &x);
+		}
+	}
+	free(evs);
+	trace_chunk_buf_free(b);
+	return NULL;
+}
+
+static int
+lead_by_rank(const void *x, const void *y)
+{
+	const struct lead_ev *a = x, *b = y;
+
+	return lead_later(a, b) ? 1 : lead_later(b, a) ? -1 : 0;
+}
+
+/* Whether the last event of a key leaves it open: a task's system call
+   entry, a timer armed, a work item queued by a task. */
+static int
+lead_open(const struct trace_event *e)
+{
+	int task = (e->flags & TRACE_CTX_MASK) == TRACE_CTX_TASK &&
+	    e->tid != 0;
+
+	return task && (e->type == TT_SYS_ENTER || e->type == TT_TIMER_START ||
+	    e->type == TT_WQ_QUEUE);
 }
 
 /*
@@ -360,95 +478,66 @@ by_ts(const void *x, const void *y)
  * the writes its pipe queued: without its entry, a write would stay
  * queued and every later read would take the one before its own). Only
  * those of tasks: an interrupt context's event means nothing without
- * its entry. 0, or a trace error.
+ * its entry. A work queue's name is the reader's (it lives as long).
  */
-static int
+static void
 load_open_calls(struct graph *g, struct trace_reader *r, uint64_t lead)
 {
 	uint64_t from = g->win_from;
-	struct hmap open;	/* tid -> index in v + 1 of its entry */
-	struct hmap timers, works;	/* key -> index in v + 1 */
-	DARR(struct trace_event) v = { 0 };
-	struct trace_event evs[256];
-	size_t n;
-	int err;
+	struct lead l[2];
+	int nl = two_threads() ? 2 : 1;
+	pthread_t th;
 
 	g->lead_from = from > lead ? from - lead : 0;
-	if ((err = trace_reader_seek(r, g->lead_from)) != 0)
-		return err;
-	hmap_init(&open);
-	hmap_init(&timers);
-	hmap_init(&works);
-	while ((n = trace_reader_read(r, evs, 256)) > 0) {
-		size_t i;
-		for (i = 0; i < n && evs[i].ts < from; i++) {
-			const struct trace_event *e = &evs[i];
-			int task = (e->flags & TRACE_CTX_MASK) ==
-			    TRACE_CTX_TASK && e->tid != 0;
-			struct hmap *m = NULL;
-			uint64_t k = e->arg[0];
-			switch (e->type) {
-			case TT_SYS_ENTER: case TT_SYS_EXIT:
-				m = &open;
-				k = e->tid;
-				if (!task)
-					continue;
-				break;
-			case TT_TIMER_START: case TT_TIMER_CANCEL:
-			case TT_TIMER_EXPIRE:
-				m = &timers;
-				break;
-			case TT_WQ_QUEUE: case TT_WQ_START:
-				m = &works;
-				break;
-			default:
-				continue;
-			}
-			hmap_del(m, k, NULL);
-			if (task && (e->type == TT_SYS_ENTER ||
-			    e->type == TT_TIMER_START ||
-			    e->type == TT_WQ_QUEUE)) {
-				DPUSH(v, *e);
-				*hmap_put(m, k, 0, NULL) = v.n;
-				/* a work queue's name outlives the batch */
-				struct trace_event *c = &v.v[v.n - 1];
-				c->blob = NULL;
-				if (e->type == TT_WQ_QUEUE && e->blob_len > 0) {
-					void *p = xmalloc(e->blob_len + 1);
-					memcpy(p, e->blob, e->blob_len);
-					((char *)p)[e->blob_len] = '\0';
-					c->blob = p;
-				} else {
-					c->blob_len = 0;
-				}
-			}
+	memset(l, 0, sizeof(l));
+	for (int i = 0; i < nl; i++) {
+		l[i].r = r;
+		l[i].from = g->lead_from;
+		l[i].to = from;
+		l[i].first = (size_t)i;
+		l[i].step = (size_t)nl;
+		for (int k = 0; k < 3; k++)
+			hmap_init(&l[i].key[k]);
+	}
+	if (nl == 2 && pthread_create(&th, NULL, lead_main, &l[1]) != 0) {
+		nl = 1;
+		l[0].step = 1;
+	}
+	lead_main(&l[0]);
+	if (nl == 2) {
+		pthread_join(th, NULL);
+		/* the second share's last events, where they come later */
+		for (size_t i = 0; i < l[1].v.n; i++) {
+			const struct lead_ev *x = &l[1].v.v[i];
+			const struct trace_event *e = &x->e;
+			int kind = e->type == TT_SYS_ENTER ||
+			    e->type == TT_SYS_EXIT ? 0 :
+			    e->type == TT_WQ_QUEUE || e->type == TT_WQ_START ?
+			    2 : 1;
+			lead_keep(&l[0], kind, kind == 0 ? e->tid : e->arg[0],
+			    x);
 		}
-		if (i < n)
-			break;
 	}
-	/* those still open or pending, in time order */
+	/* those still open or pending, in the merge's order */
 	size_t k = 0;
-	for (size_t i = 0; i < v.n; i++) {
-		struct hmap *m = v.v[i].type == TT_SYS_ENTER ? &open :
-		    v.v[i].type == TT_TIMER_START ? &timers : &works;
-		uint64_t *x = hmap_get(m, v.v[i].type == TT_SYS_ENTER ?
-		    v.v[i].tid : v.v[i].arg[0]);
-		if (x != NULL && *x == i + 1)
-			v.v[k++] = v.v[i];
-		else
-			free((void *)v.v[i].blob);
-	}
+	for (size_t i = 0; i < l[0].v.n; i++)
+		if (lead_open(&l[0].v.v[i].e))
+			l[0].v.v[k++] = l[0].v.v[i];
 	if (k > 1)
-		qsort(v.v, k, sizeof(*v.v), by_ts);
+		qsort(l[0].v.v, k, sizeof(*l[0].v.v), lead_by_rank);
 	for (size_t i = 0; i < k; i++) {
-		graph_load_event(g, &v.v[i]);
-		free((void *)v.v[i].blob);
+		struct trace_event e = l[0].v.v[i].e;
+		if (e.type != TT_WQ_QUEUE) {
+			e.blob = NULL;
+			e.blob_len = 0;
+		}
+		graph_load_event(g, &e);
 	}
-	free(v.v);
-	hmap_free(&open);
-	hmap_free(&timers);
-	hmap_free(&works);
-	return 0;
+	for (int i = 0; i < 2; i++) {
+		free(l[i].v.v);
+		for (int m = 0; m < 3; m++)
+			hmap_free(&l[i].key[m]);
+	}
 }
 
 int
@@ -472,9 +561,8 @@ graph_build_window(struct trace_reader *r, const struct rules *rules,
 	load_meta(g, r, 0);
 	/* a lead of a quarter of the window (to the end when it has none) */
 	uint64_t end = to != UINT64_MAX ? to : in->last_ts;
-	int err = load_open_calls(g, r, end > from ? (end - from) / 4 : 0);
-	if (err == 0)
-		err = trace_reader_seek(r, from);
+	load_open_calls(g, r, end > from ? (end - from) / 4 : 0);
+	int err = trace_reader_seek(r, from);
 	if (err) {
 		gb_abort(g->stream);
 		graph_free(g);

@@ -134,9 +134,6 @@ struct trace_reader {
 	struct trace_chunk_info *cinfo;	/* bulk view of the chunks */
 	struct { uint32_t cur, k; } *cmap;
 	size_t ncinfo;
-	const struct trace_reader *origin;	/* a clone's: segs, the chunk
-					   lists of cursors, cinfo and cmap
-					   are its (trace_reader_clone()) */
 };
 
 

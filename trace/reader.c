@@ -779,64 +779,19 @@ fail:
 	return err;
 }
 
-struct trace_reader *
-trace_reader_clone(const struct trace_reader *o)
-{
-	struct trace_reader *r = xcalloc(1, sizeof(*r));
-
-	pthread_mutex_init(&r->lock, NULL);
-	r->origin = o;
-	r->segs = o->segs;
-	r->nsegs = o->nsegs;
-	r->ncursors = o->ncursors;
-	r->cursors = xcalloc(o->ncursors ? o->ncursors : 1,
-	    sizeof(*r->cursors));
-	for (size_t i = 0; i < o->ncursors; i++) {
-		struct cursor *c = &r->cursors[i];
-		c->cpu = o->cursors[i].cpu;
-		c->last_ts = o->cursors[i].last_ts;
-		c->chunks = o->cursors[i].chunks;
-		c->nchunks = o->cursors[i].nchunks;
-		c->cap = o->cursors[i].cap;
-	}
-	r->info = o->info;
-	if (o->nthreads > 0) {
-		r->threads = xreallocarray(NULL, o->nthreads,
-		    sizeof(*r->threads));
-		memcpy(r->threads, o->threads, o->nthreads *
-		    sizeof(*r->threads));
-		r->nthreads = r->threads_cap = o->nthreads;
-	}
-	if (o->nahead > 0) {
-		r->ahead = xreallocarray(NULL, o->nahead, sizeof(*r->ahead));
-		memcpy(r->ahead, o->ahead, o->nahead * sizeof(*r->ahead));
-		r->nahead = o->nahead;
-	}
-	r->cinfo = o->cinfo;
-	r->cmap = (void *)o->cmap;
-	r->ncinfo = o->ncinfo;
-	r->dctx = ZSTD_createDCtx();
-	if (r->dctx == NULL)
-		abort();
-	r->heap = xcalloc(r->ncursors + 1, sizeof(*r->heap));
-	trace_reader_seek(r, 0);
-	return r;
-}
-
 void
 trace_reader_close(struct trace_reader *r)
 {
 	if (r == NULL)
 		return;
-	for (size_t i = 0; i < r->nsegs && r->origin == NULL; i++) {
+	for (size_t i = 0; i < r->nsegs; i++) {
 		if (r->segs[i].fd >= 0)
 			close(r->segs[i].fd);
 		seg_header_free(&r->segs[i].h);
 		free(r->segs[i].path);
 	}
 	for (size_t i = 0; i < r->ncursors; i++) {
-		if (r->origin == NULL)
-			free(r->cursors[i].chunks);
+		free(r->cursors[i].chunks);
 		free(r->cursors[i].raw);
 		free(r->cursors[i].prev);
 		free(r->cursors[i].cols);
@@ -848,16 +803,14 @@ trace_reader_close(struct trace_reader *r)
 		free(r->arena.blocks[i]);
 	free(r->arena.blocks);
 	hmap_free(&r->interned);
+	free(r->segs);
 	free(r->cursors);
 	free(r->heap);
 	free(r->threads);
 	free(r->ahead);
 	free(r->damage);
-	if (r->origin == NULL) {
-		free(r->segs);
-		free(r->cinfo);
-		free(r->cmap);
-	}
+	free(r->cinfo);
+	free(r->cmap);
 	pthread_mutex_destroy(&r->lock);
 	ZSTD_freeDCtx(r->dctx);
 	free(r);

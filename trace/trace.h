@@ -356,15 +356,6 @@ int trace_reader_open(struct trace_reader **rp, const char *path,
     char **cause);
 void trace_reader_close(struct trace_reader *r);
 
-/*
- * A second reader of the trace r reads, with its own position, buffers
- * and thread table (a copy of r's), for another thread to read while r
- * reads; r is not touched. It shares r's open files and index: close it
- * before r. Damage it meets is kept in it, not told to r's callback, and
- * it calls no progress callback.
- */
-struct trace_reader *trace_reader_clone(const struct trace_reader *r);
-
 /* Report damage through fn (also kept for trace_reader_damage()). */
 void trace_reader_on_damage(struct trace_reader *r, trace_damage_fn fn,
     void *arg);

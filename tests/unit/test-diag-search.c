@@ -24,8 +24,6 @@
  * - held: the sparse fixture with windows held to a few hundred events
  *   (ARGUS_WINDOW_MAX_EVENTS): the hangs whose answer asked for more
  *   say which part of the trace answered.
- * - two threads: the sparse fixture's report, free or held, is the same
- *   with the groups of candidates built on one thread or two.
  * In all of them a ticker thread TK of M's process sleeps on a timer it
  * armed long before each of M's first two hangs and is woken by it
  * after that hang (a wake-up of the hung process; the window must reach
@@ -378,32 +376,6 @@ Test(diag_search, held_hang_to_the_end_lasts_to_the_end)
 	    "%s", a);
 	free(a);
 	free(b);
-	cr_assert_eq(fx_unstore(r, dir), 0);
-}
-
-/*
- * Groups of candidates are built two at a time on two threads (each with
- * a reader of its own) and put in in group order: the report is the one
- * thread's, byte for byte, with windows free to grow and held.
- */
-Test(diag_search, two_threads_as_one)
-{
-	struct diag_opts o = { .threshold_ns = 10 * MS };
-	char dir[] = "/tmp/argus-search-XXXXXX";
-	const char *max[] = { NULL, "300" };
-
-	struct trace_reader *r = sparse_store(dir);
-	for (size_t i = 0; i < 2; i++) {
-		cr_assert_eq(setenv("ARGUS_SEARCH_THREADS", "1", 1), 0);
-		char *one = search_text(r, &o, max[i]);
-		unsetenv("ARGUS_SEARCH_THREADS");
-		char *two = search_text(r, &o, max[i]);
-		cr_assert_not_null(strstr(one, "hang 1: "), "%s", one);
-		cr_assert_str_eq(two, one, "max %s: two threads say\n%s\none "
-		    "says\n%s", max[i] ? max[i] : "none", two, one);
-		free(one);
-		free(two);
-	}
 	cr_assert_eq(fx_unstore(r, dir), 0);
 }
 

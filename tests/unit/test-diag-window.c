@@ -17,7 +17,8 @@
  *
  * graph_build_window() itself: a timer armed and a work item queued by a
  * thread before the window opens, which fire inside it, are linked to
- * that thread as in the whole build.
+ * that thread as in the whole build; what is open when it opens is the
+ * same with its lead read on two threads as on one.
  */
 #include <criterion/criterion.h>
 
@@ -260,6 +261,121 @@ Test(graph_window, timer_and_work_set_before_it_link_into_it)
 	cr_assert_eq(timers, 1);
 	cr_assert_eq(src, A);
 	graph_free(g);
+	cr_assert_eq(fx_unstore(r, dir), 0);
+}
+
+/* What a window's graph of r from from holds before from, per thread:
+   "tid:type@ts" items, ARGUS_LOAD_THREADS as given (NULL: unset). */
+static char *
+before_window(struct trace_reader *r, uint64_t from, const char *threads)
+{
+	char *cause = NULL, *out = NULL;
+	size_t len = 0;
+	struct graph *g;
+	FILE *f = open_memstream(&out, &len);
+
+	cr_assert_not_null(f);
+	if (threads != NULL)
+		cr_assert_eq(setenv("ARGUS_LOAD_THREADS", threads, 1), 0);
+	cr_assert_eq(graph_build_window(r, NULL, from, UINT64_MAX, &g,
+	    &cause), 0, "%s", cause);
+	unsetenv("ARGUS_LOAD_THREADS");
+	for (uint32_t ti = 0; ti < graph_nthreads(g); ti++) {
+		const struct graph_thread *t = graph_thread(g, ti);
+		for (uint32_t i = 0; i < t->nevents; i++) {
+			const struct graph_event *e = graph_event(g, ti, i);
+			if (e->ts < from)
+				fprintf(f, "%u:%u@%llu ", t->tid, e->type,
+				    (unsigned long long)e->ts);
+		}
+	}
+	fclose(f);
+	graph_free(g);
+	return out;
+}
+
+/*
+ * The lead before a window is read chunk by chunk on two threads, each
+ * chunk on one of them in turn: what is open when the window opens
+ * follows the last event of each call, timer and work item as the time
+ * merge orders them, across CPUs and chunks, even at equal times (the
+ * lower CPU first). X's call closed on another CPU, Y's is open (an exit
+ * before it), Z's exit and entry come at the same time on CPUs 0 and 1
+ * (so the entry is last: open); a timer armed and cancelled from an
+ * interrupt is not pending, one armed again after it fired is.
+ */
+Test(graph_window, lead_on_two_threads_as_on_one)
+{
+	enum { X = 20, Y = 21, Z = 22, FL = 23 };
+	char dir[] = "/tmp/argus-glead-XXXXXX";
+	struct trace_reader *r;
+
+	fx_init(&F);
+	fx_thread(&F, X, X, "x");
+	fx_thread(&F, Y, Y, "y");
+	fx_thread(&F, Z, Z, "z");
+	fx_thread(&F, FL, FL, "filler");
+	uint64_t t0 = F.ts;
+	/* filler on both CPUs, so that the lead spans many chunks */
+	for (int i = 0; i < 600; i++) {
+		F.cpu = (unsigned)(i & 1);
+		fx_ev(&F, FL, i & 2 ? TT_SYS_EXIT : TT_SYS_ENTER, SYS_getpid,
+		    0, 0, 0);
+		if (i == 100) {
+			F.cpu = 0;
+			fx_ev(&F, X, TT_SYS_ENTER, SYS_read, 3, 0, 0);
+			fx_ev(&F, Y, TT_SYS_ENTER, SYS_read, 4, 0, 0);
+			fx_ev(&F, X, TT_TIMER_START, 0x71, 0, 0, 1);
+			fx_ev(&F, Y, TT_TIMER_START, 0x72, 0, 0, 1);
+		}
+		if (i == 300) {
+			F.cpu = 1;
+			fx_ev(&F, X, TT_SYS_EXIT, SYS_read, 0, 0, 0);
+			fx_ev(&F, Y, TT_SYS_EXIT, SYS_read, 0, 0, 0);
+			F.ctx = TRACE_CTX_HARDIRQ;
+			fx_ev(&F, 0, TT_TIMER_CANCEL, 0x71, 0, 0, 0);
+			fx_ev(&F, 0, TT_TIMER_EXPIRE, 0x72, 1, 0, 0);
+			F.ctx = TRACE_CTX_TASK;
+		}
+		if (i == 400) {
+			F.cpu = 0;
+			fx_ev(&F, Y, TT_SYS_ENTER, SYS_write, 5, 0, 0);
+			fx_ev(&F, Y, TT_TIMER_START, 0x72, 0, 0, 1);
+			fx_ev(&F, Z, TT_SYS_ENTER, SYS_poll, 0, 0, 0);
+			/* Z: an exit on CPU 0 and an entry on CPU 1 at one
+			   time */
+			fx_ev(&F, Z, TT_SYS_EXIT, SYS_poll, 0, 0, 0);
+			F.cpu = 1;
+			fx_ev(&F, Z, TT_SYS_ENTER, SYS_read, 6, 0, 0);
+			F.ev[F.n - 1].ts = F.ev[F.n - 2].ts;
+		}
+	}
+	uint64_t from = F.ts + 1000;
+	for (int i = 0; i < 200; i++)
+		fx_ev(&F, FL, TT_SYS_ENTER, SYS_getpid, 0, 0, 0);
+	F.ts += 5 * MS;
+	fx_ev(&F, FL, TT_SYS_ENTER, SYS_getpid, 0, 0, 0);
+	cr_assert_not_null(r = fx_store(&F, dir));
+	cr_assert_gt(trace_reader_nchunks(r), 8);
+	/* the lead is a quarter of the window: it reaches back to t0 */
+	cr_assert_lt(from - (F.ts - from) / 4, t0 + 1000);
+
+	char *one = before_window(r, from, "1");
+	char *two = before_window(r, from, NULL);
+	cr_assert_str_eq(two, one);
+	char want[64];
+	snprintf(want, sizeof(want), "%u:%u@", X, TT_SYS_ENTER);
+	cr_assert_null(strstr(one, want), "X's call closed: %s", one);
+	snprintf(want, sizeof(want), "%u:%u@", Y, TT_SYS_ENTER);
+	cr_assert_not_null(strstr(one, want), "Y's call open: %s", one);
+	snprintf(want, sizeof(want), "%u:%u@", Z, TT_SYS_ENTER);
+	cr_assert_not_null(strstr(one, want), "Z's call open: %s", one);
+	snprintf(want, sizeof(want), "%u:%u@", X, TT_TIMER_START);
+	cr_assert_null(strstr(one, want), "X's timer cancelled: %s", one);
+	snprintf(want, sizeof(want), "%u:%u@", Y, TT_TIMER_START);
+	cr_assert_not_null(strstr(one, want), "Y's timer pending: %s", one);
+	free(one);
+	free(two);
 	cr_assert_eq(fx_unstore(r, dir), 0);
 }
 
