@@ -133,6 +133,8 @@ diag_new_hang(struct diag *d, uint32_t ti, uint64_t a, uint64_t b, int src)
 	h->cand = SIZE_MAX;
 	h->cause_node = GRAPH_NONE;
 	h->wk_lo = UINT64_MAX;
+	h->deep_lo = UINT64_MAX;
+	h->deep_hi = 0;
 	h->poll_enter = h->poll_exit = GRAPH_NONE;
 	h->pub.wait.syscall = "";
 	h->pub.wait.type = "";

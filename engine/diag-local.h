@@ -57,6 +57,10 @@ struct dhang {
 	DARR(struct diag_step) crit;
 	DARR(struct diag_culprit) cul;
 	DARR(struct diag_wakeup) wk;
+	uint64_t deep_lo, deep_hi;	/* the times the slices of the
+					   deeper levels of the recursion
+					   rest on (diag_span_steps()),
+					   deep_lo UINT64_MAX: none */
 	uint64_t wk_lo;			/* the earliest time wk rests on
 					   (the start of a wait in progress
 					   at the hang's start) */
@@ -377,6 +381,11 @@ int diag_budget_window(struct trace_reader *r, uint64_t at, uint64_t max,
    last: the trace's) answered. */
 void diag_note_limited(struct diag *d, size_t i, uint64_t first,
     uint64_t last, uint64_t want, uint64_t max);
+/* Widen [*lo, *hi] to the times the steps v[0..n) of one slice rest on
+   in d's window: theirs, and the window's start when the slice stops at
+   a thread that was blocked since before it (diag-window.c). */
+void diag_span_steps(const struct diag *d, const struct diag_step *v,
+    size_t n, uint64_t *lo, uint64_t *hi);
 /* diag_window_short() for hang i of d alone (its decision also read
    what lies after lo). */
 int diag_window_short_hang(const struct diag *d, size_t i, uint64_t lo,

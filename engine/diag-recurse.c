@@ -214,6 +214,8 @@ follow(struct rec *r, size_t b)
 			    "the trace and has no similar normal node", comm,
 			    tid);
 	}
+	diag_span_steps(r->d, r->sub.v, r->sub.n, &r->h->deep_lo,
+	    &r->h->deep_hi);
 	level(r, &nl, r->sub.v, r->sub.n, b);
 }
 

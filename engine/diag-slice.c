@@ -472,6 +472,8 @@ diag_clear_results(struct dhang *h)
 	diag_free_symbols(h);
 	h->path.n = h->crit.n = h->cul.n = h->wk.n = h->stk.n = 0;
 	h->wk_lo = UINT64_MAX;
+	h->deep_lo = UINT64_MAX;
+	h->deep_hi = 0;
 	for (size_t i = 0; i < h->dead.n; i++)
 		free(h->dead.v[i]);
 	h->dead.n = 0;

@@ -5,7 +5,8 @@
  * (graph_build_window()), diagnoses it and asks diag_window_short()
  * whether anything the answer rests on lies near the window's edges or
  * outside: the hang's wait, the similar nodes taken, every step of the
- * slices and chains, the culprits, and the state at that time of every
+ * slices and chains (those of the recursion's deeper levels too), the
+ * culprits, and the state at that time of every
  * thread the hang was chosen among. When it does, the window grows
  * (four times further back, or to the end of the trace; to the whole
  * trace at once when the similar nodes need the thread's history) and the
@@ -74,6 +75,17 @@ span_steps(const struct diag *d, struct span *s, const struct diag_step *v,
 	}
 }
 
+void
+diag_span_steps(const struct diag *d, const struct diag_step *v, size_t n,
+    uint64_t *lo, uint64_t *hi)
+{
+	struct span s = { *lo, *hi, 0, 0 };
+
+	span_steps(d, &s, v, n);
+	*lo = s.lo;
+	*hi = s.hi;
+}
+
 /* The times hang h rests on. */
 static void
 span_hang(const struct diag *d, const struct dhang *h, struct span *s)
@@ -108,6 +120,10 @@ span_hang(const struct diag *d, const struct dhang *h, struct span *s)
 	}
 	span_steps(d, s, h->path.v, h->path.n);
 	span_steps(d, s, h->crit.v, h->crit.n);
+	if (h->deep_lo != UINT64_MAX) {
+		span_add(s, h->deep_lo);
+		span_add(s, h->deep_hi);
+	}
 	for (size_t i = 0; i < h->cul.n; i++) {
 		span_add(s, h->cul.v[i].start_ns);
 		span_add(s, h->cul.v[i].end_ns);

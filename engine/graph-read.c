@@ -265,7 +265,10 @@ void
 graph_feed(struct trace_reader *r,
     void (*fn)(void *, const struct trace_event *, size_t), void *arg)
 {
-	if (two_threads() && feed_events(r, UINT64_MAX, fn, arg) == 0)
+	/* a consumer lighter than a build (the streaming search): the
+	   chunks decode on a third thread, the reading thread merges */
+	if (two_threads() && (trace_reader_decode_ahead(r), 1) &&
+	    feed_events(r, UINT64_MAX, fn, arg) == 0)
 		return;
 	enum { BATCH = 256 };
 	struct trace_event *evs = xmalloc(BATCH * sizeof(*evs));

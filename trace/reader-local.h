@@ -80,6 +80,10 @@ struct cursor {
 	uint64_t hd;
 	int has_ev;
 	struct trace_event scratch;	/* where unknown types are dropped */
+	/* decoding ahead (trace_reader_decode_ahead()): the chunk being
+	   read, as events; NULL when chunks decode as they are read */
+	struct trace_event *dev;
+	size_t ndev, idev, dev_cap;
 };
 
 /* A heap entry keeps its keys inline: the merge compares only these. */
@@ -134,6 +138,7 @@ struct trace_reader {
 	struct trace_chunk_info *cinfo;	/* bulk view of the chunks */
 	struct { uint32_t cur, k; } *cmap;
 	size_t ncinfo;
+	struct pre *pre;		/* decoding ahead, or NULL */
 };
 
 
@@ -146,6 +151,9 @@ const void *rd_intern(struct trace_reader *r, const void *p, size_t n);
 void rd_report(struct trace_reader *r, const char *path, uint64_t off,
     const char *reason);
 void rd_thread_update(struct trace_reader *r, const struct trace_thread *t);
+/* Stop decoding ahead (trace_reader_decode_ahead()), dropping what was
+   decoded: the cursors must be placed again (a seek, or the close). */
+void rd_pre_stop(struct trace_reader *r);
 /* The thread record a TT_THREAD event holds. */
 void rd_thread_of(const struct trace_event *ev, struct trace_thread *t);
 /* The thread tid of v[0 .. n), sorted by tid; NULL when absent. */

@@ -784,6 +784,7 @@ trace_reader_close(struct trace_reader *r)
 {
 	if (r == NULL)
 		return;
+	rd_pre_stop(r);
 	for (size_t i = 0; i < r->nsegs; i++) {
 		if (r->segs[i].fd >= 0)
 			close(r->segs[i].fd);

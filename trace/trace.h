@@ -392,6 +392,15 @@ size_t trace_reader_read(struct trace_reader *r, struct trace_event *evs,
     size_t n);
 
 /*
+ * From now until the next seek or the close, decode the chunks the reader
+ * will need next on a helper thread, whole, while trace_reader_next() and
+ * trace_reader_read() only merge them: the same events, for a caller that
+ * reads on and has a CPU to spare. Damage is reported as without it.
+ * Returns 0, or -1 when the thread could not start (nothing changes).
+ */
+int trace_reader_decode_ahead(struct trace_reader *r);
+
+/*
  * Thread table: every thread named by a segment header or a TT_THREAD
  * event read so far (all headers are read at open). Latest wins.
  */

@@ -172,6 +172,11 @@ if [ -x "$B/tests/tools/mkhang" ] && "$B/tests/tools/mkhang" "$T/mk" \
 	fi
 	same_window mkhang "$T/mk"
 	same_stream mkhang "$T/mk"
+	# kept from a run that failed: the chromium scenario recorded with
+	# kernel events only, where the slice of a culprit's normal wait at
+	# depth 2 stopped at a thread blocked since before a window's start
+	# (the window must grow, as for the depth 1 slice)
+	same_stream "kept deep-slice" tests/cli/traces/deep-slice
 	$ARGUS diagnose --stream --at 1 "$T/mk" > "$T/out" 2> "$T/err"
 	if [ $? -eq 2 ] && grep -q 'not with --at' "$T/err"; then
 		ok "--stream with --at: usage error"

@@ -2,7 +2,8 @@
  * fuzz-reader.c: libFuzzer target for the trace reader, the parser of
  * files that come from outside (a trace copied from another machine, a
  * disk that failed). The input is one segment file; the reader must open
- * it or refuse it with an error, and read every event without crashing.
+ * it or refuse it with an error, and read every event without crashing,
+ * the same ones when it decodes ahead on a helper thread.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -37,14 +38,25 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(cause);
 		return 0;
 	}
-	for (size_t n = 0; n < 1000000 && trace_reader_next(r, &ev); n++) {
+	size_t n = 0, m = 0;
+	uint64_t sum = 0;
+	for (; n < 1000000 && trace_reader_next(r, &ev); n++) {
 		if (ev.type == TT_NONE || ev.type >= TT_NTYPES)
 			abort();	/* unknown types never escape */
 		if (ev.blob_len && ev.blob == NULL)
 			abort();
+		sum += ev.ts ^ ev.type ^ ev.arg[0];
 	}
 	trace_reader_seek(r, 1000);
 	trace_reader_next(r, &ev);
+	/* decoded ahead on a helper thread: the same events */
+	if (n < 1000000 && trace_reader_seek(r, 0) == 0 &&
+	    trace_reader_decode_ahead(r) == 0) {
+		for (; m <= n && trace_reader_next(r, &ev); m++)
+			sum -= ev.ts ^ ev.type ^ ev.arg[0];
+		if (m != n || sum != 0)
+			abort();
+	}
 	trace_reader_close(r);
 	return 0;
 }

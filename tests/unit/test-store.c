@@ -382,6 +382,33 @@ poke(const char *path, off_t off, const void *bytes, size_t n)
 }
 
 /* A corrupt chunk in the middle is reported once and skipped. */
+/* The offset and the header of the chunk after the first skip of the
+   segment seg. */
+static uint64_t
+chunk_at(const char *seg, int skip, struct chunk_hdr *ch)
+{
+	struct seg_header h;
+	uint8_t head[65536];
+	size_t need;
+	int fd = open(seg, O_RDONLY);
+	ssize_t k = read(fd, head, sizeof(head));
+
+	cr_assert_gt(k, 0);
+	cr_assert_eq(seg_header_decode(&h, head, (size_t)k, &need), 0);
+	uint64_t off = h.header_len;
+	uint8_t hb[CHUNK_HDR_LEN];
+
+	for (int i = 0; i <= skip; i++) {
+		if (i > 0)
+			off += CHUNK_HDR_LEN + ch->csize;
+		cr_assert_eq(pread(fd, hb, sizeof(hb), (off_t)off), CHUNK_HDR_LEN);
+		cr_assert_eq(chunk_hdr_decode(ch, hb), 0);
+	}
+	close(fd);
+	seg_header_free(&h);
+	return off;
+}
+
 Test(store, corrupt_chunk_in_the_middle)
 {
 	char *dir = fix_tmpdir();
@@ -393,28 +420,9 @@ Test(store, corrupt_chunk_in_the_middle)
 	trace_reader_close(r);
 	cr_assert_gt(nchunks, 6);
 
-	/* Find the offset of the 4th chunk by walking the headers. */
-	struct seg_header h;
-	uint8_t head[65536];
-	size_t need;
-	int fd = open(seg, O_RDONLY);
-	ssize_t k = read(fd, head, sizeof(head));
-
-	cr_assert_gt(k, 0);
-	cr_assert_eq(seg_header_decode(&h, head, (size_t)k, &need), 0);
-	uint64_t off = h.header_len;
+	/* the 4th chunk */
 	struct chunk_hdr ch;
-	uint8_t hb[CHUNK_HDR_LEN];
-
-	for (int i = 0; i < 3; i++) {
-		cr_assert_eq(pread(fd, hb, sizeof(hb), (off_t)off), CHUNK_HDR_LEN);
-		cr_assert_eq(chunk_hdr_decode(&ch, hb), 0);
-		off += CHUNK_HDR_LEN + ch.csize;
-	}
-	cr_assert_eq(pread(fd, hb, sizeof(hb), (off_t)off), CHUNK_HDR_LEN);
-	cr_assert_eq(chunk_hdr_decode(&ch, hb), 0);
-	close(fd);
-	seg_header_free(&h);
+	uint64_t off = chunk_at(seg, 3, &ch);
 
 	/* Damage the frame's payload: zstd's checksum must catch it. */
 	poke(seg, (off_t)(off + CHUNK_HDR_LEN + ch.csize / 2), "\xde\xad\xbe\xef", 4);
@@ -438,6 +446,84 @@ Test(store, corrupt_chunk_in_the_middle)
 	cr_assert_eq(got, total - ch.count);
 	cr_assert_geq(trace_reader_ndamage(r), 1);
 	trace_reader_close(r);
+	free(seg);
+	fix_rm_rf(dir);
+	free(dir);
+}
+
+/* Every event of r, from where it is, into *v; how many. */
+static size_t
+read_all(struct trace_reader *r, struct trace_event **v)
+{
+	size_t n = 0, cap = 0, k;
+
+	*v = NULL;
+	do {
+		if (cap - n < 4096) {
+			cap = cap ? 2 * cap : 65536;
+			*v = xreallocarray(*v, cap, sizeof(**v));
+		}
+		k = trace_reader_read(r, *v + n, 4096);
+		n += k;
+	} while (k > 0);
+	return n;
+}
+
+/*
+ * Decoding ahead on a helper thread gives the events of decoding as the
+ * reader goes, in the same order, across many chunks of several CPUs,
+ * with a damaged chunk in the middle skipped and reported once the same
+ * way; a seek stops it (half way through, the helper busy), and the
+ * reader reads on as before.
+ */
+Test(store, decode_ahead_as_without)
+{
+	char *dir = fix_tmpdir();
+	char *seg = write_small_trace(dir, 60000);
+	struct chunk_hdr ch;
+	uint64_t off = chunk_at(seg, 5, &ch);
+	struct trace_event *a, *b, *c;
+
+	poke(seg, (off_t)(off + CHUNK_HDR_LEN + ch.csize / 2),
+	    "\xde\xad\xbe\xef", 4);
+	struct trace_reader *r = fix_open_reader(dir);
+	size_t na = read_all(r, &a);
+	cr_assert_gt(trace_reader_info(r)->nchunks, 10);
+	cr_assert_eq(trace_reader_ndamage(r), 1);
+	trace_reader_close(r);
+
+	r = fix_open_reader(dir);
+	cr_assert_eq(trace_reader_decode_ahead(r), 0);
+	size_t nb = read_all(r, &b);
+	cr_assert_eq(nb, na);
+	for (size_t i = 0; i < na; i++) {
+		fix_assert_same(&b[i], &a[i]);
+		cr_assert_eq(b[i].cpu, a[i].cpu, "event %zu", i);
+	}
+	cr_assert_eq(trace_reader_ndamage(r), 1);
+	cr_assert_eq(trace_reader_damage(r, 0)->offset, off);
+	cr_assert_not_null(strstr(trace_reader_damage(r, 0)->reason,
+	    "does not decompress"), "%s", trace_reader_damage(r, 0)->reason);
+
+	cr_assert_eq(trace_reader_seek(r, 0), 0);
+	cr_assert_eq(trace_reader_decode_ahead(r), 0);
+	struct trace_event e;
+	for (size_t i = 0; i < 1000; i++) {
+		cr_assert_eq(trace_reader_next(r, &e), 1);
+		fix_assert_same(&e, &a[i]);
+	}
+	cr_assert_eq(trace_reader_seek(r, a[na / 2].ts), 0);
+	size_t from = na / 2;
+	while (from > 0 && a[from - 1].ts == a[na / 2].ts)
+		from--;
+	size_t nc = read_all(r, &c);
+	cr_assert_eq(nc, na - from);
+	for (size_t i = 0; i < nc; i++)
+		fix_assert_same(&c[i], &a[from + i]);
+	trace_reader_close(r);
+	free(a);
+	free(b);
+	free(c);
 	free(seg);
 	fix_rm_rf(dir);
 	free(dir);
