@@ -5,33 +5,100 @@
  * The streaming search (diag-scan.c) gives the candidate hangs. Each
  * candidate gets a window of the trace around it (struct wcand: the
  * candidate and its window); neighbours whose windows overlap share one
- * graph, as long as the merged window stays a few windows long (a
- * group, group_of()). In each graph the candidates are made into hangs
- * as the search of the whole graph makes them (diag_listed_hangs()) and
- * analyzed; a hang whose answer rests on nothing near the window's edges
- * is written out at once (struct done: where its report, text or JSON,
- * lies in a temporary file, and what the order of the report needs),
- * the others go back with a grown window, up to the whole trace. A wait
- * that the graph says is no hang must have been decided well inside the
- * window too. When a quarter of the candidates tried need the whole
- * trace (similar nodes that need the thread's whole history), the rest
- * go straight to that one graph.
- *
- * The hangs done are then put in the order diag_find_hangs() gives
- * those of the whole graph (diag-search-report.c).
+ * graph, as long as the merged window stays a few windows long (struct
+ * group). In each graph the candidates are made into hangs as the search
+ * of the whole graph makes them (diag_listed_hangs()) and analyzed; a
+ * hang whose answer rests on nothing near the window's edges is written
+ * out at once (struct done: where its report, text or JSON, lies in a
+ * temporary file, and what the order of the report needs), the others go back with a grown window, up to
+ * the whole trace. A wait that the graph says is no hang must have been
+ * decided well inside the window too. When a quarter of the candidates
+ * tried need the whole trace (similar nodes that need the thread's
+ * whole history), the rest go straight to that one graph. The hangs
+ * done are then put in
+ * the order diag_find_hangs() gives those of the whole graph: by
+ * source, rank, event loop, start and thread, those explained by
+ * another one (their thread is its culprit) after the others.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "diag-search-local.h"
+#include "diag-local.h"
 
+#define SEC 1000000000ULL
+#define LOOKBACK (50 * 1000000ULL)	/* diag_outstanding()'s */
 #define SEARCH_EVENTS 300000.0		/* events before a candidate */
 #define TILE_STEPS 3			/* steps of candidates in a tile */
 
-static int tile(const struct search *s, uint64_t at, uint64_t max,
-    uint64_t *from, uint64_t *to);
+struct wcand {
+	size_t c;		/* index in the scan's candidates */
+	uint64_t from, to;	/* its window */
+	uint64_t want;		/* 0, or the events its answer asked for
+				   past the bound (the window is then the
+				   largest allowed) */
+};
+
+struct dcul {
+	uint32_t tid;
+	uint64_t start, end;
+};
+
+struct done {
+	int source, rank, loop;
+	uint64_t start, end;
+	uint32_t tid;
+	int timed_out;		/* its wait ended by its timeout */
+	DARR(struct dcul) cul;
+	long off;		/* its report, in the spill file */
+	size_t len;
+};
+
+struct search {
+	struct trace_reader *r;
+	const struct rules *rules;
+	const struct diag_opts *o;
+	struct dscan sc;
+	const struct dcand *c;	/* the candidates (sc.c, or sc.lg) */
+	int json;
+	uint64_t base;
+	DARR(struct wcand) todo, next;
+	DARR(struct wcand) tiles;	/* candidates sent to their tile: tried
+					   together once the rest is done */
+	DARR(struct done) done;
+	FILE *spill;		/* the reports done, out of memory (a JSON
+				   report of hundreds of hangs is hundreds of
+				   megabytes) */
+	uint64_t back;		/* window length before a candidate */
+	uint64_t nevents;	/* the trace's events */
+	uint64_t max;		/* the most events a graph may hold:
+				   o->max_events (the memory; 0: no
+				   bound), or ARGUS_WINDOW_MAX_EVENTS when
+				   set (tests) */
+	size_t tried, wholes;	/* candidates tried in windows, and those
+				   of them that need the whole trace */
+	size_t unsure;		/* candidates found no hang in a window
+				   held to the bound, which said it would
+				   need more */
+	uint64_t settled, total;	/* candidates settled of all (the
+					   progress) */
+	uint64_t first, last;
+};
+
+/* The earliest time the making of candidate c reads. */
+static uint64_t
+cand_lo(const struct dcand *c)
+{
+	uint64_t lo = c->a;
+
+	if ((c->what == DC_WAIT || c->what == DC_LONGEST) && c->enter_ts < lo)
+		lo = c->enter_ts;
+	return lo > LOOKBACK ? lo - LOOKBACK : 0;
+}
+
+static int tile(struct search *s, uint64_t at, uint64_t max, uint64_t *from,
+    uint64_t *to);
 
 /* The first window of candidate k, into s->todo; or, when it would hold
    more than the bound of a graph (a long hang in a busy trace), its tile,
@@ -77,39 +144,13 @@ progress(struct search *s)
 		s->o->progress(s->o->progress_arg, s->settled, s->total);
 }
 
-/*
- * What the graph of one group gave (run_group()), put into the search
- * by apply(): the reports kept (written to the spill file), the
- * candidates sent back to a larger window, and the counts.
- */
-struct gres {
-	DARR(struct done) done;
-	DARR(struct wcand) next, tiles;
-	size_t tried, wholes, unsure;
-	uint64_t settled;
-	int err;
-	char *cause;
-};
-
-static void
-gres_free(struct gres *x)
-{
-	for (size_t i = 0; i < x->done.n; i++)
-		free(x->done.v[i].cul.v);
-	free(x->done.v);
-	free(x->next.v);
-	free(x->tiles.v);
-	free(x->cause);
-	memset(x, 0, sizeof(*x));
-}
-
 /* Keep hang i of d: its report and what orders it. */
 static void
-keep(const struct search *s, FILE *f, struct gres *out, const struct diag *d,
-    size_t i)
+keep(struct search *s, const struct diag *d, size_t i)
 {
 	const struct dhang *h = &d->h.v[i];
 	struct done x;
+	FILE *f;
 
 	memset(&x, 0, sizeof(x));
 	x.source = h->pub.source;
@@ -124,13 +165,14 @@ keep(const struct search *s, FILE *f, struct gres *out, const struct diag *d,
 		struct dcul u = { c->th.tid, c->start_ns, c->end_ns };
 		DPUSH(x.cul, u);
 	}
+	f = s->spill;
 	x.off = ftell(f);
 	if (s->json)
 		diag_write_hang_json(d, i, f);
 	else
 		diag_write_hang_text_n(d, i, 0, f, s->base);
 	x.len = (size_t)(ftell(f) - x.off);
-	DPUSH(out->done, x);
+	DPUSH(s->done, x);
 }
 
 /*
@@ -145,7 +187,7 @@ keep(const struct search *s, FILE *f, struct gres *out, const struct diag *d,
  * candidates of one group still share it. 0 when the trace has no time.
  */
 static int
-tile(const struct search *s, uint64_t at, uint64_t max, uint64_t *from,
+tile(struct search *s, uint64_t at, uint64_t max, uint64_t *from,
     uint64_t *to)
 {
 	const struct trace_info *in = trace_reader_info(s->r);
@@ -174,7 +216,7 @@ tile(const struct search *s, uint64_t at, uint64_t max, uint64_t *from,
  * answer of [a, b] must do (w->want says what it asked for).
  */
 static int
-held(const struct search *s, struct wcand *w, uint64_t at, uint64_t a, uint64_t b)
+held(struct search *s, struct wcand *w, uint64_t at, uint64_t a, uint64_t b)
 {
 	uint64_t max = s->max, f, t;
 	uint64_t want = diag_window_events(s->r, w->from, w->to);
@@ -195,34 +237,31 @@ held(const struct search *s, struct wcand *w, uint64_t at, uint64_t a, uint64_t 
 	return 1;
 }
 
-/* The candidates v[0..n) in the graph of window [from, to], into out,
-   their reports to f: those done are kept, the others go to out->next
-   or out->tiles with a grown window (up to the bound of a window's
-   events). Reads s, changes nothing of it. */
-static void
-run_group(const struct search *s, const struct wcand *v, size_t n,
-    uint64_t from, uint64_t to, FILE *f, struct gres *out)
+/* The candidates v[0..n) in the graph of window [from, to]: those done
+   are kept, the others go to s->next with a grown window (up to the
+   bound of a window's events). */
+static int
+run_group(struct search *s, const struct wcand *v, size_t n, uint64_t from,
+    uint64_t to, char **cause)
 {
 	struct graph *g;
 	struct diag *d;
 	struct dcand *cs = xmalloc(n * sizeof(*cs));
 	char *made = xcalloc(n, 1);
+	size_t again = s->next.n + s->tiles.n;	/* pushed back before */
 
-	memset(out, 0, sizeof(*out));
 	for (size_t k = 0; k < n; k++)
 		cs[k] = s->c[v[k].c];
-	int err = graph_build_window(s->r, s->rules, from, to, &g,
-	    &out->cause);
+	int err = graph_build_window(s->r, s->rules, from, to, &g, cause);
 	if (err == 0)
-		err = diag_new_listed(g, s->o, &s->sc, cs, n, &d, &out->cause);
+		err = diag_new_listed(g, s->o, &s->sc, cs, n, &d, cause);
 	else
 		g = NULL;
 	if (err) {
 		graph_free(g);
 		free(cs);
 		free(made);
-		out->err = err;
-		return;
+		return err;
 	}
 	for (size_t i = 0; i < d->h.n; i++) {
 		size_t k = d->h.v[i].cand;
@@ -230,21 +269,21 @@ run_group(const struct search *s, const struct wcand *v, size_t n,
 		made[k] = 1;
 		if (!diag_window_short_hang(d, i, cand_lo(&cs[k]), &w.from,
 		    &w.to)) {
-			keep(s, f, out, d, i);
+			keep(s, d, i);
 			continue;
 		}
-		out->wholes += w.from == 0 && w.to == UINT64_MAX;
+		s->wholes += w.from == 0 && w.to == UINT64_MAX;
 		if (held(s, &w, cs[k].a, from, to)) {
 			diag_note_limited(d, i, s->first, s->last, w.want,
 			    s->max);
-			keep(s, f, out, d, i);
+			keep(s, d, i);
 		} else if (w.want != 0) {
-			DPUSH(out->tiles, w);
+			DPUSH(s->tiles, w);
 		} else {
-			DPUSH(out->next, w);
+			DPUSH(s->next, w);
 		}
 	}
-	out->tried = n;
+	s->tried += n;
 	for (size_t k = 0; k < n; k++) {
 		struct wcand w = v[k];
 		/* not a hang: so be it when decided well inside, or in
@@ -252,100 +291,21 @@ run_group(const struct search *s, const struct wcand *v, size_t n,
 		if (!made[k] && diag_window_short_span(d, cand_lo(&cs[k]),
 		    cs[k].b, &w.from, &w.to)) {
 			if (held(s, &w, cs[k].a, from, to))
-				out->unsure++;
+				s->unsure++;
 			else if (w.want != 0)
-				DPUSH(out->tiles, w);
+				DPUSH(s->tiles, w);
 			else
-				DPUSH(out->next, w);
+				DPUSH(s->next, w);
 		}
 	}
 	/* those not sent back to a larger window are settled */
-	out->settled = n - (out->next.n + out->tiles.n);
+	s->settled += n - (s->next.n + s->tiles.n - again);
+	progress(s);
 	diag_free(d);
 	graph_free(g);
 	free(cs);
 	free(made);
-}
-
-/* Put group result x into the search (and free it): 0, or its error. */
-static int
-apply(struct search *s, struct gres *x, char **cause)
-{
-	int err = x->err;
-
-	if (err) {
-		if (cause != NULL) {
-			*cause = x->cause;
-			x->cause = NULL;
-		}
-		gres_free(x);
-		return err;
-	}
-	for (size_t i = 0; i < x->done.n; i++)
-		DPUSH(s->done, x->done.v[i]);
-	x->done.n = 0;		/* theirs now */
-	for (size_t i = 0; i < x->next.n; i++)
-		DPUSH(s->next, x->next.v[i]);
-	for (size_t i = 0; i < x->tiles.n; i++)
-		DPUSH(s->tiles, x->tiles.v[i]);
-	s->tried += x->tried;
-	s->wholes += x->wholes;
-	s->unsure += x->unsure;
-	s->settled += x->settled;
-	progress(s);
-	gres_free(x);
 	return 0;
-}
-
-/* The end of the group of s->todo that starts at i, and its window. */
-static size_t
-group_of(const struct search *s, size_t i, uint64_t *gfrom, uint64_t *gto)
-{
-	/* neighbours share a window a few windows long at most */
-	uint64_t most = 4 * s->back;
-	uint64_t from = s->todo.v[i].from, to = s->todo.v[i].to;
-	uint64_t lim = to - from > most ? to - from : most;
-	size_t j = i + 1;
-
-	/* a window inside a larger one costs nothing more */
-	while (j < s->todo.n && s->todo.v[j].from <= to) {
-		const struct wcand *w = &s->todo.v[j];
-		uint64_t t = w->to > to ? w->to : to;
-		if (w->to - w->from > lim)
-			lim = w->to - w->from;
-		if (t - from > lim)
-			break;
-		to = t;
-		j++;
-	}
-	*gfrom = from;
-	*gto = to;
-	return j;
-}
-
-/* Whether a quarter of the candidates tried need the whole trace (their
-   similar nodes need the thread's history), after a group of window
-   [from, to]: the others then share that graph rather than try windows,
-   or the largest windows allowed; they go from s->todo's i on. */
-static int
-redirect(struct search *s, size_t i, uint64_t from, uint64_t to)
-{
-	if (!(s->tried >= 32 && s->wholes * 4 >= s->tried &&
-	    (from != 0 || to != UINT64_MAX)))
-		return 0;
-	for (; i < s->todo.n; i++) {
-		struct wcand w = s->todo.v[i];
-		if (w.want == 0) {
-			w.from = 0;
-			w.to = UINT64_MAX;
-			(void)held(s, &w, s->c[w.c].a, 1, 0);
-		}
-		if (w.want != 0)
-			DPUSH(s->tiles, w);
-		else
-			DPUSH(s->next, w);
-	}
-	return 1;
 }
 
 static int run_rounds(struct search *s, char **cause);
@@ -372,18 +332,48 @@ run_rounds(struct search *s, char **cause)
 	while (s->todo.n > 0) {
 		qsort(s->todo.v, s->todo.n, sizeof(*s->todo.v), by_from);
 		s->next.n = 0;
+		/* neighbours share a window a few windows long at most */
+		uint64_t most = 4 * s->back;
 		for (size_t i = 0; i < s->todo.n;) {
-			uint64_t from, to;
-			size_t j = group_of(s, i, &from, &to);
-			struct gres a;
-			run_group(s, &s->todo.v[i], j - i, from, to, s->spill,
-			    &a);
-			int err = apply(s, &a, cause);
+			uint64_t from = s->todo.v[i].from, to = s->todo.v[i].to;
+			uint64_t lim = to - from > most ? to - from : most;
+			size_t j = i + 1;
+			/* a window inside a larger one costs nothing more */
+			while (j < s->todo.n && s->todo.v[j].from <= to) {
+				const struct wcand *w = &s->todo.v[j];
+				uint64_t t = w->to > to ? w->to : to;
+				if (w->to - w->from > lim)
+					lim = w->to - w->from;
+				if (t - from > lim)
+					break;
+				to = t;
+				j++;
+			}
+			int err = run_group(s, &s->todo.v[i], j - i, from, to,
+			    cause);
 			if (err)
 				return err;
-			if (redirect(s, j, from, to))
-				break;
 			i = j;
+			if (s->tried >= 32 && s->wholes * 4 >= s->tried &&
+			    (from != 0 || to != UINT64_MAX)) {
+				/* a quarter need the whole trace (their similar
+				   nodes need the thread's history): the others
+				   share that graph rather than try windows, or
+				   the largest windows allowed */
+				for (; i < s->todo.n; i++) {
+					struct wcand w = s->todo.v[i];
+					if (w.want == 0) {
+						w.from = 0;
+						w.to = UINT64_MAX;
+						(void)held(s, &w, s->c[w.c].a,
+						    1, 0);
+					}
+					if (w.want != 0)
+						DPUSH(s->tiles, w);
+					else
+						DPUSH(s->next, w);
+				}
+			}
 		}
 		/* swap: what needs a larger window is the next round */
 		struct wcand *tv = s->todo.v;
@@ -396,6 +386,166 @@ run_rounds(struct search *s, char **cause)
 		s->next.n = 0;
 	}
 	return 0;
+}
+
+static int
+by_start(const void *x, const void *y)
+{
+	const struct done *a = x, *b = y;
+
+	if (a->source != b->source)
+		return a->source < b->source ? -1 : 1;
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	if (a->loop != b->loop)
+		return a->loop ? -1 : 1;
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return a->tid < b->tid ? -1 : a->tid > b->tid;
+}
+
+static int
+explained_by(const struct done *x, const struct done *y)
+{
+	for (size_t i = 0; i < y->cul.n; i++)
+		if (y->cul.v[i].tid == x->tid &&
+		    y->cul.v[i].start <= x->end &&
+		    y->cul.v[i].end >= x->start)
+			return 1;
+	return 0;
+}
+
+/* The order of diag_find_hangs(). */
+static void
+order(struct search *s)
+{
+	size_t n = s->done.n, k = 0;
+
+	if (n < 2)
+		return;
+	qsort(s->done.v, n, sizeof(*s->done.v), by_start);
+	struct done *v = xmalloc(n * sizeof(*v));
+	char *later = xcalloc(n, 1);
+	/* as diag_find_hangs() (diag-hang.c) */
+	for (size_t i = n; i-- > 0;)
+		for (size_t j = 0; j < n && !later[i]; j++)
+			if (i != j && !later[j] &&
+			    explained_by(&s->done.v[i], &s->done.v[j]) &&
+			    diag_goes_after(explained_by(&s->done.v[j],
+			    &s->done.v[i]), s->done.v[i].timed_out,
+			    s->done.v[j].timed_out))
+				later[i] = 1;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < n; i++)
+			if (later[i] == pass)
+				v[k++] = s->done.v[i];
+	memcpy(s->done.v, v, n * sizeof(*v));
+	free(v);
+	free(later);
+}
+
+/* Why no thread hung (from_kernel()), the longest wait described in a
+   window around it. */
+static char *
+why_none(struct search *s, char **cause, int *err)
+{
+	const struct dscan *sc = &s->sc;
+
+	*err = 0;
+	if (sc->nsel == 0)
+		return xasprintf("no user thread chosen");
+	if (!sc->lg_set)
+		return xasprintf("%zu thread%s chosen, %zu wait%s "
+		    "considered: none in a system call", sc->nsel,
+		    sc->nsel == 1 ? "" : "s", sc->nwaits,
+		    sc->nwaits == 1 ? "" : "s");
+	uint64_t lo = cand_lo(&sc->lg);
+	struct graph *g;
+	/* up to its exit, where a read names its file */
+	*err = graph_build_window(s->r, s->rules, lo > SEC ? lo - SEC : 0,
+	    sc->lg.b + SEC, &g, cause);
+	if (*err)
+		return NULL;
+	uint32_t ti = graph_thread_find(g, sc->lg.tid), sw = GRAPH_NONE;
+	char *w = NULL;
+	if (ti != GRAPH_NONE) {
+		const struct gthread *t = &g->th[ti];
+		for (uint32_t i = diag_event_at(g, ti, sc->lg.a); i < t->nev &&
+		    t->ev[i].ts == sc->lg.a && sw == GRAPH_NONE; i++)
+			if (t->ev[i].type == TT_SWITCH)
+				sw = i;
+	}
+	if (sw != GRAPH_NONE)
+		w = diag_why_text(g, ti, sw, sc->last_ts, sc->nsel,
+		    sc->nwaits, sc->lg_dt, sc->lg_why);
+	graph_free(g);
+	return w;
+}
+
+/* The report of hang i done, from the spill file to f. */
+static void
+put_done(struct search *s, size_t i, FILE *f)
+{
+	char buf[65536];
+	size_t left = s->done.v[i].len;
+
+	fseek(s->spill, s->done.v[i].off, SEEK_SET);
+	while (left > 0) {
+		size_t n = fread(buf, 1, left < sizeof(buf) ? left :
+		    sizeof(buf), s->spill);
+		if (n == 0)
+			break;
+		fwrite(buf, 1, n, f);
+		left -= n;
+	}
+}
+
+static void
+write_report(struct search *s, const char *why, FILE *f)
+{
+	uint64_t th = s->o->threshold_ns ? s->o->threshold_ns : SEC;
+
+	if (s->json) {
+		fprintf(f, "{\"threshold_ns\":%" PRIu64 ",\"hangs\":[", th);
+		for (size_t i = 0; i < s->done.n; i++) {
+			if (i > 0)
+				fputc(',', f);
+			put_done(s, i, f);
+		}
+		fprintf(f, "]");
+		if (s->unsure > 0)
+			fprintf(f, ",\"unsure\":%zu", s->unsure);
+		if (why != NULL) {
+			/* the writer's own quoting, through a report of
+			   nothing */
+			fprintf(f, ",\"why_none\":\"");
+			for (const char *p = why; *p; p++)
+				if (*p == '"' || *p == '\\')
+					fprintf(f, "\\%c", *p);
+				else if ((unsigned char)*p < 0x20)
+					fprintf(f, "\\u%04x", *p);
+				else
+					fputc(*p, f);
+			fputc('"', f);
+		}
+		fprintf(f, "}\n");
+		return;
+	}
+	if (s->done.n == 0) {
+		fprintf(f, "no hang found\n");
+		if (why != NULL)
+			fprintf(f, "  %s\n", why);
+	}
+	for (size_t i = 0; i < s->done.n; i++) {
+		fprintf(f, "%shang %zu: ", i ? "\n" : "", i + 1);
+		put_done(s, i, f);
+	}
+	if (s->unsure > 0)
+		fprintf(f, "%snote: %zu more wait%s may be %s: decided in a "
+		    "part of the trace only (the graphs' memory bound, "
+		    "--memory)\n", s->done.n ? "\n" : "", s->unsure,
+		    s->unsure == 1 ? "" : "s", s->unsure == 1 ? "a hang" :
+		    "hangs");
 }
 
 int
@@ -451,10 +601,10 @@ diag_search(struct trace_reader *r, const struct rules *rules,
 		err = run_all(&s, cause);
 	}
 	if (!err && s.done.n == 0)
-		why = diag_search_why_none(&s, cause, &err);
+		why = why_none(&s, cause, &err);
 	if (!err) {
-		diag_search_order(&s);
-		diag_search_write(&s, why, f);
+		order(&s);
+		write_report(&s, why, f);
 	}
 	if (!err && found != NULL) {
 		*found = xcalloc(s.done.n ? s.done.n : 1, sizeof(**found));

@@ -265,11 +265,14 @@ void
 graph_feed(struct trace_reader *r,
     void (*fn)(void *, const struct trace_event *, size_t), void *arg)
 {
-	/* a consumer lighter than a build (the streaming search): the
-	   chunks decode on a third thread, the reading thread merges */
-	if (two_threads() && (trace_reader_decode_ahead(r), 1) &&
-	    feed_events(r, UINT64_MAX, fn, arg) == 0)
-		return;
+	if (two_threads()) {
+		/* a consumer lighter than a build (the streaming search):
+		   the chunks decode on a third thread, the reading thread
+		   merges */
+		(void)trace_reader_decode_ahead(r);
+		if (feed_events(r, UINT64_MAX, fn, arg) == 0)
+			return;
+	}
 	enum { BATCH = 256 };
 	struct trace_event *evs = xmalloc(BATCH * sizeof(*evs));
 	size_t n;
@@ -296,6 +299,21 @@ graph_build(struct trace_reader *r, const struct rules *rules,
 	return finish(g, rules, out, cause);
 }
 
+/* Chunk i of r decoded with b into *evs, grown (*cap) to its count: how
+   many events. */
+static size_t
+chunk_events(struct trace_reader *r, size_t i, struct trace_chunk_buf *b,
+    struct trace_event **evs, size_t *cap)
+{
+	const struct trace_chunk_info *ci = trace_reader_chunk(r, i);
+
+	if (ci->count > *cap) {
+		*cap = ci->count;
+		*evs = xreallocarray(*evs, *cap, sizeof(**evs));
+	}
+	return trace_reader_decode_chunk(r, i, b, *evs);
+}
+
 /*
  * The records of the metadata stream outside the window, as a whole
  * build would have met them: before it (when after is 0) every record
@@ -315,11 +333,7 @@ load_meta(struct graph *g, struct trace_reader *r, int after)
 		    (!after && ci->first_ts >= g->win_from) ||
 		    (after && ci->last_ts <= g->win_to))
 			continue;
-		if (ci->count > cap) {
-			cap = ci->count;
-			evs = xreallocarray(evs, cap, sizeof(*evs));
-		}
-		size_t n = trace_reader_decode_chunk(r, i, b, evs);
+		size_t n = chunk_events(r, i, b, &evs, &cap);
 		for (size_t j = 0; j < n; j++) {
 			const struct trace_event *e = &evs[j];
 			if (!after && e->ts < g->win_from) {
@@ -359,6 +373,8 @@ load_meta(struct graph *g, struct trace_reader *r, int after)
  */
 struct lead_ev {
 	struct trace_event e;
+	uint64_t key;			/* in the table of its kind */
+	int kind;			/* 0 call, 1 timer, 2 work item */
 	uint32_t order, chunk, at;	/* its stream (CPU + 1, as the merge
 					   orders them), chunk, place in it */
 };
@@ -385,10 +401,10 @@ lead_later(const struct lead_ev *a, const struct lead_ev *b)
 
 /* Keep x as the last of its key in l when it comes later. */
 static void
-lead_keep(struct lead *l, int kind, uint64_t k, const struct lead_ev *x)
+lead_keep(struct lead *l, const struct lead_ev *x)
 {
 	int added;
-	uint64_t *p = hmap_put(&l->key[kind], k, 0, &added);
+	uint64_t *p = hmap_put(&l->key[x->kind], x->key, 0, &added);
 
 	if (added) {
 		DPUSH(l->v, *x);
@@ -411,11 +427,7 @@ lead_main(void *arg)
 		if (ci->cpu == TRACE_CPU_META || ci->count == 0 ||
 		    ci->last_ts < l->from || ci->first_ts >= l->to)
 			continue;
-		if (ci->count > cap) {
-			cap = ci->count;
-			evs = xreallocarray(evs, cap, sizeof(*evs));
-		}
-		size_t n = trace_reader_decode_chunk(l->r, i, b, evs);
+		size_t n = chunk_events(l->r, i, b, &evs, &cap);
 		for (size_t j = 0; j < n; j++) {
 			const struct trace_event *e = &evs[j];
 			int task = (e->flags & TRACE_CTX_MASK) ==
@@ -440,10 +452,10 @@ lead_main(void *arg)
 			default:
 				continue;
 			}
-			struct lead_ev x = { .e = *e,
+			struct lead_ev x = { .e = *e, .key = k, .kind = kind,
 			    .order = (uint32_t)ci->cpu + 1, .chunk = (uint32_t)i,
 			    .at = (uint32_t)j };
-			lead_keep(l, kind, k, &x);
+			lead_keep(l, &x);
 		}
 	}
 	free(evs);
@@ -510,16 +522,8 @@ load_open_calls(struct graph *g, struct trace_reader *r, uint64_t lead)
 	if (nl == 2) {
 		pthread_join(th, NULL);
 		/* the second share's last events, where they come later */
-		for (size_t i = 0; i < l[1].v.n; i++) {
-			const struct lead_ev *x = &l[1].v.v[i];
-			const struct trace_event *e = &x->e;
-			int kind = e->type == TT_SYS_ENTER ||
-			    e->type == TT_SYS_EXIT ? 0 :
-			    e->type == TT_WQ_QUEUE || e->type == TT_WQ_START ?
-			    2 : 1;
-			lead_keep(&l[0], kind, kind == 0 ? e->tid : e->arg[0],
-			    x);
-		}
+		for (size_t i = 0; i < l[1].v.n; i++)
+			lead_keep(&l[0], &l[1].v.v[i]);
 	}
 	/* those still open or pending, in the merge's order */
 	size_t k = 0;

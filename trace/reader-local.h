@@ -1,7 +1,8 @@
 /*
  * reader-local.h: the reader's internals, shared by reader.c (opening a
  * trace: segments, seek index or chunk scan, thread table, interning,
- * damage) and reader-decode.c (cursors, decoding, the time merge).
+ * damage), reader-decode.c (cursors, decoding, the time merge) and
+ * reader-pre.c (decoding ahead on a helper thread).
  *
  * A cursor follows one CPU stream through its chunks in write order; the
  * heap orders cursors by the time of their next event, with its keys
@@ -11,6 +12,7 @@
 #define ARGUS_READER_LOCAL_H
 
 #include <pthread.h>
+#include <zstd.h>
 
 #include "common/hmap.h"
 #include "trace-local.h"
@@ -151,6 +153,22 @@ const void *rd_intern(struct trace_reader *r, const void *p, size_t n);
 void rd_report(struct trace_reader *r, const char *path, uint64_t off,
     const char *reason);
 void rd_thread_update(struct trace_reader *r, const struct trace_thread *t);
+/* Decoding state (zstd context, a cursor's buffers) for one thread. */
+struct trace_chunk_buf {
+	struct cursor c;
+	ZSTD_DCtx *dctx;
+};
+
+/* Decode the chunk of ref whole into evs (room for its count) with b:
+   how many events, those before a damaged spot (reported as a cursor
+   reading it would). */
+size_t rd_decode_ref(struct trace_reader *r, struct trace_chunk_buf *b,
+    const struct chunkref *ref, struct trace_event *evs);
+/* Tell the progress callback that a cursor took a chunk. */
+void rd_took_chunk(struct trace_reader *r);
+/* The next chunk of cursor c, decoded ahead (reader-pre.c), into c->dev;
+   0, or -1 when its stream is exhausted. */
+int rd_pre_next(struct trace_reader *r, struct cursor *c);
 /* Stop decoding ahead (trace_reader_decode_ahead()), dropping what was
    decoded: the cursors must be placed again (a seek, or the close). */
 void rd_pre_stop(struct trace_reader *r);

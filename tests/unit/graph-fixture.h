@@ -88,6 +88,20 @@ fx_block(struct fx *f, uint32_t tid, uint32_t next, unsigned nr,
 	return fx_ev(f, tid, TT_SWITCH, 1, next, 120, 0);
 }
 
+/* Thread s, given the CPU in its nanosleep, returns from it, says data
+   is ready on socket sk (when not 0), wakes w (when not 0), and sleeps
+   again, the CPU to next. */
+static inline uint64_t
+fx_nap(struct fx *f, uint32_t s, uint64_t sk, uint32_t w, uint32_t next)
+{
+	fx_ev(f, s, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
+	if (sk != 0)
+		fx_ev(f, s, TT_SK_DATA_READY, sk, 1, 0, 0);
+	if (w != 0)
+		fx_ev(f, s, TT_WAKING, w, 0, 120, 0);
+	return fx_block(f, s, next, SYS_nanosleep, 0);
+}
+
 /* prev (0 for idle) switches to tid (preempted when prev_state is 0). */
 static inline uint64_t
 fx_run(struct fx *f, uint32_t prev, uint32_t tid)

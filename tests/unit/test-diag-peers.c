@@ -103,9 +103,7 @@ woken_iteration(uint32_t waker, uint64_t wait_us)
 	uint64_t at = fx_block(&F, M, 0, SYS_futex, LOCK);
 	F.ts += wait_us * 1000;
 	fx_run(&F, 0, waker);
-	fx_ev(&F, waker, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
-	fx_ev(&F, waker, TT_WAKING, M, 0, 120, 0);
-	fx_block(&F, waker, M, SYS_nanosleep, 0);
+	fx_nap(&F, waker, 0, M, M);
 	fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
 	fx_ev(&F, M, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
 	fx_ev(&F, M, TT_SWITCH, 1, 0, 120, 0);
@@ -699,27 +697,20 @@ static uint64_t
 split_iteration(unsigned c1, uint64_t wait_us)
 {
 	fx_run(&F, 0, Q);
-	fx_ev(&F, Q, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
-	fx_ev(&F, Q, TT_SK_DATA_READY, SKQ, 1, 0, 0);
-	fx_ev(&F, Q, TT_WAKING, M, 0, 120, 0);
-	fx_block(&F, Q, M, SYS_nanosleep, 0);
+	fx_nap(&F, Q, SKQ, M, M);
 	fx_ev(&F, M, TT_SYS_EXIT, SYS_poll, 1, 0, 0);
 	fx_ev(&F, M, TT_SOCK_RECV, SKQ, 1, 0, 10);
 	fx_ev(&F, M, TT_SYS_ENTER, c1, 0, 0, 0);
 	fx_ev(&F, M, TT_SYS_EXIT, c1, 0, 0, 0);
 	fx_run(&F, M, P);
-	fx_ev(&F, P, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
-	fx_ev(&F, P, TT_SK_DATA_READY, SKP, 1, 0, 0);
-	fx_block(&F, P, M, SYS_nanosleep, 0);
+	fx_nap(&F, P, SKP, 0, M);
 	fx_ev(&F, M, TT_SOCK_RECV, SKP, 1, 0, 10);
 	fx_ev(&F, M, TT_SYS_ENTER, SYS_gettid, 0, 0, 0);
 	fx_ev(&F, M, TT_SYS_EXIT, SYS_gettid, 0, 0, 0);
 	uint64_t at = fx_block(&F, M, 0, SYS_futex, LOCK);
 	F.ts += wait_us * 1000;
 	fx_run(&F, 0, P);
-	fx_ev(&F, P, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
-	fx_ev(&F, P, TT_WAKING, M, 0, 120, 0);
-	fx_block(&F, P, M, SYS_nanosleep, 0);
+	fx_nap(&F, P, 0, M, M);
 	fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
 	fx_block(&F, M, 0, SYS_poll, POLLA);
 	F.ts += 5 * MS;

@@ -431,17 +431,14 @@ cut_run(int like_hang, uint64_t gap_us, int hung, uint64_t wait_us)
 	if (gap_us != 0) {
 		/* P wakes and waits again: its wait begins after the cut */
 		fx_run(&F, M, P);
-		fx_ev(&F, P, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
-		fx_block(&F, P, M, SYS_nanosleep, 0);
+		fx_nap(&F, P, 0, 0, M);
 	}
 	if (!like_hang) {
 		fx_ev(&F, M, TT_SYS_ENTER, SYS_getpid, 0, 0, 0);
 		fx_ev(&F, M, TT_SYS_EXIT, SYS_getpid, 0, 0, 0);
 	}
 	fx_run(&F, M, P);
-	fx_ev(&F, P, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
-	fx_ev(&F, P, TT_SK_DATA_READY, SKP, 1, 0, 0);
-	fx_block(&F, P, M, SYS_nanosleep, 0);
+	fx_nap(&F, P, SKP, 0, M);
 	fx_ev(&F, M, TT_SOCK_RECV, SKP, 1, 0, 10);
 	fx_ev(&F, M, TT_SYS_ENTER, SYS_getuid, 0, 0, 0);
 	fx_ev(&F, M, TT_SYS_EXIT, SYS_getuid, 0, 0, 0);
