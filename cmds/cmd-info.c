@@ -1,8 +1,8 @@
 /*
  * cmd-info.c: argus info: what a trace holds. By default every figure
- * comes from the segment headers and the chunk headers the reader loads
- * at open (the seek index of a complete segment, a walk of the chunk
- * headers of an incomplete one): no chunk is decompressed, so the time
+ * comes from what the reader loads at open: the segment headers, the
+ * seek index of a complete segment, a walk of the chunk headers of an
+ * incomplete one. No chunk of a complete segment is read, so the time
  * does not grow with the events. --events adds one pass over the events
  * (with a progress line on a terminal) for the per-type counts, the lost
  * events and the events per process, and checks every chunk's data.
@@ -150,8 +150,8 @@ cmd_info(int argc, char **argv)
 		    (unsigned long long)in->nchunks,
 		    (unsigned long long)st.damaged);
 	else
-		printf("%-12s%llu, %llu damaged spots skipped (headers "
-		    "checked; chunk data unchecked without --events)\n",
+		printf("%-12s%llu, %llu damaged spots skipped (the chunks "
+		    "themselves are checked with --events)\n",
 		    "chunks:", (unsigned long long)in->nchunks,
 		    (unsigned long long)st.damaged);
 	if (full) {
@@ -167,7 +167,7 @@ cmd_info(int argc, char **argv)
 			    (unsigned long long)lost_cpu);
 		printf("\n");
 	} else {
-		printf("%-12s%llu in chunk headers, exact (%.2f bytes each on "
+		printf("%-12s%llu in indexes and headers, exact (%.2f bytes each on "
 		    "disk)\n", "events:", (unsigned long long)in->nevents,
 		    in->nevents ? (double)in->disk_bytes /
 		    (double)in->nevents : 0.0);

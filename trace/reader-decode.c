@@ -93,6 +93,43 @@ open_columns(struct cursor *c, uint32_t version, size_t n)
 }
 
 /*
+ * Read a chunk's compressed frame into *zp (malloc'd), with its header
+ * into *h: an indexed chunk's header is read first and must say what its
+ * index entry says. Returns 0, or -1 when it is damaged (reported).
+ */
+static int
+read_frame(struct trace_reader *r, const struct chunkref *ref,
+    struct chunk_hdr *h, uint8_t **zp)
+{
+	const struct seg *s = &r->segs[ref->seg];
+	uint8_t hb[CHUNK_HDR_LEN];
+	uint8_t *z;
+
+	*h = ref->h;
+	if (ref->indexed && (rd_read_at(s->fd, hb, CHUNK_HDR_LEN,
+	    ref->offset) != 0 || chunk_hdr_decode(h, hb) != 0 ||
+	    h->cpu != ref->h.cpu || h->count != ref->h.count ||
+	    h->first_ts != ref->h.first_ts || h->last_ts != ref->h.last_ts ||
+	    CHUNK_HDR_LEN + (uint64_t)h->csize > ref->span)) {
+		rd_report(r, s->path, ref->offset, "chunk unlike its seek "
+		    "index entry (damaged; skipped)");
+		return -1;
+	}
+	if (h->rsize > MAX_RAW_CHUNK || h->csize > MAX_RAW_CHUNK) {
+		rd_report(r, s->path, ref->offset, "chunk too large (skipped)");
+		return -1;
+	}
+	z = xmalloc(h->csize ? h->csize : 1);
+	if (rd_read_at(s->fd, z, h->csize, ref->offset + CHUNK_HDR_LEN)) {
+		free(z);
+		rd_report(r, s->path, ref->offset, "chunk cut short (skipped)");
+		return -1;
+	}
+	*zp = z;
+	return 0;
+}
+
+/*
  * Read and decompress one chunk into the cursor with dctx. Returns 0, or
  * -1 when it is damaged (reported).
  */
@@ -101,27 +138,20 @@ load_ref(struct trace_reader *r, struct cursor *c, const struct chunkref *ref,
     ZSTD_DCtx *dctx)
 {
 	const struct seg *s = &r->segs[ref->seg];
+	struct chunk_hdr h;
 	uint8_t *z;
 	size_t n;
 
-	if (ref->h.rsize > MAX_RAW_CHUNK || ref->h.csize > MAX_RAW_CHUNK) {
-		rd_report(r, s->path, ref->offset, "chunk too large (skipped)");
+	if (read_frame(r, ref, &h, &z) != 0)
 		return -1;
-	}
-	z = xmalloc(ref->h.csize ? ref->h.csize : 1);
-	if (rd_read_at(s->fd, z, ref->h.csize, ref->offset + CHUNK_HDR_LEN)) {
-		free(z);
-		rd_report(r, s->path, ref->offset, "chunk cut short (skipped)");
-		return -1;
-	}
-	if (c->raw_cap < ref->h.rsize) {
-		c->raw_cap = ref->h.rsize;
+	if (c->raw_cap < h.rsize) {
+		c->raw_cap = h.rsize;
 		free(c->raw);
 		c->raw = xmalloc(c->raw_cap);
 	}
-	n = ZSTD_decompressDCtx(dctx, c->raw, ref->h.rsize, z, ref->h.csize);
+	n = ZSTD_decompressDCtx(dctx, c->raw, h.rsize, z, h.csize);
 	free(z);
-	if (ZSTD_isError(n) || n != ref->h.rsize) {
+	if (ZSTD_isError(n) || n != h.rsize) {
 		char *why = xasprintf("chunk does not decompress (%s; skipped)",
 		    ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong size");
 
@@ -130,7 +160,7 @@ load_ref(struct trace_reader *r, struct cursor *c, const struct chunkref *ref,
 		return -1;
 	}
 	__atomic_fetch_add(&r->st.chunks_read, 1, __ATOMIC_RELAXED);
-	c->cpu = ref->h.cpu;
+	c->cpu = h.cpu;
 	c->seg = s;
 	c->plan = s->h.plan;
 	c->nplan = s->h.ntypes;
@@ -139,9 +169,9 @@ load_ref(struct trace_reader *r, struct cursor *c, const struct chunkref *ref,
 		    "chunk's column directory is damaged (skipped)");
 		return -1;
 	}
-	c->left = ref->h.count;
-	c->ts = ref->h.first_ts;
-	c->tid = ref->h.first_tid;
+	c->left = h.count;
+	c->ts = h.first_ts;
+	c->tid = h.first_tid;
 	c->chunk_offset = ref->offset;
 	size_t np = (size_t)s->h.ntypes * TRACE_NARGS;
 

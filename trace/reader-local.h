@@ -30,10 +30,20 @@ struct seg {
 	struct trace_segment_info info;
 };
 
+/*
+ * A chunk the reader knows of. Found by walking, h is its header, read and
+ * checked. Found through a seek index, h holds only what the index says
+ * (cpu, count, times) and span the bytes up to the next chunk or the
+ * index: the header is read and checked against the entry each time the
+ * chunk is decompressed (load_ref()), so that opening a trace reads no
+ * chunk header.
+ */
 struct chunkref {
 	uint32_t seg;
+	uint32_t span;			/* indexed: most bytes it may take */
 	uint64_t offset;		/* of the chunk header */
 	struct chunk_hdr h;
+	int indexed;			/* h is the index entry's */
 };
 
 struct blobref {

@@ -259,9 +259,11 @@ chunk_times_ok(struct trace_reader *r, uint32_t segi, uint64_t off,
 	return 1;
 }
 
+/* Add a chunk: span 0 when h was read from the file, else the most
+   bytes the indexed chunk may take. */
 static void
 add_chunk(struct trace_reader *r, uint32_t segi, uint64_t off,
-    const struct chunk_hdr *h)
+    const struct chunk_hdr *h, uint32_t span)
 {
 	struct cursor *c = cursor_for(r, h->cpu);
 	struct seg *s = &r->segs[segi];
@@ -272,7 +274,8 @@ add_chunk(struct trace_reader *r, uint32_t segi, uint64_t off,
 	c->last_ts = h->last_ts;
 
 	DGROW(c->chunks, c->cap, c->nchunks + 1, 64);
-	c->chunks[c->nchunks++] = (struct chunkref){ segi, off, *h };
+	c->chunks[c->nchunks++] = (struct chunkref){ .seg = segi,
+	    .span = span, .offset = off, .h = *h, .indexed = span != 0 };
 	s->info.nchunks++;
 	s->info.nevents += h->count;
 	if (s->info.first_ts == 0 || h->first_ts < s->info.first_ts)
@@ -326,33 +329,27 @@ load_index(struct trace_reader *r, uint32_t segi)
 		return -1;
 	}
 	/*
-	 * The index must agree with the chunks: entries in file order, each
-	 * on a valid chunk header saying what the entry says, chunks not
-	 * overlapping, all before the index. Otherwise the chunks are
-	 * walked instead (an index pointing everywhere at one chunk would
-	 * repeat it, one pointing past the end would lose the segment).
+	 * The entries must lie in file order, each with room for a header
+	 * before the next and the last before the index, with believable
+	 * times. Otherwise the chunks are walked instead (an index pointing
+	 * everywhere at one chunk would repeat it, one pointing past the
+	 * end would lose the segment). The chunk headers are not read here:
+	 * each is checked against its entry when its chunk is first read.
 	 */
 	struct chunk_hdr *hs = xcalloc(n ? n : 1, sizeof(*hs));
 	uint64_t *offs = xcalloc(n ? n : 1, sizeof(*offs));
-	uint64_t end = s->h.header_len;
 	int bad = 0;
 
 	for (uint32_t i = 0; i < n && !bad; i++) {
 		const uint8_t *e = b + INDEX_HDR_LEN + (size_t)i * INDEX_ENTRY_LEN;
-		uint8_t hb[CHUNK_HDR_LEN];
-		uint64_t off = get_le64(e);
 
-		if (off < end || off + CHUNK_HDR_LEN > ioff ||
-		    rd_read_at(s->fd, hb, CHUNK_HDR_LEN, off) != 0 ||
-		    chunk_hdr_decode(&hs[i], hb) != 0 ||
-		    off + CHUNK_HDR_LEN + hs[i].csize > ioff ||
-		    hs[i].first_ts != get_le64(e + 8) ||
-		    hs[i].last_ts != get_le64(e + 16) ||
-		    hs[i].count != get_le32(e + 24) ||
-		    hs[i].cpu != get_le16(e + 28))
-			bad = 1;
-		offs[i] = off;
-		end = off + CHUNK_HDR_LEN + hs[i].csize;
+		offs[i] = get_le64(e);
+		hs[i] = (struct chunk_hdr){ .magic = CHUNK_MAGIC,
+		    .cpu = get_le16(e + 28), .count = get_le32(e + 24),
+		    .first_ts = get_le64(e + 8), .last_ts = get_le64(e + 16) };
+		bad = offs[i] < (i ? offs[i - 1] + CHUNK_HDR_LEN :
+		    s->h.header_len) || offs[i] + CHUNK_HDR_LEN > ioff ||
+		    hs[i].first_ts > hs[i].last_ts;
 	}
 	free(b);
 	if (bad) {
@@ -362,8 +359,12 @@ load_index(struct trace_reader *r, uint32_t segi)
 		free(offs);
 		return -1;
 	}
-	for (uint32_t i = 0; i < n; i++)
-		add_chunk(r, segi, offs[i], &hs[i]);
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t span = (i + 1 < n ? offs[i + 1] : ioff) - offs[i];
+
+		add_chunk(r, segi, offs[i], &hs[i],
+		    span > UINT32_MAX ? UINT32_MAX : (uint32_t)span);
+	}
 	free(hs);
 	free(offs);
 	s->info.complete = 1;
@@ -433,7 +434,7 @@ scan_chunks(struct trace_reader *r, uint32_t segi)
 			    "(writer killed or still writing)");
 			return;
 		}
-		add_chunk(r, segi, off, &h);
+		add_chunk(r, segi, off, &h, 0);
 		off += CHUNK_HDR_LEN + h.csize;
 	}
 }

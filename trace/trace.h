@@ -347,10 +347,13 @@ typedef void (*trace_damage_fn)(const struct trace_damage *d, void *arg);
 
 /*
  * Open a trace directory (or a single segment file) for reading. Reads
- * segment headers and chunk headers only. A directory must pass
+ * segment headers and seek indexes, and the chunk headers only of a
+ * segment without an index; a chunk found through an index is checked
+ * against its entry when first read. A directory must pass
  * trace_dir_open(); only regular files are read (a FIFO, a device or a
- * symbolic link in the directory is skipped, never waited on). Fails when no segment is
- * readable; damaged segments and chunks are skipped and reported.
+ * symbolic link in the directory is skipped, never waited on). Fails
+ * when no segment is readable; damaged segments and chunks are skipped
+ * and reported.
  */
 int trace_reader_open(struct trace_reader **rp, const char *path,
     char **cause);

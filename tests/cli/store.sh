@@ -61,7 +61,7 @@ nbig=$((200000 + 34 + 4))	# every type once (34), 4 thread records
 	nok "dump of a rotated trace has every event" "$n != $nbig"
 segs=$("$ARGUS" info "$T/big" | sed -n 's/^segments: *\([0-9]*\) readable.*/\1/p')
 [ "${segs:-0}" -gt 1 ] && ok "info counts segments ($segs)" || nok "info counts segments"
-nh=$("$ARGUS" info "$T/big" | sed -n 's/^events: *\([0-9]*\) in chunk headers, exact .*/\1/p')
+nh=$("$ARGUS" info "$T/big" | sed -n 's/^events: *\([0-9]*\) in indexes and headers, exact .*/\1/p')
 nd=$("$ARGUS" info --events "$T/big" | sed -n 's/^events: *\([0-9]*\) read .*/\1/p')
 [ "${nh:-0}" -eq "$nbig" ] && [ "${nd:-0}" -eq "$nbig" ] &&
 	ok "info counts every event from headers and by decoding" ||
@@ -80,7 +80,7 @@ sz=$(stat -c %s "$seg")
 truncate -s $((sz - 3000)) "$seg"
 "$ARGUS" info "$T/torn" > "$T/torn.out" 2> "$T/torn.err"
 expect_status "info on a torn trace" 0 $?
-nt=$(sed -n 's/^events: *\([0-9]*\) in chunk headers.*/\1/p' "$T/torn.out")
+nt=$(sed -n 's/^events: *\([0-9]*\) in indexes and headers.*/\1/p' "$T/torn.out")
 grep -q 'torn chunk' "$T/torn.err" && grep -q '(.* indexed, 1 walked)' "$T/torn.out" &&
     grep -q '^chunks: .*, 1 damaged spots skipped' "$T/torn.out" &&
     [ "${nt:-0}" -gt 100000 ] && [ "$nt" -lt "$nbig" ] &&

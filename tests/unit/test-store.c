@@ -451,6 +451,79 @@ Test(store, corrupt_chunk_in_the_middle)
 	free(dir);
 }
 
+/*
+ * Opening a trace reads the seek indexes, and of the chunks only the
+ * first of each stream (where the reader starts): with the header of
+ * every other chunk damaged, the open reports nothing and counts every
+ * event. Each damaged chunk is then reported, once, when it is read, and
+ * skipped; so is a chunk whose header is intact but says another event
+ * count than its index entry.
+ */
+Test(store, chunk_checked_against_its_index_entry_when_read)
+{
+	char *dir = fix_tmpdir();
+	char *seg = write_small_trace(dir, 60000);
+	struct trace_reader *r = fix_open_reader(dir);
+	size_t total = fix_read_checked(r, NULL);
+	uint64_t nchunks = trace_reader_info(r)->nchunks;
+	struct chunk_hdr ch;
+	uint64_t *offs = xcalloc(nchunks, sizeof(*offs));
+	uint32_t *counts = xcalloc(nchunks, sizeof(*counts));
+	int *later = xcalloc(nchunks, sizeof(*later));
+	int seen[FIX_NCPUS + 8] = { 0 };
+	size_t in_firsts = 0, nlater = 0, pick = 0;
+
+	trace_reader_close(r);
+	cr_assert_gt(nchunks, 6);
+	for (uint64_t k = 0; k < nchunks; k++) {
+		offs[k] = chunk_at(seg, (int)k, &ch);
+		counts[k] = ch.count;
+		cr_assert_lt(ch.cpu, FIX_NCPUS + 8);
+		later[k] = seen[ch.cpu]++ > 0;
+		in_firsts += later[k] ? 0 : ch.count;
+		nlater += later[k] != 0;
+		if (later[k] && pick == 0)
+			pick = k;
+	}
+	cr_assert_gt(nlater, 2);
+
+	/* an intact header (CRC and all) with one event more */
+	uint8_t hb[CHUNK_HDR_LEN];
+
+	chunk_at(seg, (int)pick, &ch);
+	ch.count++;
+	chunk_hdr_encode(&ch, hb);
+	poke(seg, (off_t)offs[pick], hb, CHUNK_HDR_LEN);
+	r = fix_open_reader(dir);
+	cr_assert_eq(trace_reader_ndamage(r), 0);
+	size_t got = fix_read_checked(r, NULL);
+
+	cr_assert_eq(got, total - counts[pick]);
+	cr_assert_eq(trace_reader_ndamage(r), 1);
+	cr_assert_eq(trace_reader_damage(r, 0)->offset, offs[pick]);
+	cr_assert(strstr(trace_reader_damage(r, 0)->reason, "index") != NULL,
+	    "%s", trace_reader_damage(r, 0)->reason);
+	trace_reader_close(r);
+
+	/* every header but the first of each stream broken */
+	for (uint64_t k = 0; k < nchunks; k++)
+		if (later[k])
+			poke(seg, (off_t)(offs[k] + 8), "\xff\xff\xff\xff", 4);
+	r = fix_open_reader(dir);
+	cr_assert_eq(trace_reader_ndamage(r), 0, "the open read a chunk");
+	cr_assert_eq(trace_reader_info(r)->nevents, total);
+	got = fix_read_checked(r, NULL);
+	cr_assert_eq(got, in_firsts);
+	cr_assert_eq(trace_reader_ndamage(r), nlater);
+	trace_reader_close(r);
+	free(offs);
+	free(counts);
+	free(later);
+	free(seg);
+	fix_rm_rf(dir);
+	free(dir);
+}
+
 /* Every event of r, from where it is, into *v; how many. */
 static size_t
 read_all(struct trace_reader *r, struct trace_event **v)
