@@ -409,15 +409,28 @@ chunk_at(const char *seg, int skip, struct chunk_hdr *ch)
 	return off;
 }
 
+/* write_small_trace() of 60000 events into dir, read back once: its
+   events in *total, its chunks in *nchunks; the segment's path. */
+static char *
+small_trace_read(const char *dir, size_t *total, uint64_t *nchunks)
+{
+	char *seg = write_small_trace(dir, 60000);
+	struct trace_reader *r = fix_open_reader(dir);
+
+	*total = fix_read_checked(r, NULL);
+	*nchunks = trace_reader_info(r)->nchunks;
+	trace_reader_close(r);
+	return seg;
+}
+
 Test(store, corrupt_chunk_in_the_middle)
 {
 	char *dir = fix_tmpdir();
-	char *seg = write_small_trace(dir, 60000);
-	struct trace_reader *r = fix_open_reader(dir);
-	size_t total = fix_read_checked(r, NULL);
-	uint64_t nchunks = trace_reader_info(r)->nchunks;
+	uint64_t nchunks;
+	size_t total;
+	char *seg = small_trace_read(dir, &total, &nchunks);
+	struct trace_reader *r;
 
-	trace_reader_close(r);
 	cr_assert_gt(nchunks, 6);
 
 	/* the 4th chunk */
@@ -462,10 +475,10 @@ Test(store, corrupt_chunk_in_the_middle)
 Test(store, chunk_checked_against_its_index_entry_when_read)
 {
 	char *dir = fix_tmpdir();
-	char *seg = write_small_trace(dir, 60000);
-	struct trace_reader *r = fix_open_reader(dir);
-	size_t total = fix_read_checked(r, NULL);
-	uint64_t nchunks = trace_reader_info(r)->nchunks;
+	uint64_t nchunks;
+	size_t total;
+	char *seg = small_trace_read(dir, &total, &nchunks);
+	struct trace_reader *r;
 	struct chunk_hdr ch;
 	uint64_t *offs = xcalloc(nchunks, sizeof(*offs));
 	uint32_t *counts = xcalloc(nchunks, sizeof(*counts));
@@ -473,7 +486,6 @@ Test(store, chunk_checked_against_its_index_entry_when_read)
 	int seen[FIX_NCPUS + 8] = { 0 };
 	size_t in_firsts = 0, nlater = 0, pick = 0;
 
-	trace_reader_close(r);
 	cr_assert_gt(nchunks, 6);
 	for (uint64_t k = 0; k < nchunks; k++) {
 		offs[k] = chunk_at(seg, (int)k, &ch);
