@@ -75,13 +75,15 @@ load_main(void *arg)
 	return NULL;
 }
 
+/* On any reading thread (a window's lead is decoded on two): a chunk
+   is now checked when it is first read, not at open. */
 static void
 on_damage(const struct trace_damage *dmg, void *arg)
 {
 	struct loader *l = arg;
 
 	(void)dmg;
-	l->damaged++;
+	__atomic_fetch_add(&l->damaged, 1, __ATOMIC_RELAXED);
 }
 
 /* On the reading thread: the chunks read so far. */

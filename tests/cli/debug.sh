@@ -423,6 +423,29 @@ else
 	nok "error without a terminal or trace" "$(cat "$T/err.txt")"
 fi
 
+# a chunk unlike its seek index entry is found while the debugger loads,
+# not at open: the screen still says the damage
+"$B/tests/tools/mktrace" "$T/dmg" 400000 65536 >/dev/null 2>&1
+python3 - "$T/dmg/seg-00000002.argus" <<'PY'
+import struct, sys, zlib
+p = sys.argv[1]
+b = bytearray(open(p, "rb").read())
+ioff, n = struct.unpack_from("<QI", b, len(b) - 24)
+e = ioff + 16 + 32
+struct.pack_into("<I", b, e + 24, struct.unpack_from("<I", b, e + 24)[0] + 1)
+crc = zlib.crc32(bytes(b[ioff:ioff + 16 + 32 * n]))
+struct.pack_into("<I", b, len(b) - 12, crc)
+open(p, "wb").write(b)
+PY
+start 120 40 "$T/dmg"
+if wait_for 'warning: 1 damaged spot\(s\) skipped' 20; then
+	ok "a chunk unlike its index entry is reported on the screen"
+else
+	nok "a chunk unlike its index entry is reported on the screen" "$(screen)"
+fi
+keys q
+wait_for '^EXIT=0' 5 || nok "quit (damaged trace)" "$(screen | tail -n 3)"
+
 # --- real recordings ----------------------------------------------------------
 skip_if_wedged "lockio and chromium recordings" && exit 0
 scn="$B/tests/scenarios/chromium"
