@@ -76,7 +76,7 @@ load_main(void *arg)
 }
 
 /* On any reading thread (a window's lead is decoded on two): a chunk
-   is now checked when it is first read, not at open. */
+   found through a seek index is checked when first read, not at open. */
 static void
 on_damage(const struct trace_damage *dmg, void *arg)
 {
