@@ -19,7 +19,6 @@
 #include "common/common.h"
 #include "reader-local.h"
 
-
 /* The column where each part of an event is read, in a chunk of n bytes
    at c->raw: the one body of format 1, the columns listed in the
    directory of format 2. Returns 0, or -1 when the directory is damaged. */
@@ -106,7 +105,7 @@ read_frame(struct trace_reader *r, const struct chunkref *ref,
 	uint8_t *z;
 
 	*h = ref->h;
-	if (ref->indexed && (rd_read_at(s->fd, hb, CHUNK_HDR_LEN,
+	if (ref->span != 0 && (rd_read_at(s->fd, hb, CHUNK_HDR_LEN,
 	    ref->offset) != 0 || chunk_hdr_decode(h, hb) != 0 ||
 	    h->cpu != ref->h.cpu || h->count != ref->h.count ||
 	    h->first_ts != ref->h.first_ts || h->last_ts != ref->h.last_ts ||
@@ -561,7 +560,6 @@ trace_reader_damage(const struct trace_reader *r, size_t i)
 }
 
 /* --- bulk access ------------------------------------------------------ */
-
 
 struct trace_chunk_buf *
 trace_chunk_buf_new(void)

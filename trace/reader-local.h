@@ -40,10 +40,10 @@ struct seg {
  */
 struct chunkref {
 	uint32_t seg;
-	uint32_t span;			/* indexed: most bytes it may take */
+	uint32_t span;			/* indexed: most bytes it may take;
+					   0: found by walking */
 	uint64_t offset;		/* of the chunk header */
 	struct chunk_hdr h;
-	int indexed;			/* h is the index entry's */
 };
 
 struct blobref {

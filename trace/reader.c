@@ -275,7 +275,7 @@ add_chunk(struct trace_reader *r, uint32_t segi, uint64_t off,
 
 	DGROW(c->chunks, c->cap, c->nchunks + 1, 64);
 	c->chunks[c->nchunks++] = (struct chunkref){ .seg = segi,
-	    .span = span, .offset = off, .h = *h, .indexed = span != 0 };
+	    .span = span, .offset = off, .h = *h };
 	s->info.nchunks++;
 	s->info.nevents += h->count;
 	if (s->info.first_ts == 0 || h->first_ts < s->info.first_ts)

@@ -177,10 +177,9 @@ c_rule(struct tui *t, char *arg)
 		return R_STATUS;
 	}
 	int r = tui_rebuild(t);
-	if (t->msg[0] == '\0' || !t->msg_err)
-		tui_message(t, 0, "rule added (%zu rules): vertices %zu -> %zu, "
-		    "edges %zu -> %zu", rules_count(t->rules), before,
-		    graph_nvertices(t->g), eb, graph_nedges(t->g));
+	tui_message(t, 0, "rule added (%zu rules): vertices %zu -> %zu, "
+	    "edges %zu -> %zu", rules_count(t->rules), before,
+	    graph_nvertices(t->g), eb, graph_nedges(t->g));
 	return r;
 }
 

@@ -200,13 +200,9 @@ tui_open_hang(struct tui *t, size_t h, int record)
 			resolve(t);
 			hist_save(t);
 			tui_lanes(t);
-			/* a warning not seen yet (the load's damage)
-			   stays until a key: the panes say "no hang" */
-			if (!(t->msg_err && t->msg[0] != '\0'))
-				tui_message(t, 0, "no hang found: %zu "
-				    "vertices, %zu threads (:goto, :diagnose)",
-				    graph_nvertices(t->g),
-				    graph_nthreads(t->g));
+			tui_message(t, 0, "no hang found: %zu vertices, %zu "
+			    "threads (:goto, :diagnose)", graph_nvertices(t->g),
+			    graph_nthreads(t->g));
 		}
 		return R_ALL;
 	}
@@ -236,11 +232,9 @@ tui_open_hang(struct tui *t, size_t h, int record)
 	if (diag_picked(t->d, h) >= 0)
 		t->panes[P_CANDS].sel = (size_t)diag_picked(t->d, h);
 	char b[32];
-	/* a warning not seen yet (the load's damage) stays until a key */
-	if (!(t->msg_err && t->msg[0] != '\0'))
-		tui_message(t, 0, "hang %zu/%zu: %s %s for %s", h + 1,
-		    diag_nhangs(t->d), hg->th.comm, diag_kind_name(hg->kind),
-		    fmt_duration(b, sizeof(b), hg->end_ns - hg->start_ns));
+	tui_message(t, 0, "hang %zu/%zu: %s %s for %s", h + 1,
+	    diag_nhangs(t->d), hg->th.comm, diag_kind_name(hg->kind),
+	    fmt_duration(b, sizeof(b), hg->end_ns - hg->start_ns));
 	return R_ALL;
 }
 

@@ -206,6 +206,8 @@ void tui_extend_wait(struct tui *t, int keep);
 /* tui.c */
 /* A terminating signal arrived (the session is ending). */
 int tui_signalled(void);
+/* Put a message on the status line until the next key; err: an error or
+   warning, which a later information of the same turn does not replace. */
 void tui_message(struct tui *t, int err, const char *fmt, ...)
     PRINTFLIKE(3, 4);
 /* Move to vertex v (recorded in history when record is set): its thread

@@ -58,6 +58,9 @@ tui_message(struct tui *t, int err, const char *fmt, ...)
 {
 	va_list ap;
 
+	/* an error or warning not seen yet stays (a key clears it) */
+	if (!err && t->msg_err && t->msg[0] != '\0')
+		return;
 	va_start(ap, fmt);
 	vsnprintf(t->msg, sizeof(t->msg), fmt, ap);
 	va_end(ap);

@@ -12,8 +12,8 @@
  * not runnable while inside a system call gets, with its switch, the
  * call's number and arguments read from its saved registers (RB_BLOCK,
  * one record for both), and a mark in its task storage ("blocked"); the
- * marked task writes its RB_SYS_EXIT on its way back to user space. In the default set ("lean") no program
- * works on every system call (the one on sys_exit that keeps libargus's
+ * marked task writes its RB_SYS_EXIT on its way back to user space. In
+ * the default set ("lean") no program works on every system call (the one on sys_exit that keeps libargus's
  * records, when recording with them, passes over every other call at
  * once): the exit comes at rseq_update, which a task that registered
  * rseq (glibc's threads do) meets after each switch, its registers
