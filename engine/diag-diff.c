@@ -128,6 +128,22 @@ idle_holder(struct diag *d, const struct level *lv, struct dwait *w)
 	return GRAPH_NONE;
 }
 
+/*
+ * Whether a thread did its part in the path (step s, its latest there)
+ * inside the diagnosed window and only then blocked in wait w (its
+ * switch out at or after the end of the step's vertex): a wait after
+ * its part cannot have delayed it (a parent that starts a helper and
+ * then waits for the child that hung waits for the hang, not the other
+ * way round).
+ */
+static int
+done_before(const struct graph *g, const struct diag_step *s,
+    const struct level *lv, const struct dwait *w)
+{
+	return s->node != GRAPH_NONE && s->ts >= lv->a &&
+	    g->th[w->ti].ev[w->sw].ts >= graph_vertex_end(g, s->node);
+}
+
 /* x blocked in wait w of thread ti. */
 static void
 set_blocked(const struct graph *g, uint32_t ti, const struct dwait *w,
@@ -195,7 +211,8 @@ diag_diff_path(struct diag *d, const struct level *lv,
 		} else if (diag_wait_overlapping(d, ti, lv->a, lv->b, &w,
 		    &ov) && ov >= len / 2 &&
 		    !(g->th[ti].ev[w.sw].sub & 0x30) &&	/* exited */
-		    diag_wait_key(g, &w) != diag_idle_key(d, ti)) {
+		    diag_wait_key(g, &w) != diag_idle_key(d, ti) &&
+		    !done_before(g, &p[i], lv, &w)) {
 			set_blocked(g, ti, &w, &x);
 		} else {
 			continue;

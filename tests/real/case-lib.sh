@@ -7,6 +7,10 @@
 #   hung     the pid (or "tid N") to diagnose
 #   kind     the expected hang kind (blocked, yield, busy)
 #   culprits one line per expected culprit: "pid N" or "tid N"
+#   innocent one line per process or thread that must not be a culprit
+#            (it only waits for the hung one): "pid N" or "tid N"
+#   cycle    present when the hang is a circular wait (without it, a
+#            reported cycle fails the case)
 #   pids     every process the case started (killed by the runner after
 #            the case, whatever happened)
 
@@ -35,6 +39,7 @@ in_syscall() {
 	_nr=$(cut -d' ' -f1 "/proc/$1/syscall" 2>/dev/null) || return 1
 	case "$(uname -m):$2:$_nr" in
 	x86_64:read:0|x86_64:poll:7|x86_64:wait4:61|x86_64:flock:73) ;;
+	x86_64:fcntl:72) ;;
 	x86_64:futex:202|x86_64:epoll_wait:232|x86_64:ppoll:271) ;;
 	x86_64:clock_nanosleep:230|x86_64:nanosleep:35) ;;
 	aarch64:read:63|aarch64:ppoll:73|aarch64:wait4:260) ;;

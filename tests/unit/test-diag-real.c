@@ -8,7 +8,8 @@
  * whose culprit is the lock's holder (from the file lock events); a
  * reply sent after another thread of the process woke the sender is not
  * tied to the request it answers; a wait after a call returned is in no
- * call (a thread blocked on its way out).
+ * call (a thread blocked on its way out); a thread that did its part in
+ * the wake-up chain and only then waited for the hung one is no culprit.
  */
 #include <errno.h>
 
@@ -270,6 +271,77 @@ Test(diag_real, wait_after_a_call_returned_is_in_no_call)
 	}
 	cr_expect(found, "the worker is no culprit (%zu culprits)",
 	    diag_nculprits(d, 0));
+	diag_free(d);
+	graph_free(g);
+}
+
+/*
+ * M waits 500 ms in read for H. P forks H and then waits in wait4 for M
+ * (a parent that starts a helper, then waits for the child that hung);
+ * H sleeps 500 ms on a timer and wakes M, whose exit wakes P. P is on
+ * M's wake-up chain (it started H), but its wait began after its part
+ * in it: P waits for the hang, it is no culprit, and there is no
+ * circular wait. H, blocked in its sleep, is.
+ */
+Test(diag_real, starter_waiting_for_the_hang_is_no_culprit)
+{
+	fx_init(&F);
+	fx_thread(&F, M, M, "main");
+	fx_thread(&F, P, P, "starter");
+	/* P's idle wait: short polls */
+	for (int i = 0; i < 3; i++) {
+		fx_block(&F, P, 0, SYS_poll, POLLA);
+		F.ts += MS;
+		fx_run(&F, 0, P);
+		fx_ev(&F, P, TT_SYS_EXIT, SYS_poll, 1, 0, 0);
+	}
+	fx_block(&F, P, M, SYS_poll, POLLA);
+	fx_block(&F, M, 0, SYS_read, 5);
+	F.ts += MS;
+	fx_run(&F, 0, P);
+	fx_ev(&F, P, TT_SYS_EXIT, SYS_poll, 1, 0, 0);
+	fx_ev(&F, P, TT_FORK, H, H, 0, 0);
+	fx_blob(&F, "helper");
+	fx_ev(&F, P, TT_WAKEUP_NEW, H, 0, 120, 0);
+	fx_block(&F, P, H, SYS_wait4, (uint64_t)-1);
+	fx_ev(&F, H, TT_TIMER_START, 0x77, 0xfff, 5, 1);
+	fx_block(&F, H, 0, SYS_nanosleep, 0);
+	F.ts += 500 * MS;
+	F.cpu = 1;
+	F.ctx = TRACE_CTX_HARDIRQ;
+	fx_ev(&F, 0, TT_IRQ_ENTRY, 0, 0, 0, 0);
+	fx_blob(&F, "apic_timer");
+	fx_ev(&F, 0, TT_TIMER_EXPIRE, 0x77, 1, 0xfff, 0);
+	fx_ev(&F, 0, TT_WAKING, H, 0, 120, 0);
+	fx_ev(&F, 0, TT_TIMER_EXPIRE_EXIT, 0x77, 1, 0, 0);
+	fx_ev(&F, 0, TT_IRQ_EXIT, 0, 1, 0, 0);
+	F.ctx = TRACE_CTX_TASK;
+	F.cpu = 0;
+	fx_run(&F, 0, H);
+	fx_ev(&F, H, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
+	fx_ev(&F, H, TT_WAKING, M, 0, 120, 0);
+	fx_ev(&F, H, TT_EXIT, H, 0, 0, 0);
+	fx_ev(&F, H, TT_SWITCH, 0x40, M, 120, 0);	/* X */
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_read, 8, 0, 0);
+	fx_ev(&F, M, TT_WAKING, P, 0, 120, 0);
+	fx_ev(&F, M, TT_EXIT, M, 0, 0, 0);
+	fx_ev(&F, M, TT_SWITCH, 0x40, P, 120, 0);	/* X */
+	fx_ev(&F, P, TT_SYS_EXIT, SYS_wait4, M, 0, 0);
+	fx_block(&F, P, 0, SYS_poll, POLLA);
+
+	struct graph *g;
+	struct diag *d = diag_of_m(&g);
+	cr_assert_str_eq(diag_hang(d, 0)->wait.syscall, "read");
+	int helper = 0, starter = 0;
+	for (size_t i = 0; i < diag_nculprits(d, 0); i++) {
+		const struct diag_culprit *c = diag_culprit(d, 0, i);
+		helper |= c->th.tid == H && c->kind == DIAG_BLOCKED;
+		starter |= c->th.tid == P;
+	}
+	cr_expect(helper, "the helper is a culprit");
+	cr_expect(!starter, "the starter, waiting for the hang, is no "
+	    "culprit");
+	cr_expect_null(diag_cycle(d, 0), "no circular wait");
 	diag_free(d);
 	graph_free(g);
 }
