@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -180,6 +181,22 @@ diag_describe_sys(const struct graph *g, const struct graph_event *en,
 		w->type = "socket";
 		snprintf(w->resource, sizeof(w->resource), "fd:%llu",
 		    (unsigned long long)en->key);
+	} else if (en->aux == SYS_wait4) {
+		/* the pid argument: -1 any child, 0 or -pgid a group */
+		int32_t pid = (int32_t)en->key;
+		w->type = "child";
+		if (pid > 0)
+			snprintf(w->resource, sizeof(w->resource),
+			    "child:%" PRId32, pid);
+		else
+			snprintf(w->resource, sizeof(w->resource), "%s",
+			    pid == -1 ? "child:any" : "child:group");
+	} else if (en->aux == SYS_waitid) {
+		/* the idtype argument: P_ALL, P_PID, P_PGID, P_PIDFD */
+		w->type = "child";
+		snprintf(w->resource, sizeof(w->resource), "%s",
+		    en->key == 0 ? "child:any" : en->key == 2 ?
+		    "child:group" : "child:one");
 	} else if (en->aux == SYS_sched_yield) {
 		w->type = "yield";
 		snprintf(w->resource, sizeof(w->resource), "sched_yield");
