@@ -253,8 +253,17 @@ int diag_lock_wait(const struct graph *g, uint32_t ti, uint32_t enter,
    started that stretch is an answer, not a request. */
 int diag_outstanding(const struct graph *g, uint32_t ti, uint32_t enter,
     uint64_t threshold, int replies);
+/* Whether a system call's exit makes it a timed slice: a futex wait
+   that ended by its own timeout. Waited on again at once, on the same
+   futex, it is how a thread waits for a lock or a turn in slices (a
+   Java monitor's backoff, CPython's global interpreter lock). */
+static inline int
+diag_poll_timed_slice(uint32_t nr, int64_t ret)
+{
+	return nr == SYS_futex && ret == -ETIMEDOUT;
+}
 /* A polling stretch being followed: the same failing non-blocking
-   operation retried after timed waits. */
+   operation retried after timed waits, or timed slices back to back. */
 struct dpoll_stretch {
 	uint32_t first;		/* exit of the first failed attempt */
 	uint32_t enter;		/* its entry */
@@ -262,6 +271,7 @@ struct dpoll_stretch {
 	uint32_t n;		/* failed attempts */
 	uint64_t res;		/* diag_res_key of the attempt */
 	int timed;		/* a timed wait since the last attempt */
+	int slices;		/* timed slices (diag_poll_timed_slice()) */
 };
 struct dpoll_found {
 	struct dpoll_stretch s;
@@ -291,7 +301,9 @@ diag_poll_step(struct diag *d, struct dpoll *p, uint32_t enter, uint32_t i)
 	if (enter == GRAPH_NONE)
 		return;
 	if (e->type == TT_SYS_EXIT && (p->s.first != GRAPH_NONE ||
-	    diag_try_again(d->g->th[p->ti].ev[enter].aux, (int64_t)e->key)))
+	    diag_try_again(d->g->th[p->ti].ev[enter].aux, (int64_t)e->key) ||
+	    diag_poll_timed_slice(d->g->th[p->ti].ev[enter].aux,
+	    (int64_t)e->key)))
 		diag_poll_exit(d, p, enter, i);
 	else if (p->s.first != GRAPH_NONE && e->type == TT_SWITCH &&
 	    (e->flags & GRAPH_EVF_WAIT))

@@ -9,6 +9,10 @@
  *   operation on the same resource failing with "try again" (EAGAIN,
  *   EBUSY, or a refused connect) again and again, each retry after a
  *   wait that ended by its own timeout.
+ *   So do timed slices: futex waits on one word back to back, each
+ *   ended by its own timeout, until one is woken (a Java monitor's
+ *   backoff, CPython's global interpreter lock); one still slicing at
+ *   the end of the trace is not kept (a thread ticking on a timer).
  *   Each stretch past the threshold becomes a hang of kind yield.
  * - diag_lock_culprit(): the holder of the file lock a blocked or
  *   polling attempt wants, from the TT_FILELOCK events of every thread
@@ -187,6 +191,19 @@ diag_poll_hang(struct diag *d, uint32_t ti, uint32_t enter, uint32_t first,
 	h->pub.wait.result = (int64_t)t->ev[last].key;
 	h->pub.wait.has_result = 1;
 	h->pub.wait.wait_ev = enter;
+	if (diag_poll_timed_slice(t->ev[enter].aux,
+	    (int64_t)t->ev[first].key)) {
+		/* timed slices: the wait of the last one, which ended
+		   them (its wake-up is the hang's) */
+		h->pub.slices = 1;
+		for (uint32_t i = last + 1; i < t->nev && t->ev[i].ts <= end;
+		    i++)
+			if (t->ev[i].type == TT_SWITCH &&
+			    (t->ev[i].flags & GRAPH_EVF_WAIT)) {
+				diag_wait_at(d->g, ti, i, d->last_ts, &h->dw);
+				h->pub.wait.result = h->dw.w.result;
+			}
+	}
 	return h;
 }
 
@@ -229,7 +246,29 @@ diag_poll_exit(struct diag *d, struct dpoll *p, uint32_t enter, uint32_t i)
 	int again = diag_try_again(en->aux, (int64_t)e->key);
 	uint64_t res = diag_res_key(en);
 
-	if (s->first != GRAPH_NONE && res == s->res && !again) {
+	int slice = diag_poll_timed_slice(en->aux, (int64_t)e->key);
+
+	if (s->first != GRAPH_NONE && s->slices) {
+		/* slices back to back: any other call ends them */
+		if (res == s->res && slice &&
+		    en->ts - t->ev[s->last].ts <= gap) {
+			s->last = i;
+			s->n++;
+			return;
+		}
+		if (res == s->res && !slice)
+			poll_keep(d, p, e->ts);	/* woken at last */
+		s->first = GRAPH_NONE;
+		s->slices = 0;
+		if (!slice && !again)
+			return;
+	}
+	if (slice) {
+		if (s->first != GRAPH_NONE)
+			poll_keep(d, p, t->ev[s->last].ts);
+		*s = (struct dpoll_stretch){ .first = i, .enter = enter,
+		    .last = i, .n = 1, .res = res, .slices = 1 };
+	} else if (s->first != GRAPH_NONE && res == s->res && !again) {
 		poll_keep(d, p, e->ts);		/* it worked at last */
 	} else if (again) {
 		if (s->first != GRAPH_NONE && res == s->res && s->timed &&
@@ -253,7 +292,7 @@ diag_poll_end(struct diag *d, struct dpoll *p)
 	const struct gthread *t = &d->g->th[p->ti];
 	uint64_t gap = d->o.threshold_ns / 2;
 
-	if (p->s.first != GRAPH_NONE) {
+	if (p->s.first != GRAPH_NONE && !p->s.slices) {
 		/* still polling at the end of the trace, unless the attempts
 		   stopped well before it: a recorder that keeps only the
 		   failed attempts (the BPF one) does not show the one that

@@ -142,6 +142,11 @@ diag_write_hang_text_n(const struct diag *d, size_t h, size_t number,
 		fprintf(f, "  running or runnable for ");
 		put_dur(f, x->cpu_ns);
 		fprintf(f, "\n");
+	} else if (x->kind == DIAG_YIELD && x->slices) {
+		fprintf(f, "  waiting in slices: ");
+		put_wait(f, &x->wait);
+		fprintf(f, ", %u slices ended by their timeout before\n",
+		    x->yields);
 	} else if (x->kind == DIAG_YIELD && polling(x)) {
 		fprintf(f, "  retrying: ");
 		put_wait(f, &x->wait);
@@ -360,8 +365,9 @@ diag_write_hang_json(const struct diag *d, size_t h, FILE *f)
 		jwait(f, &x->wait);
 	else
 		fprintf(f, "null");
-	fprintf(f, ",\"cpu_ns\":%" PRIu64 ",\"yields\":%u,\"similar\":[",
-	    x->cpu_ns, x->yields);
+	fprintf(f, ",\"cpu_ns\":%" PRIu64 ",\"yields\":%u,\"slices\":%s,"
+	    "\"similar\":[", x->cpu_ns, x->yields,
+	    x->slices ? "true" : "false");
 	for (size_t i = 0; i < diag_nsimilar(d, h); i++) {
 		const struct diag_similar *s = diag_similar(d, h, i);
 		fprintf(f, "%s{\"node\":%u,\"start_ns\":%" PRIu64

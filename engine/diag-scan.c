@@ -69,7 +69,7 @@ struct sthr {
 	uint32_t first_nr;
 	struct graph_event last_en;
 	/* a polling stretch */
-	int ps, ps_timed, pt_pending;
+	int ps, ps_timed, ps_slices, pt_pending;
 	uint64_t ps_enter, ps_first, ps_last, ps_res;
 	uint32_t ps_n, pt_dist;
 	/* hang marks */
@@ -270,11 +270,37 @@ poll_exit(struct scan *s, struct sthr *t, const struct graph_event *en,
     uint64_t ts, int64_t ret)
 {
 	uint64_t res = diag_res_key(en), gap = s->th / 2;
+	int slice = diag_poll_timed_slice(en->aux, ret);
+	int again = diag_try_again(en->aux, ret);
 
-	if (t->ps && res == t->ps_res && !diag_try_again(en->aux, ret)) {
+	if (t->ps && t->ps_slices) {
+		/* slices back to back: any other call ends them */
+		if (res == t->ps_res && slice && en->ts - t->ps_last <= gap) {
+			t->ps_last = ts;
+			t->ps_n++;
+			return;
+		}
+		if (res == t->ps_res && !slice)
+			poll_end(s, t, ts);	/* woken at last */
+		t->ps = 0;
+		t->ps_slices = 0;
+		if (!slice && !again)
+			return;
+	}
+	if (slice) {
+		if (t->ps)
+			poll_end(s, t, t->ps_last);
+		t->ps = 1;
+		t->ps_slices = 1;
+		t->ps_enter = en->ts;
+		t->ps_first = t->ps_last = ts;
+		t->ps_n = 1;
+		t->ps_res = res;
+		t->ps_timed = 0;
+	} else if (t->ps && res == t->ps_res && !again) {
 		poll_end(s, t, ts);
 		t->ps = 0;
-	} else if (diag_try_again(en->aux, ret)) {
+	} else if (again) {
 		if (t->ps && res == t->ps_res && t->ps_timed &&
 		    ts - t->ps_last <= gap) {
 			t->ps_last = ts;
@@ -675,7 +701,7 @@ diag_scan(struct trace_reader *r, const struct rules *rules,
 			wait_ended(&s, t, s.last_ts, 0);
 		if (t->nw && !t->nw_final)
 			entry_final(&s, t);
-		if (t->ps)
+		if (t->ps && !t->ps_slices)
 			poll_end(&s, t, s.last_ts - t->ps_last > s.th / 2 ?
 			    t->ps_last : s.last_ts);
 		if (t->begun)

@@ -588,6 +588,27 @@ analyze_yield(struct diag *d, struct dhang *h)
 	const struct graph *g = d->g;
 	uint64_t a = h->pub.start_ns, b = h->pub.end_ns;
 
+	if (h->pub.slices) {
+		/* one futex waited on in timed slices until woken: the
+		   thread that woke it held the lock or the turn */
+		uint32_t *cl = NULL;
+		size_t ncl = 0;
+		struct level lv = { .ti = h->pub.th.thread,
+		    .node = h->pub.node, .dw = h->dw, .a = a, .b = b };
+		dnote(h, "%s waited on %s in %u timed slices in %.0f ms, "
+		    "each ended by its timeout and waited again at once, "
+		    "until woken: a lock or a turn held by another thread "
+		    "(a runtime's monitor, an interpreter's global lock)",
+		    h->pub.th.comm, h->pub.wait.resource, h->pub.yields,
+		    (double)(b - a) / 1e6);
+		if (h->dw.run != GRAPH_NONE)
+			diag_slice_wait(d, h, &h->dw, h->pub.th.thread,
+			    h->dw.start, 0, &h->crit, &cl, &ncl,
+			    "wake-up chain of the hang");
+		diag_recurse(d, h, &lv, h->crit.v, h->crit.n);
+		free(cl);
+		return;
+	}
 	if (h->poll_exit != GRAPH_NONE) {
 		/* retries of an operation the kernel refused */
 		dnote(h, "%s retried %s on %s %u times in %.0f ms, each "

@@ -440,7 +440,11 @@ struct diag_hang {
 	int ended;			/* the hang ended within the trace */
 	uint32_t node;			/* the spinning vertex */
 	struct diag_wait wait;		/* DIAG_BLOCKED */
-	uint32_t yields;		/* DIAG_YIELD: yields/short sleeps */
+	uint32_t yields;		/* DIAG_YIELD: yields/short sleeps,
+					   attempts refused, or timed slices */
+	int slices;			/* DIAG_YIELD: one futex waited on in
+					   timed slices until woken (yields of
+					   them ended by their timeout) */
 	uint64_t cpu_ns;		/* time running or runnable (not
 					   blocked) during the hang */
 };
