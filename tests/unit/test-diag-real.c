@@ -9,7 +9,10 @@
  * reply sent after another thread of the process woke the sender is not
  * tied to the request it answers; a wait after a call returned is in no
  * call (a thread blocked on its way out); a thread that did its part in
- * the wake-up chain and only then waited for the hung one is no culprit.
+ * the wake-up chain and only then waited for the hung one is no culprit;
+ * a futex waited on in timed slices until another thread lets go is a
+ * yield hang whose culprit is that thread, while slices that are never
+ * woken (a timer's tick) or that other calls separate are none.
  */
 #include <errno.h>
 
@@ -344,4 +347,113 @@ Test(diag_real, starter_waiting_for_the_hang_is_no_culprit)
 	cr_expect_null(diag_cycle(d, 0), "no circular wait");
 	diag_free(d);
 	graph_free(g);
+}
+
+#define FUTEX_W 0x7100
+
+/* M waits on FUTEX_W in n slices of 5 ms, each ended by its timeout,
+   with its calls between every few slices when other_calls; W, on CPU
+   1, runs the whole time and wakes M after them when wakes. */
+static void
+sliced(unsigned n, int other_calls, int wakes)
+{
+	fx_init(&F);
+	fx_thread(&F, M, M, "main");
+	fx_thread(&F, W, M, "worker");
+	F.cpu = 1;
+	fx_run(&F, 0, W);
+	F.cpu = 0;
+	for (unsigned k = 0; k < n; k++) {
+		if (other_calls && k % 4 == 0) {
+			fx_ev(&F, M, TT_SYS_ENTER, SYS_getpid, 0, 0, 0);
+			fx_ev(&F, M, TT_SYS_EXIT, SYS_getpid, M, 0, 0);
+		}
+		fx_block(&F, M, 0, SYS_futex, FUTEX_W);
+		F.ts += 5 * MS;
+		fx_run(&F, 0, M);
+		fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, (uint64_t)-ETIMEDOUT, 0,
+		    0);
+	}
+	fx_block(&F, M, 0, SYS_futex, FUTEX_W);
+	F.ts += 3 * MS;
+	if (wakes) {
+		F.cpu = 1;
+		fx_ev(&F, W, TT_WAKING, M, 0, 120, 0);
+		F.cpu = 0;
+		fx_run(&F, 0, M);
+		fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+		fx_block(&F, M, 0, SYS_read, 5);
+	}
+	F.ts += 5 * MS;
+	F.cpu = 1;
+	fx_block(&F, W, 0, SYS_nanosleep, 0);
+	F.cpu = 0;
+}
+
+Test(diag_real, timed_slices_woken_are_a_yield_hang)
+{
+	sliced(40, 0, 1);
+
+	struct graph *g;
+	struct diag *d = diag_of_m(&g);
+	const struct diag_hang *x = diag_hang(d, 0);
+	cr_assert_eq(x->kind, DIAG_YIELD);
+	cr_expect(x->slices);
+	cr_expect_eq(x->yields, 40);
+	cr_expect_str_eq(x->wait.syscall, "futex");
+	cr_expect_geq(x->end_ns - x->start_ns, 200 * MS);
+	int worker = 0;
+	for (size_t i = 0; i < diag_nculprits(d, 0); i++) {
+		const struct diag_culprit *c = diag_culprit(d, 0, i);
+		worker |= c->th.tid == W && c->kind == DIAG_BUSY;
+	}
+	cr_expect(worker, "the worker, running, is the culprit");
+	diag_free(d);
+	graph_free(g);
+}
+
+/* The same thread, found among all: its slices are its only waits. */
+Test(diag_real, timed_slices_found_without_a_name)
+{
+	sliced(40, 0, 1);
+
+	struct graph *g = fx_build(&F, NULL);
+	struct diag_opts o = opts();
+	struct diag *d = NULL;
+	cr_assert_not_null(g);
+	cr_assert_eq(diag_new(g, &o, &d, NULL), 0);
+	cr_assert_eq(diag_nhangs(d), 1);
+	cr_expect(diag_hang(d, 0)->slices);
+	diag_free(d);
+	graph_free(g);
+}
+
+static size_t
+slice_hangs(void)
+{
+	struct graph *g = fx_build(&F, NULL);
+	struct diag_opts o = opts();
+	struct diag *d = NULL;
+	size_t n = 0;
+
+	cr_assert_not_null(g);
+	o.tid = M;
+	cr_assert_eq(diag_new(g, &o, &d, NULL), 0);
+	for (size_t i = 0; i < diag_nhangs(d); i++)
+		n += diag_hang(d, i)->slices;
+	diag_free(d);
+	graph_free(g);
+	return n;
+}
+
+Test(diag_real, timed_slices_never_woken_or_split_are_none)
+{
+	sliced(40, 0, 0);
+	cr_expect_eq(slice_hangs(), 0, "a tick never woken is no hang");
+	sliced(40, 1, 1);
+	cr_expect_eq(slice_hangs(), 0, "slices other calls separate are "
+	    "no hang");
+	sliced(10, 0, 1);
+	cr_expect_eq(slice_hangs(), 0, "50 ms of slices: under the "
+	    "threshold");
 }
