@@ -118,6 +118,15 @@ rows(struct tui *t, struct nrows *r)
 		    " (not ended)", fmt_duration(b, sizeof(b), hg->cpu_ns));
 		if (hg->kind == DIAG_BLOCKED)
 			wait_text(&hg->wait, r->head[r->nhead++], 200);
+		else if (hg->kind == DIAG_YIELD && hg->slices)
+			snprintf(r->head[r->nhead++], 200, "waiting on %s in "
+			    "timed slices, %u ended by their timeout",
+			    hg->wait.resource, hg->yields);
+		else if (hg->kind == DIAG_YIELD && hg->wait.syscall[0] != '\0' &&
+		    strcmp(hg->wait.syscall, "sched_yield") != 0)
+			snprintf(r->head[r->nhead++], 200, "retrying %s on %s, "
+			    "%u attempts refused", hg->wait.syscall,
+			    hg->wait.resource, hg->yields);
 		else if (hg->kind == DIAG_YIELD)
 			snprintf(r->head[r->nhead++], 200, "%u yields or "
 			    "short sleeps", hg->yields);
