@@ -211,12 +211,6 @@ from_marks(struct diag *d)
 	return found;
 }
 
-/* Whether the user named the threads to diagnose. */
-static int
-named(const struct diag *d)
-{
-	return d->o.pid != 0 || d->o.tid != 0 || d->o.comm != NULL;
-}
 
 /* The longest wait seen among the chosen threads that did not make a
    hang, and why (for the report when no hang is found, and for the
@@ -329,7 +323,7 @@ kernel_thread_hangs(struct diag *d, uint32_t ti, struct longest *lg)
 			rank = 0;
 		else if ((far || alone) && !sleep_nr(t->ev[en].aux) &&
 		    (diag_lock_wait(g, ti, en, i) ||
-		    diag_outstanding(g, ti, en, th, named(d))))
+		    diag_outstanding(g, ti, en, th, diag_opts_named(&d->o))))
 			rank = 1;	/* it waits for an answer or a lock */
 		else if (far || alone)
 			why = sleep_nr(t->ev[en].aux) ? "a sleep" :
@@ -371,7 +365,7 @@ from_kernel(struct diag *d)
 		}
 	if (d->h.n > 0)
 		return;
-	if (named(d) && lg.ti != GRAPH_NONE && lg.dt >= d->o.threshold_ns) {
+	if (diag_opts_named(&d->o) && lg.ti != GRAPH_NONE && lg.dt >= d->o.threshold_ns) {
 		/* the user says it hung: its longest wait */
 		struct dhang *h = diag_new_hang(d, lg.ti, 0, 0,
 		    DIAG_SRC_KERNEL);
@@ -451,7 +445,7 @@ listed_wait(struct diag *d, const struct dcand *c, uint32_t ti, uint32_t i)
 	if (enter == GRAPH_NONE || t->ev[enter].ts != c->enter_ts)
 		return NULL;
 	if (rank == 1 && !diag_lock_wait(g, ti, enter, i) &&
-	    !diag_outstanding(g, ti, enter, d->o.threshold_ns, named(d)))
+	    !diag_outstanding(g, ti, enter, d->o.threshold_ns, diag_opts_named(&d->o)))
 		return NULL;
 	/* a wait that goes on past the window ends where the streaming
 	   pass saw it end (the trace's end when it never did) */

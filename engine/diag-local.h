@@ -262,6 +262,16 @@ diag_poll_timed_slice(uint32_t nr, int64_t ret)
 {
 	return nr == SYS_futex && ret == -ETIMEDOUT;
 }
+/* Whether the user named the threads to diagnose (--pid, --tid,
+   --comm): they say it hung. Only then are timed slices a hang: a
+   daemon's main loop waiting for work in slices (a queue read with a
+   timeout, again and again) is idle, and one long wait in its place
+   would be no hang either. */
+static inline int
+diag_opts_named(const struct diag_opts *o)
+{
+	return o->pid != 0 || o->tid != 0 || o->comm != NULL;
+}
 /* A polling stretch being followed: the same failing non-blocking
    operation retried after timed waits, or timed slices back to back. */
 struct dpoll_stretch {

@@ -11,8 +11,9 @@
  *   wait that ended by its own timeout.
  *   So do timed slices: futex waits on one word back to back, each
  *   ended by its own timeout, until one is woken (a Java monitor's
- *   backoff, CPython's global interpreter lock); one still slicing at
- *   the end of the trace is not kept (a thread ticking on a timer).
+ *   backoff, CPython's global interpreter lock), when the user named
+ *   the thread (diag_opts_named()); one still slicing at the end of
+ *   the trace is not kept (a thread ticking on a timer).
  *   Each stretch past the threshold becomes a hang of kind yield.
  * - diag_lock_culprit(): the holder of the file lock a blocked or
  *   polling attempt wants, from the TT_FILELOCK events of every thread
@@ -246,7 +247,8 @@ diag_poll_exit(struct diag *d, struct dpoll *p, uint32_t enter, uint32_t i)
 	int again = diag_try_again(en->aux, (int64_t)e->key);
 	uint64_t res = diag_res_key(en);
 
-	int slice = diag_poll_timed_slice(en->aux, (int64_t)e->key);
+	int slice = diag_opts_named(&d->o) &&
+	    diag_poll_timed_slice(en->aux, (int64_t)e->key);
 
 	if (s->first != GRAPH_NONE && s->slices) {
 		/* slices back to back: any other call ends them */

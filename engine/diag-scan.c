@@ -270,7 +270,8 @@ poll_exit(struct scan *s, struct sthr *t, const struct graph_event *en,
     uint64_t ts, int64_t ret)
 {
 	uint64_t res = diag_res_key(en), gap = s->th / 2;
-	int slice = diag_poll_timed_slice(en->aux, ret);
+	int slice = diag_opts_named(s->o) &&
+	    diag_poll_timed_slice(en->aux, ret);
 	int again = diag_try_again(en->aux, ret);
 
 	if (t->ps && t->ps_slices) {
