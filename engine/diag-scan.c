@@ -263,6 +263,24 @@ poll_end(struct scan *s, struct sthr *t, uint64_t end)
 	c->n = t->ps_n;
 }
 
+/* A polling stretch of t begins with the call entered at enter and
+   ended at ts, on resource res (timed slices when slices); the one
+   being followed ends at its last attempt. */
+static void
+ps_start(struct scan *s, struct sthr *t, uint64_t enter, uint64_t ts,
+    uint64_t res, int slices)
+{
+	if (t->ps)
+		poll_end(s, t, t->ps_last);
+	t->ps = 1;
+	t->ps_slices = slices;
+	t->ps_enter = enter;
+	t->ps_first = t->ps_last = ts;
+	t->ps_n = 1;
+	t->ps_res = res;
+	t->ps_timed = 0;
+}
+
 /* A system call exit of t, after the entry's key is final
    (diag_poll_step()). */
 static void
@@ -289,15 +307,7 @@ poll_exit(struct scan *s, struct sthr *t, const struct graph_event *en,
 			return;
 	}
 	if (slice) {
-		if (t->ps)
-			poll_end(s, t, t->ps_last);
-		t->ps = 1;
-		t->ps_slices = 1;
-		t->ps_enter = en->ts;
-		t->ps_first = t->ps_last = ts;
-		t->ps_n = 1;
-		t->ps_res = res;
-		t->ps_timed = 0;
+		ps_start(s, t, en->ts, ts, res, 1);
 	} else if (t->ps && res == t->ps_res && !again) {
 		poll_end(s, t, ts);
 		t->ps = 0;
@@ -309,14 +319,7 @@ poll_exit(struct scan *s, struct sthr *t, const struct graph_event *en,
 			t->ps_timed = 0;
 		} else if (!t->ps || res != t->ps_res ||
 		    ts - t->ps_last > gap || !t->ps_timed) {
-			if (t->ps)
-				poll_end(s, t, t->ps_last);
-			t->ps = 1;
-			t->ps_enter = en->ts;
-			t->ps_first = t->ps_last = ts;
-			t->ps_n = 1;
-			t->ps_res = res;
-			t->ps_timed = 0;
+			ps_start(s, t, en->ts, ts, res, 0);
 		}
 	}
 }

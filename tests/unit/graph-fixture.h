@@ -102,6 +102,21 @@ fx_nap(struct fx *f, uint32_t s, uint64_t sk, uint32_t w, uint32_t next)
 	return fx_block(f, s, next, SYS_nanosleep, 0);
 }
 
+/* A timer interrupt: timer expires and wakes tid (its sleep armed
+   timer). The fixture's context is task again after it. */
+static inline void
+fx_timer_wake(struct fx *f, uint64_t timer, uint32_t tid)
+{
+	f->ctx = TRACE_CTX_HARDIRQ;
+	fx_ev(f, 0, TT_IRQ_ENTRY, 0, 0, 0, 0);
+	fx_blob(f, "apic_timer");
+	fx_ev(f, 0, TT_TIMER_EXPIRE, timer, 1, 0xfff, 0);
+	fx_ev(f, 0, TT_WAKING, tid, 0, 120, 0);
+	fx_ev(f, 0, TT_TIMER_EXPIRE_EXIT, timer, 1, 0, 0);
+	fx_ev(f, 0, TT_IRQ_EXIT, 0, 1, 0, 0);
+	f->ctx = TRACE_CTX_TASK;
+}
+
 /* prev (0 for idle) switches to tid (preempted when prev_state is 0). */
 static inline uint64_t
 fx_run(struct fx *f, uint32_t prev, uint32_t tid)

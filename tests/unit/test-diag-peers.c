@@ -425,14 +425,7 @@ Test(diag_peers, loop_polling_at_both_ends_is_idle)
 	fx_block(&F, SW, 0, SYS_nanosleep, 0);
 	F.ts += 60 * MS;
 	F.cpu = 1;
-	F.ctx = TRACE_CTX_HARDIRQ;
-	fx_ev(&F, 0, TT_IRQ_ENTRY, 0, 0, 0, 0);
-	fx_blob(&F, "apic_timer");
-	fx_ev(&F, 0, TT_TIMER_EXPIRE, 0x77, 1, 0xfff, 0);
-	fx_ev(&F, 0, TT_WAKING, SW, 0, 120, 0);
-	fx_ev(&F, 0, TT_TIMER_EXPIRE_EXIT, 0x77, 1, 0, 0);
-	fx_ev(&F, 0, TT_IRQ_EXIT, 0, 1, 0, 0);
-	F.ctx = TRACE_CTX_TASK;
+	fx_timer_wake(&F, 0x77, SW);
 	F.cpu = 0;
 	fx_run(&F, 0, SW);
 	fx_ev(&F, SW, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);

@@ -312,14 +312,7 @@ Test(diag_real, starter_waiting_for_the_hang_is_no_culprit)
 	fx_block(&F, H, 0, SYS_nanosleep, 0);
 	F.ts += 500 * MS;
 	F.cpu = 1;
-	F.ctx = TRACE_CTX_HARDIRQ;
-	fx_ev(&F, 0, TT_IRQ_ENTRY, 0, 0, 0, 0);
-	fx_blob(&F, "apic_timer");
-	fx_ev(&F, 0, TT_TIMER_EXPIRE, 0x77, 1, 0xfff, 0);
-	fx_ev(&F, 0, TT_WAKING, H, 0, 120, 0);
-	fx_ev(&F, 0, TT_TIMER_EXPIRE_EXIT, 0x77, 1, 0, 0);
-	fx_ev(&F, 0, TT_IRQ_EXIT, 0, 1, 0, 0);
-	F.ctx = TRACE_CTX_TASK;
+	fx_timer_wake(&F, 0x77, H);
 	F.cpu = 0;
 	fx_run(&F, 0, H);
 	fx_ev(&F, H, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);

@@ -229,14 +229,7 @@ Test(graph_window, timer_and_work_set_before_it_link_into_it)
 		fx_ev(&F, B, TT_SYS_EXIT, SYS_getpid, B, 0, 0);
 		F.ts += MS;
 	}
-	F.ctx = TRACE_CTX_HARDIRQ;
-	fx_ev(&F, 0, TT_IRQ_ENTRY, 0, 0, 0, 0);
-	fx_blob(&F, "apic_timer");
-	fx_ev(&F, 0, TT_TIMER_EXPIRE, 0x77, 1, 0xfff, 0);
-	fx_ev(&F, 0, TT_WAKING, A, 0, 120, 0);
-	fx_ev(&F, 0, TT_TIMER_EXPIRE_EXIT, 0x77, 1, 0, 0);
-	fx_ev(&F, 0, TT_IRQ_EXIT, 0, 1, 0, 0);
-	F.ctx = TRACE_CTX_TASK;
+	fx_timer_wake(&F, 0x77, A);
 	fx_run(&F, 0, KW);
 	fx_ev(&F, KW, TT_WQ_START, 0x88, 0, 0, 0);
 	fx_ev(&F, KW, TT_WQ_END, 0x88, 0, 0, 0);
