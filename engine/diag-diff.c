@@ -10,7 +10,8 @@
  * a thread idle there merely waits for the one before it in the chain).
  * Every blocked such thread is a culprit: when several threads wait on
  * one resource, the last one to wake the others does not take all the
- * blame alone. A busy thread ends the list (what is behind it in the
+ * blame alone. Timed slices on one futex that cover most of the window
+ * (diag_slices_overlapping()) are a wait like one. A busy thread ends the list (what is behind it in the
  * path only fed it its work earlier). After the first culprit, only the
  * threads whose part in the path came while the diagnosed thread waited
  * in the normal case count: the thread the input came from, or one that
@@ -196,7 +197,7 @@ diag_diff_path(struct diag *d, const struct level *lv,
 		x.c.wait.type = "";
 		x.c.start_ns = lv->a;
 		x.c.end_ns = lv->b;
-		uint64_t cpu = diag_cpu_time(g, ti, lv->a, lv->b), ov;
+		uint64_t cpu = diag_cpu_time(g, ti, lv->a, lv->b), ov, from;
 		struct dwait w;
 		if (cpu >= len / 2) {
 			if (cs->n > 0)
@@ -214,6 +215,14 @@ diag_diff_path(struct diag *d, const struct level *lv,
 		    diag_wait_key(g, &w) != diag_idle_key(d, ti) &&
 		    !done_before(g, &p[i], lv, &w)) {
 			set_blocked(g, ti, &w, &x);
+		} else if (diag_slices_overlapping(d, ti, lv->a, lv->b, &w,
+		    &from, &ov) && ov >= len / 2 &&
+		    !done_before(g, &p[i], lv, &w)) {
+			/* waiting in timed slices most of the window (for
+			   a lock or a turn): blocked, from the first */
+			set_blocked(g, ti, &w, &x);
+			x.c.start_ns = x.w.start = from;
+			x.sliced = 1;
 		} else {
 			continue;
 		}

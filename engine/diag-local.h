@@ -181,6 +181,13 @@ int diag_next_wait(const struct graph *g, uint32_t ti, struct dwaits *w);
 /* The wait of thread ti overlapping [a, b] the most, or 0. */
 int diag_wait_overlapping(const struct diag *d, uint32_t ti, uint64_t a,
     uint64_t b, struct dwait *dw, uint64_t *overlap);
+/* The timed slices of thread ti (diag_poll_timed_slice(): futex waits
+   on one word back to back, each but the last ended by its timeout)
+   overlapping [a, b] the most, taken together: 1 with *w the last
+   slice's wait, *start the first's start and *overlap theirs; 0 when
+   no run of two slices or more overlaps it. */
+int diag_slices_overlapping(const struct diag *d, uint32_t ti, uint64_t a,
+    uint64_t b, struct dwait *w, uint64_t *start, uint64_t *overlap);
 /* Time thread ti was running or runnable (not blocked) within [a, b]. */
 uint64_t diag_cpu_time(const struct graph *g, uint32_t ti, uint64_t a,
     uint64_t b);
@@ -443,6 +450,8 @@ struct dculprit {
 	struct diag_culprit c;
 	struct dwait w;
 	int holder;		/* named as the idle holder (diag-diff.c) */
+	int sliced;		/* blocked in timed slices: w is the last,
+				   its start the first's */
 };
 /* The diff of a level against path p (n steps): every thread on it (the
    diagnosed one excepted) busy or blocked on a wait other than its idle

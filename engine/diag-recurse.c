@@ -42,6 +42,7 @@ struct branch {
 	unsigned depth;		/* its depth */
 	uint32_t ti;		/* its thread */
 	struct dwait w;		/* its wait */
+	int sliced;		/* w: timed slices (struct dculprit) */
 };
 
 /* The state of one recursion. */
@@ -176,7 +177,8 @@ level(struct rec *r, const struct level *lv, const struct diag_step *p,
 		if (again || x->c.kind != DIAG_BLOCKED)
 			continue;	/* followed where first found */
 		struct branch nb = { .cul = h->cul.n - 1, .up = b,
-		    .depth = depth, .ti = x->c.th.thread, .w = x->w };
+		    .depth = depth, .ti = x->c.th.thread, .w = x->w,
+		    .sliced = x->sliced };
 		DPUSH(r->br, nb);
 	}
 }
@@ -200,7 +202,9 @@ follow(struct rec *r, size_t b)
 	char what[96];
 
 	r->sub.n = 0;
-	if (diag_culprit_twin(r->d, &nl, &twin, &hz)) {
+	/* timed slices: their twins would be the slices before the last,
+	   ended by a timer; the last one's wake-up names who let go */
+	if (!x.sliced && diag_culprit_twin(r->d, &nl, &twin, &hz)) {
 		snprintf(what, sizeof(what), "slice of %s's normal wait "
 		    "(depth %u)", comm, x.depth + 1);
 		diag_slice_wait(r->d, r->h, &twin, nl.ti, twin.start, hz,

@@ -452,3 +452,66 @@ Test(diag_real, timed_slices_never_woken_or_split_are_none)
 	cr_expect_eq(slice_hangs(), 0, "50 ms of slices: under the "
 	    "threshold");
 }
+
+/*
+ * P joins W (a futex wait); W waits on FUTEX_W in 40 slices of 5 ms,
+ * each ended by its timeout, while H runs on CPU 1; H then wakes W,
+ * whose exit wakes P. W, waiting in slices most of P's wait, is blocked
+ * there (not idle, not busy), and H, running, is its culprit.
+ */
+Test(diag_real, culprit_waiting_in_timed_slices_is_blocked)
+{
+	fx_init(&F);
+	fx_thread(&F, P, P, "main");
+	fx_thread(&F, W, P, "worker");
+	fx_thread(&F, H, P, "holder");
+	F.cpu = 1;
+	fx_run(&F, 0, H);
+	F.cpu = 0;
+	fx_run(&F, 0, P);
+	fx_block(&F, P, W, SYS_futex, 0x7200);
+	for (unsigned k = 0; k < 40; k++) {
+		fx_block(&F, W, 0, SYS_futex, FUTEX_W);
+		F.ts += 5 * MS;
+		fx_run(&F, 0, W);
+		fx_ev(&F, W, TT_SYS_EXIT, SYS_futex, (uint64_t)-ETIMEDOUT, 0,
+		    0);
+	}
+	fx_block(&F, W, 0, SYS_futex, FUTEX_W);
+	F.ts += 3 * MS;
+	F.cpu = 1;
+	fx_ev(&F, H, TT_WAKING, W, 0, 120, 0);
+	F.cpu = 0;
+	fx_run(&F, 0, W);
+	fx_ev(&F, W, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	fx_ev(&F, W, TT_WAKING, P, 0, 120, 0);
+	fx_ev(&F, W, TT_EXIT, W, 0, 0, 0);
+	fx_ev(&F, W, TT_SWITCH, 0x40, P, 120, 0);	/* X */
+	fx_ev(&F, P, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	fx_block(&F, P, 0, SYS_read, 5);
+	F.cpu = 1;
+	F.ts += 5 * MS;
+	fx_block(&F, H, 0, SYS_nanosleep, 0);
+	F.cpu = 0;
+
+	struct graph *g = fx_build(&F, NULL);
+	struct diag_opts o = opts();
+	struct diag *d = NULL;
+	cr_assert_not_null(g);
+	o.tid = P;
+	cr_assert_eq(diag_new(g, &o, &d, NULL), 0);
+	cr_assert_eq(diag_nhangs(d), 1);
+	int worker = 0, holder = 0;
+	for (size_t i = 0; i < diag_nculprits(d, 0); i++) {
+		const struct diag_culprit *c = diag_culprit(d, 0, i);
+		if (c->th.tid == W && c->kind == DIAG_BLOCKED &&
+		    c->end_ns - c->start_ns >= 200 * MS)
+			worker = 1;
+		if (c->th.tid == H && c->kind == DIAG_BUSY)
+			holder = 1;
+	}
+	cr_expect(worker, "the worker, in slices, is blocked for all of them");
+	cr_expect(holder, "the holder, running, is a culprit");
+	diag_free(d);
+	graph_free(g);
+}
