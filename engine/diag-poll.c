@@ -196,14 +196,22 @@ diag_poll_hang(struct diag *d, uint32_t ti, uint32_t enter, uint32_t first,
 	    (int64_t)t->ev[first].key)) {
 		/* timed slices: the wait of the last one, which ended
 		   them (its wake-up is the hang's) */
+		uint32_t sw = GRAPH_NONE;
 		h->pub.slices = 1;
-		for (uint32_t i = last + 1; i < t->nev && t->ev[i].ts <= end;
-		    i++)
+		for (uint32_t i = enter; i < t->nev && t->ev[i].ts <= end; i++)
 			if (t->ev[i].type == TT_SWITCH &&
-			    (t->ev[i].flags & GRAPH_EVF_WAIT)) {
-				diag_wait_at(d->g, ti, i, d->last_ts, &h->dw);
+			    (t->ev[i].flags & GRAPH_EVF_WAIT))
+				sw = i;
+		/* the last call may not have blocked (the word changed
+		   before it slept, EAGAIN): then the last slice's wait,
+		   ended by its timer */
+		if (sw != GRAPH_NONE) {
+			diag_wait_at(d->g, ti, sw, d->last_ts, &h->dw);
+			if (sw > last)
 				h->pub.wait.result = h->dw.w.result;
-			}
+		} else {
+			h->dw.run = h->dw.sw = GRAPH_NONE;
+		}
 	}
 	return h;
 }
@@ -412,6 +420,7 @@ diag_lock_culprit(struct diag *d, struct dhang *h, struct diag_culprit *c,
 	const struct graph *g = d->g;
 	uint32_t ti = h->pub.th.thread, a, b;
 	const struct graph_event *at;
+
 
 	if (h->pub.kind == DIAG_BLOCKED && h->dw.enter != GRAPH_NONE) {
 		a = h->dw.enter;

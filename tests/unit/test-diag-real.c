@@ -515,3 +515,30 @@ Test(diag_real, culprit_waiting_in_timed_slices_is_blocked)
 	diag_free(d);
 	graph_free(g);
 }
+
+/* The last call of the slices returns at once (the word changed before
+   it slept): the hang still ends there, read from the last slice. */
+Test(diag_real, timed_slices_ended_without_a_wait)
+{
+	sliced(40, 0, 0);
+	/* sliced() left M blocked in one more slice: it times out, and
+	   the next call finds the word changed */
+	F.ts += 2 * MS;
+	fx_run(&F, 0, M);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, (uint64_t)-ETIMEDOUT, 0, 0);
+	fx_ev(&F, M, TT_SYS_ENTER, SYS_futex, FUTEX_W, 0, 0);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, (uint64_t)-EAGAIN, 0, 0);
+	fx_block(&F, M, 0, SYS_read, 5);
+	F.ts += 5 * MS;
+
+	struct graph *g;
+	struct diag *d = diag_of_m(&g);
+	const struct diag_hang *x = diag_hang(d, 0);
+	cr_assert_eq(x->kind, DIAG_YIELD);
+	cr_expect(x->slices);
+	cr_expect_eq(x->yields, 41);
+	for (size_t i = 0; i < diag_nculprits(d, 0); i++)
+		cr_expect_neq(diag_culprit(d, 0, i)->th.tid, M);
+	diag_free(d);
+	graph_free(g);
+}
