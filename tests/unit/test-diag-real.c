@@ -345,6 +345,16 @@ Test(diag_real, starter_waiting_for_the_hang_is_no_culprit)
 
 #define FUTEX_W 0x7100
 
+/* tid waits on FUTEX_W 5 ms, until the wait's timeout. */
+static void
+timed_slice(uint32_t tid)
+{
+	fx_block(&F, tid, 0, SYS_futex, FUTEX_W);
+	F.ts += 5 * MS;
+	fx_run(&F, 0, tid);
+	fx_ev(&F, tid, TT_SYS_EXIT, SYS_futex, (uint64_t)-ETIMEDOUT, 0, 0);
+}
+
 /* M waits on FUTEX_W in n slices of 5 ms, each ended by its timeout,
    with its calls between every few slices when other_calls; W, on CPU
    1, runs the whole time and wakes M after them when wakes. */
@@ -362,11 +372,7 @@ sliced(unsigned n, int other_calls, int wakes)
 			fx_ev(&F, M, TT_SYS_ENTER, SYS_getpid, 0, 0, 0);
 			fx_ev(&F, M, TT_SYS_EXIT, SYS_getpid, M, 0, 0);
 		}
-		fx_block(&F, M, 0, SYS_futex, FUTEX_W);
-		F.ts += 5 * MS;
-		fx_run(&F, 0, M);
-		fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, (uint64_t)-ETIMEDOUT, 0,
-		    0);
+		timed_slice(M);
 	}
 	fx_block(&F, M, 0, SYS_futex, FUTEX_W);
 	F.ts += 3 * MS;
@@ -471,11 +477,7 @@ Test(diag_real, culprit_waiting_in_timed_slices_is_blocked)
 	fx_run(&F, 0, P);
 	fx_block(&F, P, W, SYS_futex, 0x7200);
 	for (unsigned k = 0; k < 40; k++) {
-		fx_block(&F, W, 0, SYS_futex, FUTEX_W);
-		F.ts += 5 * MS;
-		fx_run(&F, 0, W);
-		fx_ev(&F, W, TT_SYS_EXIT, SYS_futex, (uint64_t)-ETIMEDOUT, 0,
-		    0);
+		timed_slice(W);
 	}
 	fx_block(&F, W, 0, SYS_futex, FUTEX_W);
 	F.ts += 3 * MS;
