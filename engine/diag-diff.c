@@ -11,8 +11,9 @@
  * Every blocked such thread is a culprit: when several threads wait on
  * one resource, the last one to wake the others does not take all the
  * blame alone. Timed slices on one futex that cover most of the window
- * (diag_slices_overlapping()) are a wait like one. A busy thread ends the list (what is behind it in the
- * path only fed it its work earlier). After the first culprit, only the
+ * (diag_slices_overlapping()) are a wait like one. A busy thread ends
+ * the list (what is behind it in the path only fed it its work
+ * earlier). After the first culprit, only the
  * threads whose part in the path came while the diagnosed thread waited
  * in the normal case count: the thread the input came from, or one that
  * sent the request before the wait began, waits for its own reasons.

@@ -211,7 +211,6 @@ from_marks(struct diag *d)
 	return found;
 }
 
-
 /* The longest wait seen among the chosen threads that did not make a
    hang, and why (for the report when no hang is found, and for the
    user's own pick). */
@@ -323,7 +322,8 @@ kernel_thread_hangs(struct diag *d, uint32_t ti, struct longest *lg)
 			rank = 0;
 		else if ((far || alone) && !sleep_nr(t->ev[en].aux) &&
 		    (diag_lock_wait(g, ti, en, i) ||
-		    diag_outstanding(g, ti, en, th, diag_opts_named(&d->o))))
+		    diag_outstanding(g, ti, en, th,
+		    diag_opts_named(&d->o))))
 			rank = 1;	/* it waits for an answer or a lock */
 		else if (far || alone)
 			why = sleep_nr(t->ev[en].aux) ? "a sleep" :
@@ -365,7 +365,8 @@ from_kernel(struct diag *d)
 		}
 	if (d->h.n > 0)
 		return;
-	if (diag_opts_named(&d->o) && lg.ti != GRAPH_NONE && lg.dt >= d->o.threshold_ns) {
+	if (diag_opts_named(&d->o) && lg.ti != GRAPH_NONE &&
+	    lg.dt >= d->o.threshold_ns) {
 		/* the user says it hung: its longest wait */
 		struct dhang *h = diag_new_hang(d, lg.ti, 0, 0,
 		    DIAG_SRC_KERNEL);
@@ -445,7 +446,8 @@ listed_wait(struct diag *d, const struct dcand *c, uint32_t ti, uint32_t i)
 	if (enter == GRAPH_NONE || t->ev[enter].ts != c->enter_ts)
 		return NULL;
 	if (rank == 1 && !diag_lock_wait(g, ti, enter, i) &&
-	    !diag_outstanding(g, ti, enter, d->o.threshold_ns, diag_opts_named(&d->o)))
+	    !diag_outstanding(g, ti, enter, d->o.threshold_ns,
+	    diag_opts_named(&d->o)))
 		return NULL;
 	/* a wait that goes on past the window ends where the streaming
 	   pass saw it end (the trace's end when it never did) */

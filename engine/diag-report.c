@@ -99,10 +99,8 @@ put_culprits(FILE *f, const struct diag *d, size_t h, size_t parent)
 	}
 }
 
-/* Whether a yield hang is a polling loop of refused attempts (its
-   wait names the call retried). */
-static int
-polling(const struct diag_hang *x)
+int
+diag_yield_polls(const struct diag_hang *x)
 {
 	return x->wait.syscall[0] != '\0' &&
 	    strcmp(x->wait.syscall, "sched_yield") != 0;
@@ -147,7 +145,7 @@ diag_write_hang_text_n(const struct diag *d, size_t h, size_t number,
 		put_wait(f, &x->wait);
 		fprintf(f, ", %u slices ended by their timeout before\n",
 		    x->yields);
-	} else if (x->kind == DIAG_YIELD && polling(x)) {
+	} else if (x->kind == DIAG_YIELD && diag_yield_polls(x)) {
 		fprintf(f, "  retrying: ");
 		put_wait(f, &x->wait);
 		fprintf(f, ", %u attempts refused\n", x->yields);
@@ -361,7 +359,7 @@ diag_write_hang_json(const struct diag *d, size_t h, FILE *f)
 	    diag_kind_name(x->kind), diag_source_name(x->source));
 	jnode(f, x->node);
 	fprintf(f, ",\"wait\":");
-	if (x->kind == DIAG_BLOCKED || (x->kind == DIAG_YIELD && polling(x)))
+	if (x->kind == DIAG_BLOCKED || (x->kind == DIAG_YIELD && diag_yield_polls(x)))
 		jwait(f, &x->wait);
 	else
 		fprintf(f, "null");

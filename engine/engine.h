@@ -448,6 +448,10 @@ struct diag_hang {
 	uint64_t cpu_ns;		/* time running or runnable (not
 					   blocked) during the hang */
 };
+/* Whether yield hang x retried a system call on a resource (refused
+   attempts, or timed slices): its wait names the call; else it yielded
+   or slept polling a flag. */
+int diag_yield_polls(const struct diag_hang *x);
 
 /* A normal node similar to the hang's spinning node. */
 struct diag_similar {

@@ -122,8 +122,7 @@ rows(struct tui *t, struct nrows *r)
 			snprintf(r->head[r->nhead++], 200, "waiting on %s in "
 			    "timed slices, %u ended by their timeout",
 			    hg->wait.resource, hg->yields);
-		else if (hg->kind == DIAG_YIELD && hg->wait.syscall[0] != '\0' &&
-		    strcmp(hg->wait.syscall, "sched_yield") != 0)
+		else if (hg->kind == DIAG_YIELD && diag_yield_polls(hg))
 			snprintf(r->head[r->nhead++], 200, "retrying %s on %s, "
 			    "%u attempts refused", hg->wait.syscall,
 			    hg->wait.resource, hg->yields);

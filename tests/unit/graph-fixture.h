@@ -117,6 +117,14 @@ fx_timer_wake(struct fx *f, uint64_t timer, uint32_t tid)
 	f->ctx = TRACE_CTX_TASK;
 }
 
+/* tid exits, the CPU to next (0 for idle). */
+static inline void
+fx_exit(struct fx *f, uint32_t tid, uint32_t next)
+{
+	fx_ev(f, tid, TT_EXIT, tid, 0, 0, 0);
+	fx_ev(f, tid, TT_SWITCH, 0x40, next, 120, 0);	/* X */
+}
+
 /* prev (0 for idle) switches to tid (preempted when prev_state is 0). */
 static inline uint64_t
 fx_run(struct fx *f, uint32_t prev, uint32_t tid)

@@ -261,8 +261,7 @@ Test(diag_real, wait_after_a_call_returned_is_in_no_call)
 	fx_ev(&F, W, TT_SWITCH, 2, M, 120, 0);	/* D, outside any call */
 	fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
 	fx_ev(&F, M, TT_SWITCH, 1, W, 120, 0);
-	fx_ev(&F, W, TT_EXIT, W, 0, 0, 0);
-	fx_ev(&F, W, TT_SWITCH, 0x40, 0, 120, 0);	/* X */
+	fx_exit(&F, W, 0);
 
 	struct graph *g;
 	struct diag *d = diag_of_m(&g);
@@ -317,12 +316,10 @@ Test(diag_real, starter_waiting_for_the_hang_is_no_culprit)
 	fx_run(&F, 0, H);
 	fx_ev(&F, H, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
 	fx_ev(&F, H, TT_WAKING, M, 0, 120, 0);
-	fx_ev(&F, H, TT_EXIT, H, 0, 0, 0);
-	fx_ev(&F, H, TT_SWITCH, 0x40, M, 120, 0);	/* X */
+	fx_exit(&F, H, M);
 	fx_ev(&F, M, TT_SYS_EXIT, SYS_read, 8, 0, 0);
 	fx_ev(&F, M, TT_WAKING, P, 0, 120, 0);
-	fx_ev(&F, M, TT_EXIT, M, 0, 0, 0);
-	fx_ev(&F, M, TT_SWITCH, 0x40, P, 120, 0);	/* X */
+	fx_exit(&F, M, P);
 	fx_ev(&F, P, TT_SYS_EXIT, SYS_wait4, M, 0, 0);
 	fx_block(&F, P, 0, SYS_poll, POLLA);
 
@@ -476,9 +473,8 @@ Test(diag_real, culprit_waiting_in_timed_slices_is_blocked)
 	F.cpu = 0;
 	fx_run(&F, 0, P);
 	fx_block(&F, P, W, SYS_futex, 0x7200);
-	for (unsigned k = 0; k < 40; k++) {
+	for (unsigned k = 0; k < 40; k++)
 		timed_slice(W);
-	}
 	fx_block(&F, W, 0, SYS_futex, FUTEX_W);
 	F.ts += 3 * MS;
 	F.cpu = 1;
@@ -487,8 +483,7 @@ Test(diag_real, culprit_waiting_in_timed_slices_is_blocked)
 	fx_run(&F, 0, W);
 	fx_ev(&F, W, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
 	fx_ev(&F, W, TT_WAKING, P, 0, 120, 0);
-	fx_ev(&F, W, TT_EXIT, W, 0, 0, 0);
-	fx_ev(&F, W, TT_SWITCH, 0x40, P, 120, 0);	/* X */
+	fx_exit(&F, W, P);
 	fx_ev(&F, P, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
 	fx_block(&F, P, 0, SYS_read, 5);
 	F.cpu = 1;
