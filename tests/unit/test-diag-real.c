@@ -97,20 +97,27 @@ Test(diag_real, idle_wait_is_not_a_hang_and_says_why)
 	graph_free(g);
 }
 
-/* The diagnosis of F with M named (--tid): one hang, its graph in *gp. */
+/* The diagnosis of F with thread tid named (--tid): one hang, its
+   graph in *gp. */
 static struct diag *
-diag_of_m(struct graph **gp)
+diag_of(uint32_t tid, struct graph **gp)
 {
 	struct graph *g = fx_build(&F, NULL);
 	struct diag_opts o = opts();
 	struct diag *d = NULL;
 
 	cr_assert_not_null(g);
-	o.tid = M;
+	o.tid = tid;
 	cr_assert_eq(diag_new(g, &o, &d, NULL), 0);
 	cr_assert_eq(diag_nhangs(d), 1);
 	*gp = g;
 	return d;
+}
+
+static struct diag *
+diag_of_m(struct graph **gp)
+{
+	return diag_of(M, gp);
 }
 
 Test(diag_real, named_thread_gets_its_longest_wait)
@@ -491,13 +498,8 @@ Test(diag_real, culprit_waiting_in_timed_slices_is_blocked)
 	fx_block(&F, H, 0, SYS_nanosleep, 0);
 	F.cpu = 0;
 
-	struct graph *g = fx_build(&F, NULL);
-	struct diag_opts o = opts();
-	struct diag *d = NULL;
-	cr_assert_not_null(g);
-	o.tid = P;
-	cr_assert_eq(diag_new(g, &o, &d, NULL), 0);
-	cr_assert_eq(diag_nhangs(d), 1);
+	struct graph *g;
+	struct diag *d = diag_of(P, &g);
 	int worker = 0, holder = 0;
 	for (size_t i = 0; i < diag_nculprits(d, 0); i++) {
 		const struct diag_culprit *c = diag_culprit(d, 0, i);
