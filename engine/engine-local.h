@@ -118,6 +118,10 @@ struct graph {
 	uint64_t lead_from;		/* a window: where the search for the
 					   calls and waits open at win_from
 					   began (graph-read.c) */
+	struct hmap skseed;		/* a window: socket -> pid of the
+					   process that last received on it
+					   in the lead (the whole build's
+					   owner when the window opens) */
 	uint64_t win_from, win_to;	/* the events loaded: those in
 					   [win_from, win_to], with every
 					   record of the metadata stream
@@ -225,9 +229,12 @@ struct build_pass {
  * event i of thread ti (events must come in time order); gb_stale() says
  * whether names or pids changed since the threads were first seen (then
  * the result would differ from a replay: gb_abort() and replay instead);
- * gb_finish() sorts the edges and frees the build state.
+ * gb_finish() sorts the edges and frees the build state. gb_seed() takes
+ * what a window's lead learnt (g->skseed) into the build's state; gb_new()
+ * does it too, for the builds that start once the lead is read.
  */
 struct build_pass *gb_new(struct graph *g, const struct rules *rules);
+void gb_seed(struct build_pass *b);
 void gb_step(struct build_pass *b, uint32_t ti, uint32_t i);
 int gb_stale(struct build_pass *b);
 void gb_abort(struct build_pass *b);

@@ -531,6 +531,16 @@ grow_state(struct build_pass *b)
 	b->nst = n;
 }
 
+void
+gb_seed(struct build_pass *b)
+{
+	size_t pos = 0;
+	uint64_t k, pid;
+
+	while (hmap_next(&b->g->skseed, &pos, &k, &pid))
+		*hmap_put(&b->skowner, k, 0, NULL) = pid;
+}
+
 struct build_pass *
 gb_new(struct graph *g, const struct rules *rules)
 {
@@ -555,6 +565,7 @@ gb_new(struct graph *g, const struct rules *rules)
 	    &b->runloops, &b->flags, &b->conn, &b->raises };
 	for (size_t m = 0; m < ARRAY_SIZE(maps); m++)
 		hmap_init(maps[m]);
+	gb_seed(b);
 	for (size_t r = 0; r < b->rs->n; r++) {
 		const struct rule *ru = &b->rs->v[r];
 		unsigned ta = ru->a.type == RSEL_READ ||

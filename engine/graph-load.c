@@ -28,6 +28,7 @@ graph_alloc(void)
 	hmap_init(&g->strmap);
 	hmap_init(&g->fdmap);
 	hmap_init(&g->uargs);
+	hmap_init(&g->skseed);
 	g->tiddirect = xcalloc(TID_DIRECT, sizeof(*g->tiddirect));
 	g->strs = xmalloc(16 * sizeof(*g->strs));
 	g->capstrs = 16;

@@ -363,7 +363,8 @@ load_meta(struct graph *g, struct trace_reader *r, int after)
 /*
  * The lead before a window (load_open_calls()): the last event of each
  * key (a task's system call by its thread; a timer, a work item by its
- * address, in any context) between lead_from and from, as the time merge
+ * address, in any context; a socket a task received data from) between
+ * lead_from and from, as the time merge
  * would meet it. Chunks decode on two threads, each its own share into
  * its own table; the merge order is told by the rank of an event (its
  * time, its stream, its place in the stream), so that the tables merge
@@ -374,7 +375,8 @@ load_meta(struct graph *g, struct trace_reader *r, int after)
 struct lead_ev {
 	struct trace_event e;
 	uint64_t key;			/* in the table of its kind */
-	int kind;			/* 0 call, 1 timer, 2 work item */
+	int kind;			/* 0 call, 1 timer, 2 work item,
+					   3 socket received from */
 	uint32_t order, chunk, at;	/* its stream (CPU + 1, as the merge
 					   orders them), chunk, place in it */
 };
@@ -384,7 +386,7 @@ struct lead {
 	uint64_t from, to;		/* [lead_from, from) */
 	size_t first, step;		/* the chunks it decodes */
 	DARR(struct lead_ev) v;		/* the last of each key, by kind */
-	struct hmap key[3];		/* key -> index in v + 1 */
+	struct hmap key[4];		/* key -> index in v + 1 */
 };
 
 static int
@@ -449,6 +451,13 @@ lead_main(void *arg)
 			case TT_WQ_QUEUE: case TT_WQ_START:
 				kind = 2;
 				break;
+			case TT_SOCK_RECV:
+				/* the build's socket owner: the last task
+				   that received data on it */
+				if (!task || (int64_t)e->arg[3] <= 0)
+					continue;
+				kind = 3;
+				break;
 			default:
 				continue;
 			}
@@ -494,6 +503,9 @@ lead_open(const struct trace_event *e)
  * queued and every later read would take the one before its own). Only
  * those of tasks: an interrupt context's event means nothing without
  * its entry. A work queue's name is the reader's (it lives as long).
+ * Also the process that last received from each socket (g->skseed): a
+ * send then has the peer it has in the whole build, which may end the
+ * sender's vertex there.
  */
 static void
 load_open_calls(struct graph *g, struct trace_reader *r, uint64_t lead)
@@ -511,7 +523,7 @@ load_open_calls(struct graph *g, struct trace_reader *r, uint64_t lead)
 		l[i].to = from;
 		l[i].first = (size_t)i;
 		l[i].step = (size_t)nl;
-		for (int k = 0; k < 3; k++)
+		for (int k = 0; k < 4; k++)
 			hmap_init(&l[i].key[k]);
 	}
 	if (nl == 2 && pthread_create(&th, NULL, lead_main, &l[1]) != 0) {
@@ -525,11 +537,23 @@ load_open_calls(struct graph *g, struct trace_reader *r, uint64_t lead)
 		for (size_t i = 0; i < l[1].v.n; i++)
 			lead_keep(&l[0], &l[1].v.v[i]);
 	}
-	/* those still open or pending, in the merge's order */
+	/* each socket's last receiver, as the build's owner of it; then
+	   the calls, timers and work still open or pending, in the merge's
+	   order */
 	size_t k = 0;
-	for (size_t i = 0; i < l[0].v.n; i++)
-		if (lead_open(&l[0].v.v[i].e))
-			l[0].v.v[k++] = l[0].v.v[i];
+	for (size_t i = 0; i < l[0].v.n; i++) {
+		const struct lead_ev *x = &l[0].v.v[i];
+		if (x->kind == 3) {
+			uint32_t ti = graph_thread_find(g, x->e.tid);
+			if (ti != GRAPH_NONE)
+				*hmap_put(&g->skseed, x->key, 0, NULL) =
+				    g->th[ti].pid;
+		} else if (lead_open(&x->e)) {
+			l[0].v.v[k++] = *x;
+		}
+	}
+	if (g->stream != NULL)
+		gb_seed(g->stream);
 	if (k > 1)
 		qsort(l[0].v.v, k, sizeof(*l[0].v.v), lead_by_rank);
 	for (size_t i = 0; i < k; i++) {
@@ -542,7 +566,7 @@ load_open_calls(struct graph *g, struct trace_reader *r, uint64_t lead)
 	}
 	for (int i = 0; i < 2; i++) {
 		free(l[i].v.v);
-		for (int m = 0; m < 3; m++)
+		for (int m = 0; m < 4; m++)
 			hmap_free(&l[i].key[m]);
 	}
 }

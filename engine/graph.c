@@ -58,6 +58,7 @@ graph_free(struct graph *g)
 	hmap_free(&g->strmap);
 	hmap_free(&g->fdmap);
 	hmap_free(&g->uargs);
+	hmap_free(&g->skseed);
 	free(g->uargv);
 	free(g);
 }

@@ -17,7 +17,8 @@
  *
  * graph_build_window() itself: a timer armed and a work item queued by a
  * thread before the window opens, which fire inside it, are linked to
- * that thread as in the whole build; what is open when it opens is the
+ * that thread as in the whole build, and so is a send to a socket whose
+ * receiver the window does not see; what is open when it opens is the
  * same with its lead read on two threads as on one.
  */
 #include <criterion/criterion.h>
@@ -253,6 +254,64 @@ Test(graph_window, timer_and_work_set_before_it_link_into_it)
 		    &src);
 	cr_assert_eq(timers, 1);
 	cr_assert_eq(src, A);
+	graph_free(g);
+	cr_assert_eq(fx_unstore(r, dir), 0);
+}
+
+/*
+ * A send whose socket's receiver is known only from before the window:
+ * S received from Q (its open vertex's peer is Q), then sends on the
+ * socket P last received from, 20 ms before the window opens. The send
+ * has another peer, so it begins a vertex of S, in the window's graph as
+ * in the whole one (the lead tells the window who owns the socket).
+ */
+Test(graph_window, send_to_a_socket_read_before_it_has_its_peer)
+{
+	enum { P = 20, Q = 30, S = 40, B = 11 };
+	char dir[] = "/tmp/argus-gwindow-XXXXXX";
+	char *cause = NULL;
+	struct trace_reader *r;
+	struct graph *g;
+
+	fx_init(&F);
+	fx_thread(&F, P, P, "owner");
+	fx_thread(&F, Q, Q, "asker");
+	fx_thread(&F, S, S, "server");
+	fx_thread(&F, B, B, "filler");
+	fx_ev(&F, P, TT_SYS_ENTER, SYS_read, 5, 0, 0);
+	fx_ev(&F, P, TT_SOCK_RECV, 0x51, 1, 0, 12);
+	fx_ev(&F, P, TT_SYS_EXIT, SYS_read, 12, 0, 0);
+	uint64_t from = F.ts + 20 * MS;
+	for (int i = 0; i < 30; i++) {
+		fx_ev(&F, B, TT_SYS_ENTER, SYS_getpid, 0, 0, 0);
+		fx_ev(&F, B, TT_SYS_EXIT, SYS_getpid, B, 0, 0);
+		F.ts += MS;
+	}
+	fx_ev(&F, Q, TT_SK_DATA_READY, 0x52, 1, 0, 0);
+	fx_ev(&F, S, TT_SYS_ENTER, SYS_read, 6, 0, 0);
+	fx_ev(&F, S, TT_SOCK_RECV, 0x52, 1, 0, 12);
+	fx_ev(&F, S, TT_SYS_EXIT, SYS_read, 12, 0, 0);
+	fx_ev(&F, S, TT_SYS_ENTER, SYS_write, 7, 0, 0);
+	uint64_t send = fx_ev(&F, S, TT_SK_DATA_READY, 0x51, 1, 0, 0);
+	fx_ev(&F, S, TT_SYS_EXIT, SYS_write, 12, 0, 0);
+	for (int i = 0; i < 200; i++) {
+		fx_ev(&F, B, TT_SYS_ENTER, SYS_getpid, 0, 0, 0);
+		fx_ev(&F, B, TT_SYS_EXIT, SYS_getpid, B, 0, 0);
+		F.ts += MS;
+	}
+	cr_assert_not_null(r = fx_store(&F, dir));
+
+	cr_assert_eq(graph_build(r, NULL, &g, &cause), 0, "%s", cause);
+	cr_assert_eq(graph_vertex_start(g, graph_vertex_at(g, S, send)),
+	    send, "the whole build splits at the send");
+	graph_free(g);
+	cr_assert_eq(graph_build_window(r, NULL, from, UINT64_MAX, &g,
+	    &cause), 0, "%s", cause);
+	uint64_t a, b;
+	graph_window(g, &a, &b);
+	cr_assert_eq(a, from);
+	cr_assert_eq(graph_vertex_start(g, graph_vertex_at(g, S, send)),
+	    send);
 	graph_free(g);
 	cr_assert_eq(fx_unstore(r, dir), 0);
 }
