@@ -122,6 +122,8 @@ struct graph {
 					   process that last received on it
 					   in the lead (the whole build's
 					   owner when the window opens) */
+	struct hmap pipeseed;		/* a window: pipe inode -> pid of its
+					   last reader in the lead, alike */
 	uint64_t win_from, win_to;	/* the events loaded: those in
 					   [win_from, win_to], with every
 					   record of the metadata stream
@@ -230,8 +232,9 @@ struct build_pass {
  * whether names or pids changed since the threads were first seen (then
  * the result would differ from a replay: gb_abort() and replay instead);
  * gb_finish() sorts the edges and frees the build state. gb_seed() takes
- * what a window's lead learnt (g->skseed) into the build's state; gb_new()
- * does it too, for the builds that start once the lead is read.
+ * what a window's lead learnt (g->skseed, g->pipeseed) into the build's
+ * state; gb_new() does it too, for the builds that start once the lead
+ * is read.
  */
 struct build_pass *gb_new(struct graph *g, const struct rules *rules);
 void gb_seed(struct build_pass *b);

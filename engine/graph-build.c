@@ -539,6 +539,9 @@ gb_seed(struct build_pass *b)
 
 	while (hmap_next(&b->g->skseed, &pos, &k, &pid))
 		*hmap_put(&b->skowner, k, 0, NULL) = pid;
+	pos = 0;
+	while (hmap_next(&b->g->pipeseed, &pos, &k, &pid))
+		*hmap_put(&b->pipereader, k, 0, NULL) = pid;
 }
 
 struct build_pass *

@@ -29,6 +29,7 @@ graph_alloc(void)
 	hmap_init(&g->fdmap);
 	hmap_init(&g->uargs);
 	hmap_init(&g->skseed);
+	hmap_init(&g->pipeseed);
 	g->tiddirect = xcalloc(TID_DIRECT, sizeof(*g->tiddirect));
 	g->strs = xmalloc(16 * sizeof(*g->strs));
 	g->capstrs = 16;

@@ -363,7 +363,8 @@ load_meta(struct graph *g, struct trace_reader *r, int after)
 /*
  * The lead before a window (load_open_calls()): the last event of each
  * key (a task's system call by its thread; a timer, a work item by its
- * address, in any context; a socket a task received data from) between
+ * address, in any context; a socket a task received data from; a
+ * thread's read, and its read that returned data) between
  * lead_from and from, as the time merge
  * would meet it. Chunks decode on two threads, each its own share into
  * its own table; the merge order is told by the rank of an event (its
@@ -376,7 +377,8 @@ struct lead_ev {
 	struct trace_event e;
 	uint64_t key;			/* in the table of its kind */
 	int kind;			/* 0 call, 1 timer, 2 work item,
-					   3 socket received from */
+					   3 socket received from, 4 read
+					   entered, 5 read returned data */
 	uint32_t order, chunk, at;	/* its stream (CPU + 1, as the merge
 					   orders them), chunk, place in it */
 };
@@ -386,7 +388,7 @@ struct lead {
 	uint64_t from, to;		/* [lead_from, from) */
 	size_t first, step;		/* the chunks it decodes */
 	DARR(struct lead_ev) v;		/* the last of each key, by kind */
-	struct hmap key[4];		/* key -> index in v + 1 */
+	struct hmap key[6];		/* key -> index in v + 1 */
 };
 
 static int
@@ -465,6 +467,13 @@ lead_main(void *arg)
 			    .order = (uint32_t)ci->cpu + 1, .chunk = (uint32_t)i,
 			    .at = (uint32_t)j };
 			lead_keep(l, &x);
+			/* a thread's last read, and its last that returned
+			   data: who read each pipe last (lead_pipes()) */
+			if (kind == 0 && sys_is_read((uint32_t)e->arg[0]) &&
+			    (e->type == TT_SYS_ENTER || (int64_t)e->arg[1] > 0)) {
+				x.kind = e->type == TT_SYS_ENTER ? 4 : 5;
+				lead_keep(l, &x);
+			}
 		}
 	}
 	free(evs);
@@ -493,6 +502,46 @@ lead_open(const struct trace_event *e)
 }
 
 /*
+ * Each pipe's last reader before the window (g->pipeseed), from l's last
+ * read of each thread that returned data and the thread's last read
+ * entry: the entry of that read when it comes before it (a thread's
+ * calls do not overlap); else a later read, still open or without data,
+ * is all the lead kept, and its descriptor is taken as the same.
+ */
+static void
+lead_pipes(struct graph *g, struct lead *l)
+{
+	struct hmap last;		/* ino -> index in l->v */
+
+	hmap_init(&last);
+	for (size_t i = 0; i < l->v.n; i++) {
+		const struct lead_ev *x = &l->v.v[i];
+		uint64_t *en = x->kind == 5 ? hmap_get(&l->key[4], x->key) :
+		    NULL;
+		uint32_t ti = en != NULL ? graph_thread_find(g, x->e.tid) :
+		    GRAPH_NONE;
+		if (ti == GRAPH_NONE)
+			continue;
+		uint64_t *fd = hmap_get(&g->fdmap, (uint64_t)g->th[ti].pid <<
+		    32 | (uint32_t)l->v.v[*en - 1].e.arg[1]);
+		if (fd == NULL || (*fd >> 56) != TFD_PIPE)
+			continue;
+		int added;
+		uint64_t *p = hmap_put(&last, *fd & 0x00ffffffffffffffULL, i,
+		    &added);
+		if (!added && lead_later(x, &l->v.v[*p]))
+			*p = i;
+	}
+	size_t pos = 0;
+	uint64_t ino, i;
+	while (hmap_next(&last, &pos, &ino, &i)) {
+		uint32_t ti = graph_thread_find(g, l->v.v[i].e.tid);
+		*hmap_put(&g->pipeseed, ino, 0, NULL) = g->th[ti].pid;
+	}
+	hmap_free(&last);
+}
+
+/*
  * The system calls threads are in when the window opens, and the timers
  * and work items threads armed or queued that are still pending then:
  * their entries, arms and queueings, read in the lead before it and
@@ -503,9 +552,9 @@ lead_open(const struct trace_event *e)
  * queued and every later read would take the one before its own). Only
  * those of tasks: an interrupt context's event means nothing without
  * its entry. A work queue's name is the reader's (it lives as long).
- * Also the process that last received from each socket (g->skseed): a
- * send then has the peer it has in the whole build, which may end the
- * sender's vertex there.
+ * Also the process that last received from each socket (g->skseed) and
+ * read each pipe (g->pipeseed): a send or a write then has the peer it
+ * has in the whole build, which may end the sender's vertex there.
  */
 static void
 load_open_calls(struct graph *g, struct trace_reader *r, uint64_t lead)
@@ -523,7 +572,7 @@ load_open_calls(struct graph *g, struct trace_reader *r, uint64_t lead)
 		l[i].to = from;
 		l[i].first = (size_t)i;
 		l[i].step = (size_t)nl;
-		for (int k = 0; k < 4; k++)
+		for (int k = 0; k < 6; k++)
 			hmap_init(&l[i].key[k]);
 	}
 	if (nl == 2 && pthread_create(&th, NULL, lead_main, &l[1]) != 0) {
@@ -537,6 +586,7 @@ load_open_calls(struct graph *g, struct trace_reader *r, uint64_t lead)
 		for (size_t i = 0; i < l[1].v.n; i++)
 			lead_keep(&l[0], &l[1].v.v[i]);
 	}
+	lead_pipes(g, &l[0]);
 	/* each socket's last receiver, as the build's owner of it; then
 	   the calls, timers and work still open or pending, in the merge's
 	   order */
@@ -548,7 +598,7 @@ load_open_calls(struct graph *g, struct trace_reader *r, uint64_t lead)
 			if (ti != GRAPH_NONE)
 				*hmap_put(&g->skseed, x->key, 0, NULL) =
 				    g->th[ti].pid;
-		} else if (lead_open(&x->e)) {
+		} else if (x->kind < 3 && lead_open(&x->e)) {
 			l[0].v.v[k++] = *x;
 		}
 	}
@@ -566,7 +616,7 @@ load_open_calls(struct graph *g, struct trace_reader *r, uint64_t lead)
 	}
 	for (int i = 0; i < 2; i++) {
 		free(l[i].v.v);
-		for (int m = 0; m < 4; m++)
+		for (int m = 0; m < 6; m++)
 			hmap_free(&l[i].key[m]);
 	}
 }

@@ -59,6 +59,7 @@ graph_free(struct graph *g)
 	hmap_free(&g->fdmap);
 	hmap_free(&g->uargs);
 	hmap_free(&g->skseed);
+	hmap_free(&g->pipeseed);
 	free(g->uargv);
 	free(g);
 }

@@ -263,11 +263,12 @@ Test(graph_window, timer_and_work_set_before_it_link_into_it)
  * S received from Q (its open vertex's peer is Q), then sends on the
  * socket P last received from, 20 ms before the window opens. The send
  * has another peer, so it begins a vertex of S, in the window's graph as
- * in the whole one (the lead tells the window who owns the socket).
+ * in the whole one (the lead tells the window who owns the socket). The
+ * same for T, which writes to a pipe P read from before the window.
  */
 Test(graph_window, send_to_a_socket_read_before_it_has_its_peer)
 {
-	enum { P = 20, Q = 30, S = 40, B = 11 };
+	enum { P = 20, Q = 30, S = 40, T = 50, B = 11 };
 	char dir[] = "/tmp/argus-gwindow-XXXXXX";
 	char *cause = NULL;
 	struct trace_reader *r;
@@ -277,10 +278,17 @@ Test(graph_window, send_to_a_socket_read_before_it_has_its_peer)
 	fx_thread(&F, P, P, "owner");
 	fx_thread(&F, Q, Q, "asker");
 	fx_thread(&F, S, S, "server");
+	fx_thread(&F, T, T, "writer");
 	fx_thread(&F, B, B, "filler");
+	F.cpu = TRACE_CPU_META;
+	fx_ev(&F, 0, TT_FD, P, 9, TFD_PIPE, 0x61);
+	fx_ev(&F, 0, TT_FD, T, 4, TFD_PIPE, 0x61);
+	F.cpu = 0;
 	fx_ev(&F, P, TT_SYS_ENTER, SYS_read, 5, 0, 0);
 	fx_ev(&F, P, TT_SOCK_RECV, 0x51, 1, 0, 12);
 	fx_ev(&F, P, TT_SYS_EXIT, SYS_read, 12, 0, 0);
+	fx_ev(&F, P, TT_SYS_ENTER, SYS_read, 9, 0, 0);
+	fx_ev(&F, P, TT_SYS_EXIT, SYS_read, 8, 0, 0);
 	uint64_t from = F.ts + 20 * MS;
 	for (int i = 0; i < 30; i++) {
 		fx_ev(&F, B, TT_SYS_ENTER, SYS_getpid, 0, 0, 0);
@@ -294,6 +302,12 @@ Test(graph_window, send_to_a_socket_read_before_it_has_its_peer)
 	fx_ev(&F, S, TT_SYS_ENTER, SYS_write, 7, 0, 0);
 	uint64_t send = fx_ev(&F, S, TT_SK_DATA_READY, 0x51, 1, 0, 0);
 	fx_ev(&F, S, TT_SYS_EXIT, SYS_write, 12, 0, 0);
+	fx_ev(&F, Q, TT_SK_DATA_READY, 0x53, 1, 0, 0);
+	fx_ev(&F, T, TT_SYS_ENTER, SYS_read, 6, 0, 0);
+	fx_ev(&F, T, TT_SOCK_RECV, 0x53, 1, 0, 12);
+	fx_ev(&F, T, TT_SYS_EXIT, SYS_read, 12, 0, 0);
+	fx_ev(&F, T, TT_SYS_ENTER, SYS_write, 4, 0, 0);
+	uint64_t wr = fx_ev(&F, T, TT_SYS_EXIT, SYS_write, 8, 0, 0);
 	for (int i = 0; i < 200; i++) {
 		fx_ev(&F, B, TT_SYS_ENTER, SYS_getpid, 0, 0, 0);
 		fx_ev(&F, B, TT_SYS_EXIT, SYS_getpid, B, 0, 0);
@@ -304,6 +318,8 @@ Test(graph_window, send_to_a_socket_read_before_it_has_its_peer)
 	cr_assert_eq(graph_build(r, NULL, &g, &cause), 0, "%s", cause);
 	cr_assert_eq(graph_vertex_start(g, graph_vertex_at(g, S, send)),
 	    send, "the whole build splits at the send");
+	cr_assert_eq(graph_vertex_start(g, graph_vertex_at(g, T, wr)), wr,
+	    "and at the write");
 	graph_free(g);
 	cr_assert_eq(graph_build_window(r, NULL, from, UINT64_MAX, &g,
 	    &cause), 0, "%s", cause);
@@ -312,6 +328,7 @@ Test(graph_window, send_to_a_socket_read_before_it_has_its_peer)
 	cr_assert_eq(a, from);
 	cr_assert_eq(graph_vertex_start(g, graph_vertex_at(g, S, send)),
 	    send);
+	cr_assert_eq(graph_vertex_start(g, graph_vertex_at(g, T, wr)), wr);
 	graph_free(g);
 	cr_assert_eq(fx_unstore(r, dir), 0);
 }
