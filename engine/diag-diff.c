@@ -213,7 +213,10 @@ diag_diff_path(struct diag *d, const struct level *lv,
 		} else if (diag_wait_overlapping(d, ti, lv->a, lv->b, &w,
 		    &ov) && ov >= len / 2 &&
 		    !(g->th[ti].ev[w.sw].sub & 0x30) &&	/* exited */
-		    diag_wait_key(g, &w) != diag_idle_key(d, ti) &&
+		    (diag_wait_key(g, &w) != diag_idle_key(d, ti) ||
+		    /* stopped: never waiting for work */
+		    (g->th[ti].ev[w.sw].sub & (DIAG_TASK_STOPPED |
+		    DIAG_TASK_TRACED))) &&
 		    !done_before(g, &p[i], lv, &w)) {
 			set_blocked(g, ti, &w, &x);
 		} else if (diag_slices_overlapping(d, ti, lv->a, lv->b, &w,

@@ -217,6 +217,11 @@ diag_try_again(uint32_t nr, int64_t ret)
    main thread of its process when no thread or name is given). */
 int diag_selected(const struct diag *d, uint32_t ti, int main_only);
 
+/* The state bits of a switch out (its sub) for a stopped and a traced
+   task, as sched_switch reports them. */
+#define DIAG_TASK_STOPPED	0x4
+#define DIAG_TASK_TRACED	0x8
+
 /* Key of a wait for grouping: system call and resource (0: none). */
 uint64_t diag_wait_key(const struct graph *g, const struct dwait *dw);
 /* Key of thread ti's idle wait (for work or input): its event-loop wait

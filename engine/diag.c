@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -197,6 +198,12 @@ diag_describe_sys(const struct graph *g, const struct graph_event *en,
 		snprintf(w->resource, sizeof(w->resource), "%s",
 		    en->key == 0 ? "child:any" : en->key == 2 ?
 		    "child:group" : "child:one");
+	} else if (en->aux == SYS_flock || en->aux == SYS_fcntl) {
+		/* fcntl(2) blocks only for a record lock (F_SETLKW,
+		   F_OFD_SETLKW) */
+		w->type = "filelock";
+		snprintf(w->resource, sizeof(w->resource), "%s:fd%llu",
+		    w->syscall, (unsigned long long)en->key);
 	} else if (en->aux == SYS_sched_yield) {
 		w->type = "yield";
 		snprintf(w->resource, sizeof(w->resource), "sched_yield");
@@ -249,6 +256,34 @@ is_udone(const struct graph_event *e)
 {
 	return e->type == TT_USER && (e->sub == TU_COND_DONE ||
 	    e->sub == TU_LOCK_ACQUIRED);
+}
+
+/*
+ * A thread that switched out stopped (switch sw): by a stop signal it
+ * took just before, "signal:SIGSTOP" (SIGTSTP, SIGTTIN, SIGTTOU); by a
+ * tracer, "ptrace"; else "stopped".
+ */
+static void
+describe_stop(const struct gthread *t, uint32_t sw, struct diag_wait *w)
+{
+	static const char *const names[] = { "SIGSTOP", "SIGTSTP",
+	    "SIGTTIN", "SIGTTOU" };
+	const char *what = t->ev[sw].sub & DIAG_TASK_TRACED ? "ptrace" :
+	    "stopped";
+
+	w->type = "stopped";
+	for (uint32_t i = sw; i-- > 0 && i + DIAG_SCAN > sw;) {
+		const struct graph_event *e = &t->ev[i];
+		if (e->type == TT_SWITCH || e->type == GRAPH_EV_RUN)
+			break;
+		if (e->type == TT_SIGNAL_DELIVER && e->key >= SIGSTOP &&
+		    e->key <= SIGTTOU) {
+			snprintf(w->resource, sizeof(w->resource),
+			    "signal:%s", names[e->key - SIGSTOP]);
+			return;
+		}
+	}
+	snprintf(w->resource, sizeof(w->resource), "%s", what);
 }
 
 void
@@ -316,6 +351,8 @@ diag_wait_at(const struct graph *g, uint32_t ti, uint32_t sw,
 		en.type = TT_SYS_ENTER;
 		en.flags &= (uint16_t)~GRAPH_EVF_FDRES;
 		diag_describe_sys(g, &en, &dw->w);
+	} else if (ev[sw].sub & (DIAG_TASK_STOPPED | DIAG_TASK_TRACED)) {
+		describe_stop(t, sw, &dw->w);
 	} else {
 		dw->w.type = "other";
 		snprintf(dw->w.resource, sizeof(dw->w.resource), "kernel");

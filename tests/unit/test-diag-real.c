@@ -13,9 +13,12 @@
  * a futex waited on in timed slices until another thread lets go is a
  * yield hang of the thread named whose culprit is that thread, while
  * slices that are never woken (a timer's tick), that other calls
- * separate, or of a thread not named are none.
+ * separate, or of a thread not named are none; a lock holder stopped by
+ * a signal is a culprit, described as stopped, and so is what continued
+ * it.
  */
 #include <errno.h>
+#include <signal.h>
 
 #include <criterion/criterion.h>
 
@@ -538,6 +541,61 @@ Test(diag_real, timed_slices_ended_without_a_wait)
 	cr_expect_eq(x->yields, 41);
 	for (size_t i = 0; i < diag_nculprits(d, 0); i++)
 		cr_expect_neq(diag_culprit(d, 0, i)->th.tid, M);
+	diag_free(d);
+	graph_free(g);
+}
+
+/*
+ * M waits in flock(2) for a lock H holds; H is stopped by SIGSTOP (it
+ * takes the signal and switches out stopped) until P, after a sleep,
+ * continues it, and H then lets M go. M's wait is a file lock; H, a
+ * culprit, is blocked "stopped" by SIGSTOP, and P is H's own culprit.
+ */
+Test(diag_real, holder_stopped_by_a_signal_says_so)
+{
+	fx_init(&F);
+	fx_thread(&F, M, M, "main");
+	fx_thread(&F, H, H, "holder");
+	fx_thread(&F, P, P, "shell");
+	fx_ev(&F, H, TT_SYS_ENTER, SYS_nanosleep, 0, 0, 0);
+	fx_ev(&F, H, TT_SYS_EXIT, SYS_nanosleep, (uint64_t)-514, 0, 0);
+	fx_ev(&F, H, TT_SIGNAL_DELIVER, SIGSTOP, 0, 0, 0);
+	fx_ev(&F, H, TT_SWITCH, 0x4, M, 120, 0);	/* T */
+	fx_block(&F, M, P, SYS_flock, 3);
+	fx_ev(&F, P, TT_SYS_ENTER, SYS_nanosleep, 0, 0, 0);
+	fx_ev(&F, P, TT_TIMER_START, 0x77, 0xfff, 5, 1);
+	fx_ev(&F, P, TT_SWITCH, 1, 0, 120, 0);
+	F.ts += 500 * MS;
+	fx_timer_wake(&F, 0x77, P);
+	fx_run(&F, 0, P);
+	fx_ev(&F, P, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
+	fx_ev(&F, P, TT_SYS_ENTER, SYS_kill, H, SIGCONT, 0);
+	fx_ev(&F, P, TT_WAKING, H, 0, 120, 0);
+	fx_ev(&F, P, TT_SYS_EXIT, SYS_kill, 0, 0, 0);
+	fx_block(&F, P, H, SYS_wait4, (uint64_t)-1);
+	fx_ev(&F, H, TT_WAKING, M, 0, 120, 0);
+	fx_block(&F, H, M, SYS_nanosleep, 0);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_flock, 0, 0, 0);
+	fx_ev(&F, M, TT_SYS_ENTER, SYS_getpid, 0, 0, 0);
+
+	struct graph *g;
+	struct diag *d = diag_of_m(&g);
+	const struct diag_hang *h = diag_hang(d, 0);
+	cr_assert_eq(h->kind, DIAG_BLOCKED);
+	cr_assert_str_eq(h->wait.type, "filelock");
+	cr_assert_str_eq(h->wait.resource, "flock:fd3");
+	int holder = 0, shell = 0;
+	for (size_t i = 0; i < diag_nculprits(d, 0); i++) {
+		const struct diag_culprit *c = diag_culprit(d, 0, i);
+		if (c->th.tid == H && c->kind == DIAG_BLOCKED) {
+			holder = 1;
+			cr_expect_str_eq(c->wait.type, "stopped");
+			cr_expect_str_eq(c->wait.resource, "signal:SIGSTOP");
+		}
+		shell |= c->th.tid == P && c->depth == 2;
+	}
+	cr_expect(holder, "the stopped holder is a culprit");
+	cr_expect(shell, "what continued it is the holder's culprit");
 	diag_free(d);
 	graph_free(g);
 }
