@@ -9,6 +9,7 @@
  * around that.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -119,6 +120,15 @@ static const long epolls[] = { SYS_epoll_wait, SYS_epoll_pwait,
 	-1 };
 /* a wait for a child process: for work the thread started */
 static const long children[] = { SYS_wait4, SYS_waitid, -1 };
+/* an open that may block (a FIFO's, a device's) */
+static const long opens[] = { SYS_openat,
+#ifdef SYS_open
+	SYS_open, SYS_creat,
+#endif
+#ifdef SYS_openat2
+	SYS_openat2,
+#endif
+	-1 };
 static const long recvs[] = { SYS_recvfrom, SYS_recvmsg, SYS_recvmmsg,
 	SYS_sendto, SYS_sendmsg, SYS_accept, SYS_accept4, SYS_connect, -1 };
 
@@ -198,6 +208,24 @@ diag_describe_sys(const struct graph *g, const struct graph_event *en,
 		snprintf(w->resource, sizeof(w->resource), "%s",
 		    en->key == 0 ? "child:any" : en->key == 2 ?
 		    "child:group" : "child:one");
+	} else if (is_sys(en->aux, opens)) {
+		/* an open that blocks: a FIFO waiting for its other end, a
+		   device; the path is not in a kernel-only trace, the
+		   directory is (openat's first argument) */
+		w->type = "open";
+		int at = en->aux == SYS_openat;
+#ifdef SYS_openat2
+		at |= en->aux == SYS_openat2;
+#endif
+		if (at && (int32_t)en->key == AT_FDCWD)
+			snprintf(w->resource, sizeof(w->resource), "%s:cwd",
+			    w->syscall);
+		else if (at)
+			snprintf(w->resource, sizeof(w->resource),
+			    "%s:fd%" PRId32, w->syscall, (int32_t)en->key);
+		else
+			snprintf(w->resource, sizeof(w->resource), "%s",
+			    w->syscall);
 	} else if (en->aux == SYS_flock || en->aux == SYS_fcntl) {
 		/* fcntl(2) blocks only for a record lock (F_SETLKW,
 		   F_OFD_SETLKW) */

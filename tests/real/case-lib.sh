@@ -40,11 +40,12 @@ in_syscall() {
 	case "$(uname -m):$2:$_nr" in
 	x86_64:read:0|x86_64:poll:7|x86_64:wait4:61|x86_64:flock:73) ;;
 	x86_64:fcntl:72|x86_64:write:1|x86_64:recvfrom:45) ;;
+	x86_64:openat:257) ;;
 	x86_64:futex:202|x86_64:epoll_wait:232|x86_64:ppoll:271) ;;
 	x86_64:clock_nanosleep:230|x86_64:nanosleep:35) ;;
 	aarch64:read:63|aarch64:ppoll:73|aarch64:wait4:260) ;;
 	aarch64:flock:32|aarch64:futex:98|aarch64:epoll_wait:22) ;;
-	aarch64:recvfrom:207) ;;
+	aarch64:recvfrom:207|aarch64:openat:56) ;;
 	aarch64:clock_nanosleep:115|aarch64:nanosleep:101) ;;
 	*) return 1 ;;
 	esac

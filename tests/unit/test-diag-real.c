@@ -15,9 +15,10 @@
  * slices that are never woken (a timer's tick), that other calls
  * separate, or of a thread not named are none; a lock holder stopped by
  * a signal is a culprit, described as stopped, and so is what continued
- * it.
+ * it; an open that blocks (a FIFO's) is a wait of type open.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 
 #include <criterion/criterion.h>
@@ -596,6 +597,36 @@ Test(diag_real, holder_stopped_by_a_signal_says_so)
 	}
 	cr_expect(holder, "the stopped holder is a culprit");
 	cr_expect(shell, "what continued it is the holder's culprit");
+	diag_free(d);
+	graph_free(g);
+}
+
+/* M opens a FIFO (openat relative to the working directory) and waits
+   until W, after a sleep, opens the other end: a wait of type open. */
+Test(diag_real, blocked_open_is_an_open)
+{
+	fx_init(&F);
+	fx_thread(&F, M, M, "main");
+	fx_thread(&F, W, W, "writer");
+	fx_block(&F, W, M, SYS_nanosleep, 0);
+	fx_block(&F, M, 0, SYS_openat, (uint64_t)(uint32_t)AT_FDCWD);
+	F.ts += 500 * MS;
+	fx_run(&F, 0, W);
+	fx_ev(&F, W, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
+	fx_ev(&F, W, TT_SYS_ENTER, SYS_openat, (uint64_t)(uint32_t)AT_FDCWD,
+	    0, 0);
+	fx_ev(&F, W, TT_WAKING, M, 0, 120, 0);
+	fx_ev(&F, W, TT_SYS_EXIT, SYS_openat, 3, 0, 0);
+	fx_block(&F, W, M, SYS_write, 3);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_openat, 3, 0, 0);
+	fx_ev(&F, M, TT_SYS_ENTER, SYS_read, 3, 0, 0);
+
+	struct graph *g;
+	struct diag *d = diag_of_m(&g);
+	const struct diag_hang *h = diag_hang(d, 0);
+	cr_assert_eq(h->kind, DIAG_BLOCKED);
+	cr_assert_str_eq(h->wait.type, "open");
+	cr_assert_str_eq(h->wait.resource, "openat:cwd");
 	diag_free(d);
 	graph_free(g);
 }
