@@ -113,6 +113,27 @@ struct dcand {
 	const char *why;	/* DC_LONGEST: why it is not a hang */
 };
 
+/*
+ * Timed slices of a thread the user did not name: no hang (see
+ * diag-poll.c), but the report without hangs tells of the longest
+ * stretch that would have made one (diag_slices_note()). A stretch
+ * being followed (n slices on futex word key, the first entered at a,
+ * the last ended at last), or the longest kept (dt long, of thread tid).
+ */
+struct dslices {
+	uint64_t a, last, res, key, dt;
+	uint32_t n, tid;
+};
+/* Keep stretch x, ended by a call that did not time out at end, in
+   *best when it is one a name would make a hang (at least POLL_MIN
+   slices of diag-poll.c, threshold long) and longer than it (the lower tid first). */
+void diag_slices_keep(struct dslices *best, const struct dslices *x,
+    uint32_t tid, uint64_t end, uint64_t threshold);
+/* "; COMM (TID) waited ... in N timed slices ... (a hang when its
+   thread is named ...)" for the longest stretch best (comm its thread's
+   name), or "" when none. */
+char *diag_slices_note(const struct dslices *best, const char *comm);
+
 /* The result of the streaming search: the candidates, and what the
    windows need of the whole trace. */
 struct dscan {
@@ -127,6 +148,7 @@ struct dscan {
 	uint64_t lg_dt;
 	struct dcand lg;	/* its longest wait in a system call */
 	const char *lg_why;
+	struct dslices sl;	/* as struct diag's */
 };
 
 struct diag {
@@ -141,6 +163,8 @@ struct diag {
 					   (diag-similar.c, memoized) */
 	DARR(struct delf) elfs;		/* files read for symbols */
 	char *why;			/* why no hang was found, or NULL */
+	struct dslices sl;		/* the longest timed slices of a
+					   thread not named (from_kernel()) */
 	const struct dscan *hist;	/* the idle waits of the whole trace
 					   (diag-scan.c), or NULL */
 	const struct dcand *cand;	/* the hangs to make (diag_listed_hangs),
@@ -309,6 +333,7 @@ struct dpoll {
 	uint32_t ti;
 	struct dpoll_stretch s;
 	DARR(struct dpoll_found) found;	/* stretches past the threshold */
+	struct dslices us;		/* slices when no thread is named */
 };
 void diag_poll_init(struct dpoll *p, uint32_t ti);
 void diag_poll_exit(struct diag *d, struct dpoll *p, uint32_t enter,
@@ -323,6 +348,7 @@ diag_poll_step(struct diag *d, struct dpoll *p, uint32_t enter, uint32_t i)
 	if (enter == GRAPH_NONE)
 		return;
 	if (e->type == TT_SYS_EXIT && (p->s.first != GRAPH_NONE ||
+	    p->us.n != 0 ||
 	    diag_try_again(d->g->th[p->ti].ev[enter].aux, (int64_t)e->key) ||
 	    diag_poll_timed_slice(d->g->th[p->ti].ev[enter].aux,
 	    (int64_t)e->key)))

@@ -20,6 +20,7 @@
  *   (latest lock taken by another owner and not released since).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -170,6 +171,33 @@ timed_wait(const struct graph *g, uint32_t ti, uint32_t enter, uint32_t sw)
 	return 0;
 }
 
+void
+diag_slices_keep(struct dslices *best, const struct dslices *x, uint32_t tid,
+    uint64_t end, uint64_t threshold)
+{
+	uint64_t dt = end - x->a;
+
+	if (x->n < POLL_MIN || dt < threshold)
+		return;
+	if (best->n != 0 && (dt < best->dt ||
+	    (dt == best->dt && tid >= best->tid)))
+		return;
+	*best = *x;
+	best->dt = dt;
+	best->tid = tid;
+}
+
+char *
+diag_slices_note(const struct dslices *best, const char *comm)
+{
+	if (best->n == 0)
+		return xstrdup("");
+	return xasprintf("; %s (%u) waited %.0f ms in %u timed slices on "
+	    "futex:0x%" PRIx64 " (a hang when its thread is named: --tid %u)",
+	    comm, best->tid, (double)best->dt / 1e6, best->n, best->key,
+	    best->tid);
+}
+
 struct dhang *
 diag_poll_hang(struct diag *d, uint32_t ti, uint32_t enter, uint32_t first,
     uint32_t last, uint32_t n, uint64_t end)
@@ -257,6 +285,26 @@ diag_poll_exit(struct diag *d, struct dpoll *p, uint32_t enter, uint32_t i)
 
 	int slice = diag_opts_named(&d->o) &&
 	    diag_poll_timed_slice(en->aux, (int64_t)e->key);
+
+	if (!diag_opts_named(&d->o)) {
+		/* the slices a name would make a hang, as below */
+		struct dslices *u = &p->us;
+		int sl = diag_poll_timed_slice(en->aux, (int64_t)e->key);
+		if (u->n != 0 && res == u->res && sl &&
+		    en->ts - u->last <= gap) {
+			u->last = e->ts;
+			u->n++;
+		} else {
+			if (u->n != 0 && res == u->res && !sl)
+				diag_slices_keep(&d->sl, u, t->tid, e->ts,
+				    d->o.threshold_ns);
+			u->n = 0;
+			if (sl)
+				*u = (struct dslices){ .a = en->ts,
+				    .last = e->ts, .res = res, .key = en->key,
+				    .n = 1 };
+		}
+	}
 
 	if (s->first != GRAPH_NONE && s->slices) {
 		/* slices back to back: any other call ends them */

@@ -21,6 +21,8 @@
  * - marks: the same with the watchdog's hang marks, which take over.
  * - none: no thread hangs (the why of an empty report), and with --tid
  *   the longest wait of the thread named.
+ * - slices: a main thread waiting in timed slices, which only a name
+ *   makes a hang (the why tells of them).
  * - held: the sparse fixture with windows held to a few hundred events
  *   (ARGUS_WINDOW_MAX_EVENTS): the hangs whose answer asked for more
  *   say which part of the trace answered.
@@ -32,6 +34,7 @@
  */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <string.h>
 
 #include "graph-fixture.h"
 
@@ -316,6 +319,57 @@ Test(diag_search, no_hang_as_the_whole_graph)
 	o.tid = 0;
 	o.threshold_ns = 5000 * MS;
 	cr_assert_eq(same_report(&o, "none, threshold"), 0);
+}
+
+/*
+ * A main thread S waits on a futex in 40 timed slices of 5 ms until its
+ * holder H lets go: no hang while no thread is named, but both reports
+ * without hangs tell of the slices, alike; with --tid, the same hang.
+ */
+Test(diag_search, timed_slices_as_the_whole_graph)
+{
+	enum { S = 300, H = 301 };
+	struct diag_opts o = { .threshold_ns = 100 * MS };
+	char dir[] = "/tmp/argus-search-XXXXXX";
+	unsigned n;
+
+	fx_init(&F);
+	fx_thread(&F, S, S, "slicer");
+	fx_thread(&F, H, S, "holder");
+	F.cpu = 1;
+	fx_run(&F, 0, H);
+	F.cpu = 0;
+	for (int k = 0; k < 40; k++) {
+		fx_block(&F, S, 0, SYS_futex, 0x7100);
+		F.ts += 5 * MS;
+		fx_run(&F, 0, S);
+		fx_ev(&F, S, TT_SYS_EXIT, SYS_futex, (uint64_t)-ETIMEDOUT, 0,
+		    0);
+	}
+	fx_block(&F, S, 0, SYS_futex, 0x7100);
+	F.ts += 3 * MS;
+	F.cpu = 1;
+	fx_ev(&F, H, TT_WAKING, S, 0, 120, 0);
+	F.cpu = 0;
+	fx_run(&F, 0, S);
+	fx_ev(&F, S, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	fx_block(&F, S, 0, SYS_read, 5);
+	F.ts += 5 * MS;
+	F.cpu = 1;
+	fx_block(&F, H, 0, SYS_nanosleep, 0);
+	F.cpu = 0;
+
+	cr_assert_eq(same_report(&o, "slices"), 0);
+	struct trace_reader *r = fx_store(&F, dir);
+	cr_assert_not_null(r);
+	char *b = whole_text(r, &o, &n);
+	cr_assert_not_null(strstr(b, "slicer (300) waited 203 ms in 40 timed "
+	    "slices on futex:0x7100 (a hang when its thread is named: "
+	    "--tid 300)"), "%s", b);
+	free(b);
+	cr_assert_eq(fx_unstore(r, dir), 0);
+	o.tid = S;
+	cr_assert_eq(same_report(&o, "slices, --tid"), 1);
 }
 
 /* The sparse fixture, stored in dir (a mkdtemp template). */
