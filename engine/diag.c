@@ -120,6 +120,11 @@ static const long epolls[] = { SYS_epoll_wait, SYS_epoll_pwait,
 	-1 };
 /* a wait for a child process: for work the thread started */
 static const long children[] = { SYS_wait4, SYS_waitid, -1 };
+static const long sigwaits[] = { SYS_rt_sigsuspend, SYS_rt_sigtimedwait,
+#ifdef SYS_pause
+	SYS_pause,
+#endif
+	-1 };
 /* an open that may block (a FIFO's, a device's) */
 static const long opens[] = { SYS_openat,
 #ifdef SYS_open
@@ -208,6 +213,12 @@ diag_describe_sys(const struct graph *g, const struct graph_event *en,
 		snprintf(w->resource, sizeof(w->resource), "%s",
 		    en->key == 0 ? "child:any" : en->key == 2 ?
 		    "child:group" : "child:one");
+	} else if (is_sys(en->aux, sigwaits)) {
+		/* a wait for a signal: a shell's for its children
+		   (SIGCHLD), a daemon's for its next job */
+		w->type = "signal";
+		snprintf(w->resource, sizeof(w->resource), "%s",
+		    w->syscall);
 	} else if (is_sys(en->aux, opens)) {
 		/* an open that blocks: a FIFO waiting for its other end, a
 		   device; the path is not in a kernel-only trace, the

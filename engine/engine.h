@@ -412,8 +412,8 @@ struct diag_wait {
 	const char *syscall;	/* "futex", "read", ... or "" */
 	const char *type;	/* mutex, condvar, semaphore, futex, pipe,
 				   socket, tty, timerfd, sleep, poll, child,
-				   open, filelock, stopped, yield, other (as in
-				   argus-diagnose(1)) */
+				   open, filelock, signal, stopped, yield,
+				   other (as in argus-diagnose(1)) */
 	char resource[64];	/* "futex:0x7f12...", "pipe:4711", ... */
 	int64_t result;		/* syscall return, or the user-level result */
 	int has_result;		/* result is known (the wait ended) */

@@ -15,7 +15,8 @@
  * slices that are never woken (a timer's tick), that other calls
  * separate, or of a thread not named are none; a lock holder stopped by
  * a signal is a culprit, described as stopped, and so is what continued
- * it; an open that blocks (a FIFO's) is a wait of type open.
+ * it; an open that blocks (a FIFO's) is a wait of type open, a
+ * sigsuspend one of type signal.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -601,32 +602,46 @@ Test(diag_real, holder_stopped_by_a_signal_says_so)
 	graph_free(g);
 }
 
-/* M opens a FIFO (openat relative to the working directory) and waits
-   until W, after a sleep, opens the other end: a wait of type open. */
-Test(diag_real, blocked_open_is_an_open)
+/* M blocks in system call nr (first argument a0) until W, after a
+   sleep of 500 ms, does the same call and wakes it; M's wait as
+   diagnosed (named). */
+static void
+woken_in(unsigned nr, uint64_t a0, struct diag_wait *w)
 {
 	fx_init(&F);
 	fx_thread(&F, M, M, "main");
-	fx_thread(&F, W, W, "writer");
+	fx_thread(&F, W, W, "other");
 	fx_block(&F, W, M, SYS_nanosleep, 0);
-	fx_block(&F, M, 0, SYS_openat, (uint64_t)(uint32_t)AT_FDCWD);
+	fx_block(&F, M, 0, nr, a0);
 	F.ts += 500 * MS;
 	fx_run(&F, 0, W);
 	fx_ev(&F, W, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
-	fx_ev(&F, W, TT_SYS_ENTER, SYS_openat, (uint64_t)(uint32_t)AT_FDCWD,
-	    0, 0);
+	fx_ev(&F, W, TT_SYS_ENTER, nr, a0, 0, 0);
 	fx_ev(&F, W, TT_WAKING, M, 0, 120, 0);
-	fx_ev(&F, W, TT_SYS_EXIT, SYS_openat, 3, 0, 0);
+	fx_ev(&F, W, TT_SYS_EXIT, nr, 3, 0, 0);
 	fx_block(&F, W, M, SYS_write, 3);
-	fx_ev(&F, M, TT_SYS_EXIT, SYS_openat, 3, 0, 0);
+	fx_ev(&F, M, TT_SYS_EXIT, nr, 3, 0, 0);
 	fx_ev(&F, M, TT_SYS_ENTER, SYS_read, 3, 0, 0);
 
 	struct graph *g;
 	struct diag *d = diag_of_m(&g);
 	const struct diag_hang *h = diag_hang(d, 0);
 	cr_assert_eq(h->kind, DIAG_BLOCKED);
-	cr_assert_str_eq(h->wait.type, "open");
-	cr_assert_str_eq(h->wait.resource, "openat:cwd");
+	*w = h->wait;	/* its type names a string constant */
 	diag_free(d);
 	graph_free(g);
+}
+
+/* An open that blocks (a FIFO's, relative to the working directory) is
+   a wait of type open; sigsuspend, of type signal. */
+Test(diag_real, blocked_open_and_signal_waits_are_named)
+{
+	struct diag_wait w;
+
+	woken_in(SYS_openat, (uint64_t)(uint32_t)AT_FDCWD, &w);
+	cr_assert_str_eq(w.type, "open");
+	cr_assert_str_eq(w.resource, "openat:cwd");
+	woken_in(SYS_rt_sigsuspend, 0x7ffe0000, &w);
+	cr_assert_str_eq(w.type, "signal");
+	cr_assert_str_eq(w.resource, "rt_sigsuspend");
 }
