@@ -300,7 +300,8 @@ is_udone(const struct graph_event *e)
 /*
  * A thread that switched out stopped (switch sw): by a stop signal it
  * took just before, "signal:SIGSTOP" (SIGTSTP, SIGTTIN, SIGTTOU); by a
- * tracer, "ptrace"; else "stopped".
+ * tracer, "ptrace"; else "stopped". The system call it was in, if any,
+ * stays named in w->syscall.
  */
 static void
 describe_stop(const struct gthread *t, uint32_t sw, struct diag_wait *w)
@@ -390,12 +391,14 @@ diag_wait_at(const struct graph *g, uint32_t ti, uint32_t sw,
 		en.type = TT_SYS_ENTER;
 		en.flags &= (uint16_t)~GRAPH_EVF_FDRES;
 		diag_describe_sys(g, &en, &dw->w);
-	} else if (ev[sw].sub & (DIAG_TASK_STOPPED | DIAG_TASK_TRACED)) {
-		describe_stop(t, sw, &dw->w);
 	} else {
 		dw->w.type = "other";
 		snprintf(dw->w.resource, sizeof(dw->w.resource), "kernel");
 	}
+	/* stopped, in a system call (the tracer attached during a sleep)
+	   or out of one: what it waits for is whoever stopped it */
+	if (ev[sw].sub & (DIAG_TASK_STOPPED | DIAG_TASK_TRACED))
+		describe_stop(t, sw, &dw->w);
 	dw->start = ev[sw].ts;
 	if (dw->enter != GRAPH_NONE)
 		dw->start = ev[dw->enter].ts;

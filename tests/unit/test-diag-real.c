@@ -548,21 +548,28 @@ Test(diag_real, timed_slices_ended_without_a_wait)
 }
 
 /*
- * M waits in flock(2) for a lock H holds; H is stopped by SIGSTOP (it
- * takes the signal and switches out stopped) until P, after a sleep,
+ * M waits in flock(2) for a lock H holds; H is stopped (by SIGSTOP out
+ * of its sleep, or by a tracer inside it) until P, after a sleep,
  * continues it, and H then lets M go. M's wait is a file lock; H, a
- * culprit, is blocked "stopped" by SIGSTOP, and P is H's own culprit.
+ * culprit, is blocked "stopped" on resource res, and P is H's own
+ * culprit.
  */
-Test(diag_real, holder_stopped_by_a_signal_says_so)
+static void
+stopped_holder(int traced, const char *res)
 {
 	fx_init(&F);
 	fx_thread(&F, M, M, "main");
 	fx_thread(&F, H, H, "holder");
 	fx_thread(&F, P, P, "shell");
 	fx_ev(&F, H, TT_SYS_ENTER, SYS_nanosleep, 0, 0, 0);
-	fx_ev(&F, H, TT_SYS_EXIT, SYS_nanosleep, (uint64_t)-514, 0, 0);
-	fx_ev(&F, H, TT_SIGNAL_DELIVER, SIGSTOP, 0, 0, 0);
-	fx_ev(&F, H, TT_SWITCH, 0x4, M, 120, 0);	/* T */
+	if (traced) {
+		fx_ev(&F, H, TT_SWITCH, 0x8, M, 120, 0);	/* t */
+	} else {
+		fx_ev(&F, H, TT_SYS_EXIT, SYS_nanosleep, (uint64_t)-514, 0,
+		    0);
+		fx_ev(&F, H, TT_SIGNAL_DELIVER, SIGSTOP, 0, 0, 0);
+		fx_ev(&F, H, TT_SWITCH, 0x4, M, 120, 0);	/* T */
+	}
 	fx_block(&F, M, P, SYS_flock, 3);
 	fx_ev(&F, P, TT_SYS_ENTER, SYS_nanosleep, 0, 0, 0);
 	fx_ev(&F, P, TT_TIMER_START, 0x77, 0xfff, 5, 1);
@@ -575,6 +582,8 @@ Test(diag_real, holder_stopped_by_a_signal_says_so)
 	fx_ev(&F, P, TT_WAKING, H, 0, 120, 0);
 	fx_ev(&F, P, TT_SYS_EXIT, SYS_kill, 0, 0, 0);
 	fx_block(&F, P, H, SYS_wait4, (uint64_t)-1);
+	if (traced)
+		fx_ev(&F, H, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
 	fx_ev(&F, H, TT_WAKING, M, 0, 120, 0);
 	fx_block(&F, H, M, SYS_nanosleep, 0);
 	fx_ev(&F, M, TT_SYS_EXIT, SYS_flock, 0, 0, 0);
@@ -592,7 +601,7 @@ Test(diag_real, holder_stopped_by_a_signal_says_so)
 		if (c->th.tid == H && c->kind == DIAG_BLOCKED) {
 			holder = 1;
 			cr_expect_str_eq(c->wait.type, "stopped");
-			cr_expect_str_eq(c->wait.resource, "signal:SIGSTOP");
+			cr_expect_str_eq(c->wait.resource, res);
 		}
 		shell |= c->th.tid == P && c->depth == 2;
 	}
@@ -600,6 +609,16 @@ Test(diag_real, holder_stopped_by_a_signal_says_so)
 	cr_expect(shell, "what continued it is the holder's culprit");
 	diag_free(d);
 	graph_free(g);
+}
+
+Test(diag_real, holder_stopped_by_a_signal_says_so)
+{
+	stopped_holder(0, "signal:SIGSTOP");
+}
+
+Test(diag_real, holder_stopped_by_a_tracer_in_a_call_says_so)
+{
+	stopped_holder(1, "ptrace");
 }
 
 /* M blocks in system call nr (first argument a0) until W, after a
