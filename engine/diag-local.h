@@ -124,11 +124,17 @@ struct dslices {
 	uint64_t a, last, res, key, dt;
 	uint32_t n, tid;
 };
-/* Keep stretch x, ended by a call that did not time out at end, in
-   *best when it is one a name would make a hang (at least POLL_MIN
-   slices of diag-poll.c, threshold long) and longer than it (the lower tid first). */
-void diag_slices_keep(struct dslices *best, const struct dslices *x,
-    uint32_t tid, uint64_t end, uint64_t threshold);
+/* Follow the slices of thread tid at the exit (at ts) of the call
+   entered by en, a timed slice when slice, in stretch u: a stretch a
+   name would make a hang (at least POLL_MIN slices of diag-poll.c,
+   threshold long, ended by a call on the same word that did not time
+   out) goes to *best when longer (diag_slices_keep()). */
+void diag_slices_step(struct dslices *u, struct dslices *best, uint32_t tid,
+    const struct graph_event *en, uint64_t ts, int slice,
+    uint64_t threshold);
+/* Keep stretch x (n 0: none) in *best when longer, or as long and of a
+   lower tid. */
+void diag_slices_keep(struct dslices *best, const struct dslices *x);
 /* "; COMM (TID) waited ... in N timed slices ... (a hang when its
    thread is named ...)" for the longest stretch best (comm its thread's
    name), or "" when none. */

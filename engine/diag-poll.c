@@ -172,19 +172,37 @@ timed_wait(const struct graph *g, uint32_t ti, uint32_t enter, uint32_t sw)
 }
 
 void
-diag_slices_keep(struct dslices *best, const struct dslices *x, uint32_t tid,
-    uint64_t end, uint64_t threshold)
+diag_slices_keep(struct dslices *best, const struct dslices *x)
 {
-	uint64_t dt = end - x->a;
-
-	if (x->n < POLL_MIN || dt < threshold)
-		return;
-	if (best->n != 0 && (dt < best->dt ||
-	    (dt == best->dt && tid >= best->tid)))
+	if (x->n == 0 || (best->n != 0 && (x->dt < best->dt ||
+	    (x->dt == best->dt && x->tid >= best->tid))))
 		return;
 	*best = *x;
-	best->dt = dt;
-	best->tid = tid;
+}
+
+void
+diag_slices_step(struct dslices *u, struct dslices *best, uint32_t tid,
+    const struct graph_event *en, uint64_t ts, int slice, uint64_t threshold)
+{
+	uint64_t res = diag_res_key(en);
+
+	if (u->n != 0 && res == u->res && slice &&
+	    en->ts - u->last <= threshold / 2) {
+		u->last = ts;
+		u->n++;
+		return;
+	}
+	if (u->n != 0 && res == u->res && !slice && u->n >= POLL_MIN &&
+	    ts - u->a >= threshold) {
+		/* woken at last, as a hang of diag_poll_exit() ends */
+		u->dt = ts - u->a;
+		u->tid = tid;
+		diag_slices_keep(best, u);
+	}
+	u->n = 0;
+	if (slice)
+		*u = (struct dslices){ .a = en->ts, .last = ts, .res = res,
+		    .key = en->key, .n = 1 };
 }
 
 char *
@@ -286,25 +304,10 @@ diag_poll_exit(struct diag *d, struct dpoll *p, uint32_t enter, uint32_t i)
 	int slice = diag_opts_named(&d->o) &&
 	    diag_poll_timed_slice(en->aux, (int64_t)e->key);
 
-	if (!diag_opts_named(&d->o)) {
-		/* the slices a name would make a hang, as below */
-		struct dslices *u = &p->us;
-		int sl = diag_poll_timed_slice(en->aux, (int64_t)e->key);
-		if (u->n != 0 && res == u->res && sl &&
-		    en->ts - u->last <= gap) {
-			u->last = e->ts;
-			u->n++;
-		} else {
-			if (u->n != 0 && res == u->res && !sl)
-				diag_slices_keep(&d->sl, u, t->tid, e->ts,
-				    d->o.threshold_ns);
-			u->n = 0;
-			if (sl)
-				*u = (struct dslices){ .a = en->ts,
-				    .last = e->ts, .res = res, .key = en->key,
-				    .n = 1 };
-		}
-	}
+	if (!diag_opts_named(&d->o))
+		diag_slices_step(&p->us, &d->sl, t->tid, en, e->ts,
+		    diag_poll_timed_slice(en->aux, (int64_t)e->key),
+		    d->o.threshold_ns);
 
 	if (s->first != GRAPH_NONE && s->slices) {
 		/* slices back to back: any other call ends them */

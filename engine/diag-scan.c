@@ -294,25 +294,9 @@ poll_exit(struct scan *s, struct sthr *t, const struct graph_event *en,
 	    diag_poll_timed_slice(en->aux, ret);
 	int again = diag_try_again(en->aux, ret);
 
-	if (!diag_opts_named(s->o)) {
-		/* as diag_poll_exit() */
-		struct dslices *u = &t->us;
-		int sl = diag_poll_timed_slice(en->aux, ret);
-		if (u->n != 0 && res == u->res && sl &&
-		    en->ts - u->last <= gap) {
-			u->last = ts;
-			u->n++;
-		} else {
-			if (u->n != 0 && res == u->res && !sl)
-				diag_slices_keep(&t->usb, u, t->tid, ts,
-				    s->th);
-			u->n = 0;
-			if (sl)
-				*u = (struct dslices){ .a = en->ts,
-				    .last = ts, .res = res, .key = en->key,
-				    .n = 1 };
-		}
-	}
+	if (!diag_opts_named(s->o))
+		diag_slices_step(&t->us, &t->usb, t->tid, en, ts,
+		    diag_poll_timed_slice(en->aux, ret), s->th);
 
 	if (t->ps && t->ps_slices) {
 		/* slices back to back: any other call ends them */
@@ -757,10 +741,7 @@ diag_scan(struct trace_reader *r, const struct rules *rules,
 			continue;
 		out->nsel++;
 		out->nwaits += t->nwaits;
-		if (t->usb.n != 0 && (out->sl.n == 0 || t->usb.dt >
-		    out->sl.dt || (t->usb.dt == out->sl.dt &&
-		    t->tid < out->sl.tid)))
-			out->sl = t->usb;
+		diag_slices_keep(&out->sl, &t->usb);
 		if (t->lg_set && (!out->lg_set || t->lg_dt > out->lg_dt)) {
 			out->lg_set = 1;
 			out->lg_dt = t->lg_dt;
