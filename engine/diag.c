@@ -215,10 +215,12 @@ diag_describe_sys(const struct graph *g, const struct graph_event *en,
 		    "child:group" : "child:one");
 	} else if (is_sys(en->aux, sigwaits)) {
 		/* a wait for a signal: a shell's for its children
-		   (SIGCHLD), a daemon's for its next job */
+		   (SIGCHLD), a daemon's for its next job; the signal set's
+		   address tells the places it waits from apart (the
+		   similar nodes' signatures hash the resource) */
 		w->type = "signal";
-		snprintf(w->resource, sizeof(w->resource), "%s",
-		    w->syscall);
+		snprintf(w->resource, sizeof(w->resource), "%s:0x%llx",
+		    w->syscall, (unsigned long long)en->key);
 	} else if (is_sys(en->aux, opens)) {
 		/* an open that blocks: a FIFO waiting for its other end, a
 		   device; the path is not in a kernel-only trace, the
@@ -234,9 +236,9 @@ diag_describe_sys(const struct graph *g, const struct graph_event *en,
 		else if (at)
 			snprintf(w->resource, sizeof(w->resource),
 			    "%s:fd%" PRId32, w->syscall, (int32_t)en->key);
-		else
-			snprintf(w->resource, sizeof(w->resource), "%s",
-			    w->syscall);
+		else	/* the path's address, as any other call's */
+			snprintf(w->resource, sizeof(w->resource), "%s:0x%llx",
+			    w->syscall, (unsigned long long)en->key);
 	} else if (en->aux == SYS_flock || en->aux == SYS_fcntl) {
 		/* fcntl(2) blocks only for a record lock (F_SETLKW,
 		   F_OFD_SETLKW) */

@@ -662,5 +662,5 @@ Test(diag_real, blocked_open_and_signal_waits_are_named)
 	cr_assert_str_eq(w.resource, "openat:cwd");
 	woken_in(SYS_rt_sigsuspend, 0x7ffe0000, &w);
 	cr_assert_str_eq(w.type, "signal");
-	cr_assert_str_eq(w.resource, "rt_sigsuspend");
+	cr_assert_str_eq(w.resource, "rt_sigsuspend:0x7ffe0000");
 }
