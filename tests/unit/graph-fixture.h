@@ -8,6 +8,7 @@
 #ifndef ARGUS_GRAPH_FIXTURE_H
 #define ARGUS_GRAPH_FIXTURE_H
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,6 +159,50 @@ fx_lock_turn(struct fx *f, uint32_t m, uint32_t w, uint64_t lock,
 	fx_block(f, w, m, SYS_futex, idle);
 	fx_ev(f, m, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
 	return 1;
+}
+
+/* tid waits on futex word 5 ms, until the wait's timeout: a timed
+   slice. */
+static inline void
+fx_timed_slice(struct fx *f, uint32_t tid, uint64_t word)
+{
+	fx_block(f, tid, 0, SYS_futex, word);
+	f->ts += 5000000ULL;
+	fx_run(f, 0, tid);
+	fx_ev(f, tid, TT_SYS_EXIT, SYS_futex, (uint64_t)-ETIMEDOUT, 0, 0);
+}
+
+/* m waits on futex word in n timed slices, with other calls between
+   every few slices when other_calls; w, on CPU 1, runs the whole time,
+   wakes m after them when wakes (m then reads), and sleeps. */
+static inline void
+fx_sliced(struct fx *f, uint32_t m, uint32_t w, uint64_t word, unsigned n,
+    int other_calls, int wakes)
+{
+	f->cpu = 1;
+	fx_run(f, 0, w);
+	f->cpu = 0;
+	for (unsigned k = 0; k < n; k++) {
+		if (other_calls && k % 4 == 0) {
+			fx_ev(f, m, TT_SYS_ENTER, SYS_getpid, 0, 0, 0);
+			fx_ev(f, m, TT_SYS_EXIT, SYS_getpid, m, 0, 0);
+		}
+		fx_timed_slice(f, m, word);
+	}
+	fx_block(f, m, 0, SYS_futex, word);
+	f->ts += 3000000ULL;
+	if (wakes) {
+		f->cpu = 1;
+		fx_ev(f, w, TT_WAKING, m, 0, 120, 0);
+		f->cpu = 0;
+		fx_run(f, 0, m);
+		fx_ev(f, m, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+		fx_block(f, m, 0, SYS_read, 5);
+	}
+	f->ts += 5000000ULL;
+	f->cpu = 1;
+	fx_block(f, w, 0, SYS_nanosleep, 0);
+	f->cpu = 0;
 }
 
 /*

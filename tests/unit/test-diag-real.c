@@ -358,10 +358,7 @@ Test(diag_real, starter_waiting_for_the_hang_is_no_culprit)
 static void
 timed_slice(uint32_t tid)
 {
-	fx_block(&F, tid, 0, SYS_futex, FUTEX_W);
-	F.ts += 5 * MS;
-	fx_run(&F, 0, tid);
-	fx_ev(&F, tid, TT_SYS_EXIT, SYS_futex, (uint64_t)-ETIMEDOUT, 0, 0);
+	fx_timed_slice(&F, tid, FUTEX_W);
 }
 
 /* M waits on FUTEX_W in n slices of 5 ms, each ended by its timeout,
@@ -373,30 +370,7 @@ sliced(unsigned n, int other_calls, int wakes)
 	fx_init(&F);
 	fx_thread(&F, M, M, "main");
 	fx_thread(&F, W, M, "worker");
-	F.cpu = 1;
-	fx_run(&F, 0, W);
-	F.cpu = 0;
-	for (unsigned k = 0; k < n; k++) {
-		if (other_calls && k % 4 == 0) {
-			fx_ev(&F, M, TT_SYS_ENTER, SYS_getpid, 0, 0, 0);
-			fx_ev(&F, M, TT_SYS_EXIT, SYS_getpid, M, 0, 0);
-		}
-		timed_slice(M);
-	}
-	fx_block(&F, M, 0, SYS_futex, FUTEX_W);
-	F.ts += 3 * MS;
-	if (wakes) {
-		F.cpu = 1;
-		fx_ev(&F, W, TT_WAKING, M, 0, 120, 0);
-		F.cpu = 0;
-		fx_run(&F, 0, M);
-		fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
-		fx_block(&F, M, 0, SYS_read, 5);
-	}
-	F.ts += 5 * MS;
-	F.cpu = 1;
-	fx_block(&F, W, 0, SYS_nanosleep, 0);
-	F.cpu = 0;
+	fx_sliced(&F, M, W, FUTEX_W, n, other_calls, wakes);
 }
 
 Test(diag_real, timed_slices_woken_are_a_yield_hang)
@@ -547,6 +521,28 @@ Test(diag_real, timed_slices_ended_without_a_wait)
 	graph_free(g);
 }
 
+/* by wakes M and blocks in system call nr on key; M returns ret from
+   its call mnr and enters the next. */
+static void
+wakes_m(uint32_t by, unsigned nr, uint64_t key, unsigned mnr, uint64_t ret)
+{
+	fx_ev(&F, by, TT_WAKING, M, 0, 120, 0);
+	fx_block(&F, by, M, nr, key);
+	fx_ev(&F, M, TT_SYS_EXIT, mnr, ret, 0, 0);
+	fx_ev(&F, M, TT_SYS_ENTER, SYS_getpid, 0, 0, 0);
+}
+
+/* The diagnosis of M (named, *d, of graph *g), whose one hang must be
+   blocked: that hang. */
+static const struct diag_hang *
+blocked_m(struct graph **g, struct diag **d)
+{
+	*d = diag_of_m(g);
+	const struct diag_hang *h = diag_hang(*d, 0);
+	cr_assert_eq(h->kind, DIAG_BLOCKED);
+	return h;
+}
+
 /*
  * M waits in flock(2) for a lock H holds; H is stopped (by SIGSTOP out
  * of its sleep, or by a tracer inside it) until P, after a sleep,
@@ -584,15 +580,11 @@ stopped_holder(int traced, const char *res)
 	fx_block(&F, P, H, SYS_wait4, (uint64_t)-1);
 	if (traced)
 		fx_ev(&F, H, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
-	fx_ev(&F, H, TT_WAKING, M, 0, 120, 0);
-	fx_block(&F, H, M, SYS_nanosleep, 0);
-	fx_ev(&F, M, TT_SYS_EXIT, SYS_flock, 0, 0, 0);
-	fx_ev(&F, M, TT_SYS_ENTER, SYS_getpid, 0, 0, 0);
+	wakes_m(H, SYS_nanosleep, 0, SYS_flock, 0);
 
 	struct graph *g;
-	struct diag *d = diag_of_m(&g);
-	const struct diag_hang *h = diag_hang(d, 0);
-	cr_assert_eq(h->kind, DIAG_BLOCKED);
+	struct diag *d;
+	const struct diag_hang *h = blocked_m(&g, &d);
 	cr_assert_str_eq(h->wait.type, "filelock");
 	cr_assert_str_eq(h->wait.resource, "flock:fd3");
 	int holder = 0, shell = 0;
@@ -636,17 +628,12 @@ woken_in(unsigned nr, uint64_t a0, struct diag_wait *w)
 	fx_run(&F, 0, W);
 	fx_ev(&F, W, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
 	fx_ev(&F, W, TT_SYS_ENTER, nr, a0, 0, 0);
-	fx_ev(&F, W, TT_WAKING, M, 0, 120, 0);
 	fx_ev(&F, W, TT_SYS_EXIT, nr, 3, 0, 0);
-	fx_block(&F, W, M, SYS_write, 3);
-	fx_ev(&F, M, TT_SYS_EXIT, nr, 3, 0, 0);
-	fx_ev(&F, M, TT_SYS_ENTER, SYS_read, 3, 0, 0);
+	wakes_m(W, SYS_write, 3, nr, 3);
 
 	struct graph *g;
-	struct diag *d = diag_of_m(&g);
-	const struct diag_hang *h = diag_hang(d, 0);
-	cr_assert_eq(h->kind, DIAG_BLOCKED);
-	*w = h->wait;	/* its type names a string constant */
+	struct diag *d;
+	*w = blocked_m(&g, &d)->wait;
 	diag_free(d);
 	graph_free(g);
 }

@@ -336,28 +336,7 @@ Test(diag_search, timed_slices_as_the_whole_graph)
 	fx_init(&F);
 	fx_thread(&F, S, S, "slicer");
 	fx_thread(&F, H, S, "holder");
-	F.cpu = 1;
-	fx_run(&F, 0, H);
-	F.cpu = 0;
-	for (int k = 0; k < 40; k++) {
-		fx_block(&F, S, 0, SYS_futex, 0x7100);
-		F.ts += 5 * MS;
-		fx_run(&F, 0, S);
-		fx_ev(&F, S, TT_SYS_EXIT, SYS_futex, (uint64_t)-ETIMEDOUT, 0,
-		    0);
-	}
-	fx_block(&F, S, 0, SYS_futex, 0x7100);
-	F.ts += 3 * MS;
-	F.cpu = 1;
-	fx_ev(&F, H, TT_WAKING, S, 0, 120, 0);
-	F.cpu = 0;
-	fx_run(&F, 0, S);
-	fx_ev(&F, S, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
-	fx_block(&F, S, 0, SYS_read, 5);
-	F.ts += 5 * MS;
-	F.cpu = 1;
-	fx_block(&F, H, 0, SYS_nanosleep, 0);
-	F.cpu = 0;
+	fx_sliced(&F, S, H, 0x7100, 40, 0, 1);
 
 	cr_assert_eq(same_report(&o, "slices"), 0);
 	struct trace_reader *r = fx_store(&F, dir);
