@@ -17,14 +17,15 @@
 #include "tui/tui.h"
 
 static const char debug_usage[] =
-    "usage: argus debug [TRACE] [--pid PID | --comm NAME] [--at TIME]\n"
-    "                   [--rules FILE]... [--no-default-rules]\n"
+    "usage: argus debug [TRACE] [--pid PID | --tid TID | --comm NAME]\n"
+    "                   [--at TIME] [--rules FILE]... [--no-default-rules]\n"
     "\n"
     "Open the hang debugger on TRACE (default " ARGUS_DEFAULT_TRACE "):\n"
     "a full-screen view of the event graph opened on the first hang.\n"
     "Press ? inside for the keys; see argus-debug(1).\n"
     "\n"
     "  --pid PID            hangs of this process only\n"
+    "  --tid TID            hangs of this thread only\n"
     "  --comm NAME          hangs of threads (or processes) of this name\n"
     "  --at TIME            diagnose the hang at TIME (seconds from the\n"
     "                       trace start, or @NS)\n"
@@ -37,6 +38,7 @@ cmd_debug(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "pid", required_argument, NULL, 'p' },
+		{ "tid", required_argument, NULL, 't' },
 		{ "comm", required_argument, NULL, 'c' },
 		{ "at", required_argument, NULL, 'a' },
 		CMD_RULES_OPTION,
@@ -57,14 +59,17 @@ cmd_debug(int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'p':
+		case 'p': case 't':
 			if (parse_u64(optarg, &v) != 0 || v == 0 ||
 			    v > UINT32_MAX) {
 				cmd_rules_opts_free(&ro);
-				return cmd_usage_error("debug", "bad pid '%s'",
-				    optarg);
+				return cmd_usage_error("debug", "bad %s '%s'",
+				    c == 'p' ? "pid" : "tid", optarg);
 			}
-			o.pid = (uint32_t)v;
+			if (c == 'p')
+				o.pid = (uint32_t)v;
+			else
+				o.tid = (uint32_t)v;
 			break;
 		case 'c': o.comm = optarg; break;
 		case 'a': at = optarg; break;

@@ -231,8 +231,15 @@ diff_draw(struct tui *t, struct pane *p)
 	tui_list_scroll(p, d.n);
 	tui_pane_title(t, p, "%s  (s: %s)", p->mode ? "Slice" : "Slice diff",
 	    p->mode ? "diff" : "slice");
-	if (d.n == 0)
+	if (d.n == 0 && t->d != NULL && diag_nhangs(t->d) == 0 &&
+	    diag_why_none(t->d) != NULL) {
+		/* why none: the waits looked at, the slices a name would
+		   make a hang */
+		tui_put(p->win, 1, 1, "no hang found:");
+		tui_put_wrapped(p->win, 2, 1, diag_why_none(t->d));
+	} else if (d.n == 0) {
 		tui_put(p->win, 1, 1, "no hang");
+	}
 	for (int y = 1; y < p->h; y++) {
 		size_t i = p->top + (size_t)y - 1;
 		if (i >= d.n)

@@ -200,8 +200,9 @@ tui_open_hang(struct tui *t, size_t h, int record)
 			resolve(t);
 			hist_save(t);
 			tui_lanes(t);
-			tui_message(t, 0, "no hang found: %zu vertices, %zu "
-			    "threads (:goto, :diagnose)", graph_nvertices(t->g),
+			tui_message(t, 0, "no hang found (why: the slice "
+			    "diff pane): %zu vertices, %zu threads (:goto, "
+			    ":diagnose)", graph_nvertices(t->g),
 			    graph_nthreads(t->g));
 		}
 		return R_ALL;

@@ -251,6 +251,9 @@ void tui_pane_title(struct tui *t, struct pane *p, const char *fmt, ...)
     PRINTFLIKE(3, 4);
 /* Draw a string clipped to the window width at (y, x). */
 void tui_put(WINDOW *w, int y, int x, const char *s);
+/* s from row y, column x, broken at spaces to the window's width, up to
+   its last row; returns the row after it. */
+int tui_put_wrapped(WINDOW *w, int y, int x, const char *s);
 /* Case-insensitive substring test. */
 int tui_match(const char *hay, const char *needle);
 /* Keep sel visible in a list pane of p->h - 1 rows. */

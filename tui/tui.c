@@ -77,6 +77,31 @@ tui_put(WINDOW *w, int y, int x, const char *s)
 	mvwaddnstr(w, y, x, s, maxx - x);
 }
 
+int
+tui_put_wrapped(WINDOW *w, int y, int x, const char *s)
+{
+	int maxx = getmaxx(w), maxy = getmaxy(w), width = maxx - x;
+
+	if (width <= 0)
+		return y;
+	while (*s != '\0' && y < maxy) {
+		int n = (int)strlen(s);
+		if (n > width) {
+			/* break at the last space that fits, else mid-word */
+			n = width;
+			while (n > 0 && s[n] != ' ')
+				n--;
+			if (n == 0)
+				n = width;
+		}
+		mvwaddnstr(w, y++, x, s, n);
+		s += n;
+		while (*s == ' ')
+			s++;
+	}
+	return y;
+}
+
 void
 tui_pane_title(struct tui *t, struct pane *p, const char *fmt, ...)
 {
@@ -574,6 +599,7 @@ tui_run(struct tui_opts *o)
 	t->trace = o->trace;
 	t->rules = o->rules;
 	t->dopts.pid = o->pid;
+	t->dopts.tid = o->tid;
 	t->dopts.comm = o->comm;
 	t->dopts.at = o->at;
 	t->first_ts = trace_reader_info(o->reader)->first_ts;

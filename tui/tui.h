@@ -17,6 +17,7 @@ struct tui_opts {
 	struct trace_reader *reader;	/* open trace, taken over */
 	struct rules *rules;		/* rules in force, taken over */
 	uint32_t pid;			/* --pid, 0: any */
+	uint32_t tid;			/* --tid, 0: any */
 	const char *comm;		/* --comm, or NULL */
 	uint64_t at;			/* --at (absolute ns), 0: none */
 };

@@ -11,6 +11,7 @@
 # history; `r` recursion and `{` `}`; zoom; `/` search and `:` completion;
 # `:rule add` rebuilds the graph in place (and reports a bad rule);
 # `:write`; the history file; `?` lists every key of the key table; the
+# reason no hang was found for --tid in the slice diff pane; the
 # man page lists every key and command; resizing to 80x24 and 200x60;
 # the terminal restored after q, SIGTERM and C-c; --at; `z`; no colours
 # (vt100); lockio's culprit tree in the slice diff pane as in the report
@@ -259,6 +260,16 @@ if wait_for '^EXIT=0' 5 && wait_for '^icanon echo' 2; then
 	ok "q quits and restores the terminal"
 else
 	nok "q quits and restores the terminal" "$(screen | grep -v "^$")"
+fi
+
+# --tid: a thread without a hang; the slice diff pane says why
+start 120 40 --tid 600 "$T/mk"
+if wait_for 'no hang found \(why: the slice diff pane\)' 5 &&
+    screen | grep -q 'no hang found:' &&
+    screen | grep -q '1 thread chosen, 0 waits considered'; then
+	ok "--tid without a hang: the pane says why"
+else
+	nok "--tid without a hang: the pane says why" "$(screen | grep -v '^$')"
 fi
 
 # SIGTERM restores the terminal too
