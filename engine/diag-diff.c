@@ -71,12 +71,14 @@ serving(const struct diag *d, uint32_t ti, uint64_t at,
 }
 
 /*
- * The idle holder of level lv's wait: the user thread of another process
- * that woke the thread where its wait ended, by a wake-up or a signal
- * only, and sat in its idle wait for at least half of [lv->a, lv->b]
- * until before that wake-up, a wait that ended with input (a message or
- * pipe data). Returns its thread index, or GRAPH_NONE; *w is its idle
- * wait.
+ * The idle holder of level lv's wait: the user thread that woke the
+ * thread where its wait ended, by a wake-up or a signal only, and sat in
+ * its idle wait for at least half of [lv->a, lv->b] until before that
+ * wake-up, a wait that ended with input (a message or pipe data): from
+ * anywhere when it is of another process; when of the waiter's own, from
+ * a process other than those the waiter exchanged with before it waited
+ * (and it did exchange with some). Returns
+ * its thread index, or GRAPH_NONE; *w is its idle wait.
  */
 static uint32_t
 idle_holder(struct diag *d, const struct level *lv, struct dwait *w)
@@ -101,11 +103,9 @@ idle_holder(struct diag *d, const struct level *lv, struct dwait *w)
 			wts = g->th[waker].ev[e->src_ev].ts;
 		}
 	}
-	/* a thread of the waiter's own process relays to it (the I/O
-	   thread of a client library handing over a reply) */
-	if (waker == GRAPH_NONE || g->th[waker].pid == g->th[lv->ti].pid ||
-	    !diag_user_thread(g, waker))
+	if (waker == GRAPH_NONE || !diag_user_thread(g, waker))
 		return GRAPH_NONE;
+	int kin = g->th[waker].pid == g->th[lv->ti].pid;
 	/* what it sent came with a message: it answered, it held nothing */
 	for (size_t k = 0; k < n; k++) {
 		const struct graph_edge *e = graph_edge(g, in[k]);
@@ -119,12 +119,29 @@ idle_holder(struct diag *d, const struct level *lv, struct dwait *w)
 	    diag_wait_key(g, w) != diag_idle_key(d, waker))
 		return GRAPH_NONE;
 	/* its idle wait ended with input (a message or pipe data); one
-	   ended by a plain wake-up only relayed that waker's work */
+	   ended by a plain wake-up only relayed that waker's work. A
+	   thread of the waiter's own process relays to it when that input
+	   came from a process the waiter exchanged with before it waited
+	   (the I/O thread of a client library handing over the reply of
+	   the waiter's server), or when the waiter exchanged with none
+	   (the library's thread did its I/O); one whose input came from
+	   elsewhere held what it needed (the session of a
+	   thread-per-connection server, idle in a transaction, until its
+	   own client commits) */
+	uint32_t peers[32];
+	size_t np = kin ? diag_run_peers(g, lv->ti, diag_run_first(g,
+	    lv->ti, lv->dw.sw), lv->dw.sw, peers, 32) : 0;
 	v = graph_vertex_of_event(g, waker, w->run);
 	in = v != GRAPH_NONE ? graph_in_edges(g, v, &n) : NULL;
 	for (size_t k = 0; in != NULL && k < n; k++) {
 		const struct graph_edge *e = graph_edge(g, in[k]);
-		if (e->kind == GE_MSG || e->kind == GE_PIPE)
+		if (e->kind != GE_MSG && e->kind != GE_PIPE)
+			continue;
+		uint32_t src = g->th[g->vx[e->src].thread].pid;
+		int known = src == g->th[lv->ti].pid;
+		for (size_t i = 0; i < np; i++)
+			known |= peers[i] == src;
+		if (!kin || (np > 0 && !known))
 			return waker;
 	}
 	return GRAPH_NONE;

@@ -227,6 +227,14 @@ uint32_t diag_event_at(const struct graph *g, uint32_t ti, uint64_t ts);
    first event after the wait before v (a similar node's signature and
    peers cover that run). */
 uint64_t diag_run_start(const struct graph *g, uint32_t v);
+/* The first event of the run of thread ti that ends in its wait at
+   switch sw. */
+uint32_t diag_run_first(const struct graph *g, uint32_t ti, uint32_t sw);
+/* The other processes at the other end of the socket, pipe and eventfd
+   messages (sent or received) of thread ti's events [from, sw), into
+   pid (at most max, sorted, each once); returns how many. */
+size_t diag_run_peers(const struct graph *g, uint32_t ti, uint32_t from,
+    uint32_t sw, uint32_t *pid, size_t max);
 /* Similar nodes of a blocked wait; fills h->sim. */
 void diag_find_similar(struct diag *d, struct dhang *h);
 void dnote(struct dhang *h, const char *fmt, ...)
@@ -381,6 +389,9 @@ int diag_lock_culprit(struct diag *d, struct dhang *h,
    wait for a child. */
 int diag_sys_poll(uint32_t nr);
 int diag_sys_child(uint32_t nr);
+/* Whether system call nr waits for a signal (sigsuspend, sigtimedwait,
+   pause). */
+int diag_sys_sigwait(uint32_t nr);
 
 /* diag-scan.c */
 /*

@@ -203,8 +203,16 @@ follow(struct rec *r, size_t b)
 
 	r->sub.n = 0;
 	/* timed slices: their twins would be the slices before the last,
-	   ended by a timer; the last one's wake-up names who let go */
-	if (!x.sliced && diag_culprit_twin(r->d, &nl, &twin, &hz)) {
+	   ended by a timer; the last one's wake-up names who let go. A
+	   wait for a child or a signal that ended: its own wake-up names
+	   the child it waited for, where an earlier such wait (a twin)
+	   waited for another */
+	const struct graph *g = r->d->g;
+	int own = x.w.enter != GRAPH_NONE && x.w.run != GRAPH_NONE &&
+	    (diag_sys_child(g->th[x.ti].ev[x.w.enter].aux) ||
+	    diag_sys_sigwait(g->th[x.ti].ev[x.w.enter].aux));
+	if (!x.sliced && !own &&
+	    diag_culprit_twin(r->d, &nl, &twin, &hz)) {
 		snprintf(what, sizeof(what), "slice of %s's normal wait "
 		    "(depth %u)", comm, x.depth + 1);
 		diag_slice_wait(r->d, r->h, &twin, nl.ti, twin.start, hz,

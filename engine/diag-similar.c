@@ -68,6 +68,12 @@ run_start(const struct gthread *t, uint32_t sw)
 	return i;
 }
 
+uint32_t
+diag_run_first(const struct graph *g, uint32_t ti, uint32_t sw)
+{
+	return run_start(&g->th[ti], sw);
+}
+
 uint64_t
 diag_run_start(const struct graph *g, uint32_t v)
 {
@@ -109,25 +115,22 @@ vx_end(const struct graph *g, uint32_t v)
 	return g->vx[v].first + g->vx[v].nevents;
 }
 
-/* Hash of the peers of thread ti's run from event from to event sw: the
-   other processes at the other end of its socket, pipe and eventfd
-   messages (sent or received), as a set; 0 when it has none. */
-static uint64_t
-peer_sig(const struct graph *g, uint32_t ti, uint32_t from, uint32_t sw)
+size_t
+diag_run_peers(const struct graph *g, uint32_t ti, uint32_t from,
+    uint32_t sw, uint32_t *pid, size_t max)
 {
 	const struct gthread *t = &g->th[ti];
-	uint32_t pid[32], self = t->pid;
+	uint32_t self = t->pid;
 	size_t np = 0, n;
-	uint64_t h = 0;
 
-	for (uint32_t i = from, v; i < sw && np < 32; i = vx_end(g, v)) {
+	for (uint32_t i = from, v; i < sw && np < max; i = vx_end(g, v)) {
 		v = graph_vertex_of_event(g, ti, i);
 		if (v == GRAPH_NONE)
 			break;
 		for (int dir = 0; dir < 2; dir++) {
 			const uint32_t *es = dir ? graph_out_edges(g, v, &n) :
 			    graph_in_edges(g, v, &n);
-			for (size_t k = 0; k < n && np < 32; k++) {
+			for (size_t k = 0; k < n && np < max; k++) {
 				const struct graph_edge *e = graph_edge(g, es[k]);
 				uint32_t at = dir ? e->src_ev : e->dst_ev;
 				if (e->kind != GE_MSG && e->kind != GE_REPLY &&
@@ -148,9 +151,24 @@ peer_sig(const struct graph *g, uint32_t ti, uint32_t from, uint32_t sw)
 			pid[j] = pid[j - 1];
 			pid[j - 1] = x;
 		}
+	size_t k = 0;
 	for (size_t i = 0; i < np; i++)
 		if (i == 0 || pid[i] != pid[i - 1])
-			h = mix(h ? h : 13, pid[i]);
+			pid[k++] = pid[i];
+	return k;
+}
+
+/* Hash of the peers of thread ti's run from event from to event sw
+   (diag_run_peers()), as a set; 0 when it has none. */
+static uint64_t
+peer_sig(const struct graph *g, uint32_t ti, uint32_t from, uint32_t sw)
+{
+	uint32_t pid[32];
+	size_t np = diag_run_peers(g, ti, from, sw, pid, 32);
+	uint64_t h = 0;
+
+	for (size_t i = 0; i < np; i++)
+		h = mix(h ? h : 13, pid[i]);
 	return h;
 }
 

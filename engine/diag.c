@@ -149,6 +149,12 @@ diag_sys_child(uint32_t nr)
 	return is_sys(nr, children);
 }
 
+int
+diag_sys_sigwait(uint32_t nr)
+{
+	return is_sys(nr, sigwaits);
+}
+
 static const char *
 fd_type(unsigned kind)
 {

@@ -4,9 +4,11 @@
  * process, those whose wait the hang's waker ended rank first, a
  * user-level wait made of two kernel waits is one similar node,
  * every blocked thread of the normal path is a culprit, and so is the
- * idle thread that ended the wait by a plain wake-up (an idle holder),
- * but not an event loop waiting in poll at both ends of the recording;
- * a mutex stored next to a condition variable is another resource.
+ * idle thread that ended the wait by a plain wake-up (an idle holder,
+ * in the waiter's process too when its input came from a process the
+ * waiter did not serve), but not an event loop waiting in poll at both
+ * ends of the recording; a mutex stored next to a condition variable is
+ * another resource.
  */
 #include <criterion/criterion.h>
 
@@ -306,6 +308,8 @@ Test(diag_peers, every_blocked_path_thread_is_a_culprit)
 	graph_free(g);
 }
 
+static int asker;	/* M takes a request of Q's before each wait */
+
 /* M waits on LOCK until X wakes it; X wakes it as soon as the input
    thread wakes X out of its idle poll on POLLA, with a message when msg
    (X holds the lock across its wait for input), else by a plain wake-up
@@ -318,6 +322,10 @@ holder_iteration(uint64_t hold_ms, int msg)
 	fx_ev(&F, IN, TT_WAKING, M, 0, 120, 0);
 	fx_block(&F, IN, M, SYS_nanosleep, 0);
 	fx_ev(&F, M, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
+	if (asker) {
+		fx_ev(&F, Q, TT_SK_DATA_READY, SKQ, 1, 0, 0);
+		fx_ev(&F, M, TT_SOCK_RECV, SKQ, 1, 0, 10);
+	}
 	fx_block(&F, M, 0, SYS_futex, LOCK);
 	F.ts += hold_ms * MS;
 	fx_run(&F, 0, IN);
@@ -344,6 +352,7 @@ holder_fixture(int msg, uint32_t xpid)
 	fx_thread(&F, M, M, "main");
 	fx_thread(&F, X, xpid, "holder");
 	fx_thread(&F, IN, IN, "input");
+	fx_thread(&F, Q, Q, "client");
 	fx_ev(&F, X, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
 	fx_ev(&F, X, TT_SWITCH, 1, 0, 120, 0);
 	fx_ev(&F, IN, TT_SYS_ENTER, SYS_nanosleep, 0, 0, 0);
@@ -390,6 +399,18 @@ Test(diag_peers, idle_relay_is_no_holder)
 	    "a thread woken by a plain wake-up relays its waker");
 	cr_assert_eq(holder_fixture(1, M), -1,
 	    "a thread of the waiter's process relays its input to it");
+}
+
+/* M serves a request of Q's before each wait: a thread of M's own
+   process whose input comes from another process (the input thread's)
+   held what M needed, as a session of a thread-per-connection server
+   holds a row lock until its own client commits. */
+Test(diag_peers, idle_holder_of_the_waiters_process_with_other_input)
+{
+	asker = 1;
+	long at = holder_fixture(1, M);
+	asker = 0;
+	cr_assert_geq(at, 0, "the holder of M's process is a culprit");
 }
 
 /*

@@ -16,7 +16,8 @@
  * separate, or of a thread not named are none; a lock holder stopped by
  * a signal is a culprit, described as stopped, and so is what continued
  * it; an open that blocks (a FIFO's) is a wait of type open, a
- * sigsuspend one of type signal.
+ * sigsuspend one of type signal; a culprit waiting for a child is
+ * explained by that child, not by an earlier wait for another.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -650,4 +651,75 @@ Test(diag_real, blocked_open_and_signal_waits_are_named)
 	woken_in(SYS_rt_sigsuspend, 0x7ffe0000, &w);
 	cr_assert_str_eq(w.type, "signal");
 	cr_assert_str_eq(w.resource, "rt_sigsuspend:0x7ffe0000");
+}
+
+/*
+ * P, a shell, waits for its children: first for C0, which M woke, then
+ * for C1, a sleep of 500 ms, after which P writes to M, which waited
+ * for that. M's culprit P waits for C1, not for whatever ended its
+ * earlier wait for C0: P's culprit is C1, and M is no culprit of P (an
+ * earlier wait for another child would make it one, and a cycle).
+ */
+Test(diag_real, child_wait_of_a_culprit_names_its_child)
+{
+	enum { C0 = 500, C1 = 501 };
+
+	fx_init(&F);
+	fx_thread(&F, M, M, "main");
+	fx_thread(&F, P, P, "shell");
+	fx_ev(&F, M, TT_TIMER_START, 0x78, 0xfff, 5, 1);
+	fx_block(&F, M, P, SYS_nanosleep, 0);
+	fx_ev(&F, P, TT_FORK, C0, C0, 0, 0);
+	fx_blob(&F, "child");
+	fx_ev(&F, P, TT_WAKEUP_NEW, C0, 0, 120, 0);
+	fx_block(&F, P, C0, SYS_wait4, (uint64_t)-1);
+	fx_block(&F, C0, 0, SYS_read, 4);
+	F.ts += 200 * MS;
+	fx_timer_wake(&F, 0x78, M);
+	fx_run(&F, 0, M);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
+	fx_ev(&F, M, TT_WAKING, C0, 0, 120, 0);
+	fx_block(&F, M, C0, SYS_nanosleep, 0);
+	fx_ev(&F, C0, TT_SYS_EXIT, SYS_read, 1, 0, 0);
+	fx_ev(&F, C0, TT_WAKING, P, 0, 120, 0);
+	fx_exit(&F, C0, P);
+	fx_ev(&F, P, TT_SYS_EXIT, SYS_wait4, C0, 0, 0);
+	fx_ev(&F, P, TT_FORK, C1, C1, 0, 0);
+	fx_blob(&F, "sleep");
+	fx_ev(&F, P, TT_WAKEUP_NEW, C1, 0, 120, 0);
+	fx_block(&F, P, C1, SYS_wait4, (uint64_t)-1);
+	fx_ev(&F, C1, TT_TIMER_START, 0x77, 0xfff, 5, 1);
+	fx_block(&F, C1, M, SYS_nanosleep, 0);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
+	fx_block(&F, M, 0, SYS_read, 5);
+	F.ts += 500 * MS;
+	fx_timer_wake(&F, 0x77, C1);
+	fx_run(&F, 0, C1);
+	fx_ev(&F, C1, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
+	fx_ev(&F, C1, TT_WAKING, P, 0, 120, 0);
+	fx_exit(&F, C1, P);
+	fx_ev(&F, P, TT_SYS_EXIT, SYS_wait4, C1, 0, 0);
+	fx_ev(&F, P, TT_SYS_ENTER, SYS_write, 5, 0, 0);
+	fx_ev(&F, P, TT_WAKING, M, 0, 120, 0);
+	fx_ev(&F, P, TT_SYS_EXIT, SYS_write, 1, 0, 0);
+	fx_block(&F, P, M, SYS_wait4, (uint64_t)-1);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_read, 1, 0, 0);
+	fx_ev(&F, M, TT_SYS_ENTER, SYS_getpid, 0, 0, 0);
+
+	struct graph *g;
+	struct diag *d;
+	blocked_m(&g, &d);
+	int shell = 0, child = 0, main_again = 0;
+	for (size_t i = 0; i < diag_nculprits(d, 0); i++) {
+		const struct diag_culprit *c = diag_culprit(d, 0, i);
+		shell |= c->th.tid == P && c->depth == 1;
+		child |= c->th.tid == C1 && c->depth == 2;
+		main_again |= c->th.tid == M;
+	}
+	cr_expect(shell, "the shell is M's culprit");
+	cr_expect(child, "the child it waited for is the shell's");
+	cr_expect(!main_again, "M is no culprit of the shell");
+	cr_expect_null(diag_cycle(d, 0), "no circular wait");
+	diag_free(d);
+	graph_free(g);
 }
