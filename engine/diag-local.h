@@ -186,7 +186,8 @@ struct diag {
 /* diag.c */
 void diag_thread_fill(const struct graph *g, uint32_t ti,
     struct diag_thread *t);
-/* The wait whose blocking switch is event sw of thread ti. */
+/* diag-wait.c: the wait whose blocking switch is event sw of thread
+   ti. */
 void diag_wait_at(const struct graph *g, uint32_t ti, uint32_t sw,
     uint64_t last_ts, struct dwait *dw);
 /* Index of the event ending the wait whose blocking switch is event sw
@@ -260,6 +261,19 @@ int diag_selected(const struct diag *d, uint32_t ti, int main_only);
 #define DIAG_TASK_STOPPED	0x4
 #define DIAG_TASK_TRACED	0x8
 
+/* Whether event e shows its thread on a CPU: anything it did itself in
+   task context (not a stack or a record written on its behalf). */
+static inline int
+diag_own_activity(const struct graph_event *e)
+{
+	if (e->type == TT_STACK || (e->flags & GRAPH_EVF_CTX) != 0)
+		return 0;
+	if (e->type == TT_USER && (e->sub == TU_HANG_BEGIN ||
+	    e->sub == TU_FLAG_WRITE || e->sub == TU_FLAG_READ))
+		return 0;
+	return 1;
+}
+
 /* Key of a wait for grouping: system call and resource (0: none). */
 uint64_t diag_wait_key(const struct graph *g, const struct dwait *dw);
 /* Key of thread ti's idle wait (for work or input): its event-loop wait
@@ -285,7 +299,7 @@ void diag_hangs_moved(struct diag *d);
 struct dhang *diag_new_hang(struct diag *d, uint32_t ti, uint64_t a,
     uint64_t b, int src);
 
-/* diag.c */
+/* diag-wait.c */
 /* Fill w's syscall, type and resource from a system call entry. */
 void diag_describe_sys(const struct graph *g, const struct graph_event *en,
     struct diag_wait *w);
@@ -385,12 +399,11 @@ uint32_t diag_lock_holder(const struct graph *g, uint64_t ino,
 int diag_lock_culprit(struct diag *d, struct dhang *h,
     struct diag_culprit *c, struct dwait *w);
 
-/* Whether system call nr is a poll-like wait (poll, select, epoll), a
-   wait for a child. */
+/* diag-wait.c: whether system call nr is a poll-like wait (poll,
+   select, epoll), a wait for a child, a wait for a signal (sigsuspend,
+   sigtimedwait, pause). */
 int diag_sys_poll(uint32_t nr);
 int diag_sys_child(uint32_t nr);
-/* Whether system call nr waits for a signal (sigsuspend, sigtimedwait,
-   pause). */
 int diag_sys_sigwait(uint32_t nr);
 
 /* diag-scan.c */

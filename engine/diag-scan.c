@@ -357,7 +357,7 @@ mark(struct scan *s, struct sthr *t, unsigned sub, uint64_t ts,
 }
 
 /* Whether a compact event of the thread shows it on a CPU
-   (own_activity() in diag.c). */
+   (diag_own_activity() in diag-local.h). */
 static int
 own(unsigned type, unsigned sub)
 {
