@@ -11,7 +11,7 @@ _argus_opts() {
 	stop|status) echo "-o --output -h --help" ;;
 	diagnose) echo "--pid --tid --comm --at --threshold --pick --rules --json --whole --stream
 		    --memory -h --help" ;;
-	debug) echo "--pid --comm --at --rules --no-default-rules --list-keys
+	debug) echo "--pid --tid --comm --at --rules --no-default-rules --list-keys
 		    -h --help" ;;
 	info) echo "--segments --threads --events -h --help" ;;
 	dump) echo "--from --to --tid --pid --type --abs -h --help" ;;
