@@ -13,19 +13,21 @@
  * blame alone. Timed slices on one futex that cover most of the window
  * (diag_slices_overlapping()) are a wait like one. A busy thread ends
  * the list (what is behind it in the path only fed it its work
- * earlier). After the first culprit, only the
- * threads whose part in the path came while the diagnosed thread waited
- * in the normal case count: the thread the input came from, or one that
- * sent the request before the wait began, waits for its own reasons.
+ * earlier). After the first culprit, only the threads whose part in the
+ * path came while the diagnosed thread waited in the normal case count:
+ * the thread the input came from, or one that sent the request before
+ * the wait began, waits for its own reasons.
  *
- * One idle thread is a culprit all the same: the thread of another
- * process that ended the diagnosed wait by waking it directly (a wake-up
- * or a signal, no message or pipe data with it), after sitting in its
- * own idle wait for most of the window until input came (a message or
- * pipe data; a thread woken by a plain wake-up only relays its waker).
- * It held what the waiter needed across its wait for input (a database
- * session idle in its transaction holding a row lock, a process holding
- * a lock while it polls), and is listed after the others.
+ * One idle thread is a culprit all the same: the thread that ended the
+ * diagnosed wait by waking it directly (a wake-up or a signal, no
+ * message or pipe data with it), after sitting in its own idle wait for
+ * most of the window until input came (a message or pipe data; a thread
+ * woken by a plain wake-up only relays its waker), from another process
+ * or, for a thread of the waiter's own, from one the waiter did not
+ * exchange with (idle_holder()). It held what the waiter needed across
+ * its wait for input (a database session idle in its transaction holding
+ * a row lock, a process holding a lock while it polls), and is listed
+ * after the others.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -77,8 +79,8 @@ serving(const struct diag *d, uint32_t ti, uint64_t at,
  * wake-up, a wait that ended with input (a message or pipe data): from
  * anywhere when it is of another process; when of the waiter's own, from
  * a process other than those the waiter exchanged with before it waited
- * (and it did exchange with some). Returns
- * its thread index, or GRAPH_NONE; *w is its idle wait.
+ * (and it did exchange with some). Returns its thread index, or
+ * GRAPH_NONE; *w is its idle wait.
  */
 static uint32_t
 idle_holder(struct diag *d, const struct level *lv, struct dwait *w)

@@ -389,15 +389,7 @@ from_kernel(struct diag *d)
 	else
 		d->why = diag_why_text(d->g, lg.ti, lg.sw, d->last_ts, nsel,
 		    lg.nwaits, lg.dt, lg.why);
-	if (d->sl.n != 0) {
-		uint32_t ti = graph_thread_find(d->g, d->sl.tid);
-		char *note = diag_slices_note(&d->sl, ti != GRAPH_NONE ?
-		    d->g->th[ti].comm : "?");
-		char *w = xasprintf("%s%s", d->why, note);
-		free(note);
-		free(d->why);
-		d->why = w;
-	}
+	d->why = diag_why_slices(d->g, &d->sl, d->why);
 }
 
 char *

@@ -116,7 +116,7 @@ struct dcand {
 /*
  * Timed slices of a thread the user did not name: no hang (see
  * diag-poll.c), but the report without hangs tells of the longest
- * stretch that would have made one (diag_slices_note()). A stretch
+ * stretch that would have made one (diag_why_slices()). A stretch
  * being followed (n slices on futex word key, the first entered at a,
  * the last ended at last), or the longest kept (dt long, of thread tid).
  */
@@ -135,10 +135,11 @@ void diag_slices_step(struct dslices *u, struct dslices *best, uint32_t tid,
 /* Keep stretch x (n 0: none) in *best when longer, or as long and of a
    lower tid. */
 void diag_slices_keep(struct dslices *best, const struct dslices *x);
-/* "; COMM (TID) waited ... in N timed slices ... (a hang when its
-   thread is named ...)" for the longest stretch best (comm its thread's
-   name), or "" when none. */
-char *diag_slices_note(const struct dslices *best, const char *comm);
+/* why (taken over) followed by "; COMM (TID) waited ... in N timed
+   slices ... (a hang when its thread is named ...)" for the longest
+   stretch best, named as in graph g; why itself when there is none. */
+char *diag_why_slices(const struct graph *g, const struct dslices *best,
+    char *why);
 
 /* The result of the streaming search: the candidates, and what the
    windows need of the whole trace. */

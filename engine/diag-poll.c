@@ -206,14 +206,18 @@ diag_slices_step(struct dslices *u, struct dslices *best, uint32_t tid,
 }
 
 char *
-diag_slices_note(const struct dslices *best, const char *comm)
+diag_why_slices(const struct graph *g, const struct dslices *best,
+    char *why)
 {
 	if (best->n == 0)
-		return xstrdup("");
-	return xasprintf("; %s (%u) waited %.0f ms in %u timed slices on "
-	    "futex:0x%" PRIx64 " (a hang when its thread is named: --tid %u)",
-	    comm, best->tid, (double)best->dt / 1e6, best->n, best->key,
-	    best->tid);
+		return why;
+	uint32_t ti = graph_thread_find(g, best->tid);
+	char *w = xasprintf("%s; %s (%u) waited %.0f ms in %u timed slices "
+	    "on futex:0x%" PRIx64 " (a hang when its thread is named: --tid "
+	    "%u)", why, ti != GRAPH_NONE ? g->th[ti].comm : "?", best->tid,
+	    (double)best->dt / 1e6, best->n, best->key, best->tid);
+	free(why);
+	return w;
 }
 
 struct dhang *

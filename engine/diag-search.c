@@ -478,17 +478,10 @@ why_none(struct search *s, char **cause, int *err)
 	if (sw != GRAPH_NONE)
 		w = diag_why_text(g, ti, sw, sc->last_ts, sc->nsel,
 		    sc->nwaits, sc->lg_dt, sc->lg_why);
-	if (w != NULL && sc->sl.n != 0) {
-		/* the window holds every thread of the trace, named as
-		   in the whole graph */
-		uint32_t st = graph_thread_find(g, sc->sl.tid);
-		char *note = diag_slices_note(&sc->sl, st != GRAPH_NONE ?
-		    g->th[st].comm : "?");
-		char *x = xasprintf("%s%s", w, note);
-		free(note);
-		free(w);
-		w = x;
-	}
+	/* the window holds every thread of the trace, named as in the
+	   whole graph */
+	if (w != NULL)
+		w = diag_why_slices(g, &sc->sl, w);
 	graph_free(g);
 	return w;
 }

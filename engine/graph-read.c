@@ -5,12 +5,13 @@
  * graph_build() reads the trace on a second thread while the caller's
  * thread loads and builds: struct feed is a ring of FEED_NBUF batches of
  * decoded events between them (graph_feed() hands them to any other
- * consumer: the streaming search of diag-scan.c). A window's graph (graph_build_window())
- * also takes the metadata stream's records outside the window (read
- * chunk by chunk, load_meta()), so that descriptors, mappings and names
- * are those of the whole trace, and the entries of the system calls
- * threads are in when it opens (load_open_calls(), from a lead before
- * it decoded chunk by chunk on two threads: struct lead).
+ * consumer: the streaming search of diag-scan.c). A window's graph
+ * (graph_build_window()) also takes the metadata stream's records
+ * outside the window (read chunk by chunk, load_meta()), so that
+ * descriptors, mappings and names are those of the whole trace, and the
+ * entries of the system calls threads are in when it opens
+ * (load_open_calls(), from a lead before it decoded chunk by chunk on
+ * two threads: struct lead).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -364,21 +365,29 @@ load_meta(struct graph *g, struct trace_reader *r, int after)
  * The lead before a window (load_open_calls()): the last event of each
  * key (a task's system call by its thread; a timer, a work item by its
  * address, in any context; a socket a task received data from; a
- * thread's read, and its read that returned data) between
- * lead_from and from, as the time merge
- * would meet it. Chunks decode on two threads, each its own share into
- * its own table; the merge order is told by the rank of an event (its
- * time, its stream, its place in the stream), so that the tables merge
- * as if one thread had read the events in order. A lead holds a quarter
+ * thread's read, and its read that returned data) between lead_from
+ * and from, as the time merge would meet it. Chunks decode on two
+ * threads, each its own share into its own table; the merge order is
+ * told by the rank of an event (its time, its stream, its place in the
+ * stream), so that the tables merge as if one thread had read the events
+ * in order. A lead holds a quarter
  * of a window: up to millions of events, which a reading thread would
  * decode one by one while the builder waited.
  */
+/* What a lead keeps the last event of, each kind by its own key. */
+enum lead_kind {
+	LK_CALL,			/* a task's system call, by thread */
+	LK_TIMER, LK_WORK,		/* by address */
+	LK_SOCK,			/* a socket received from, by socket */
+	LK_READ, LK_READ_DATA,		/* a read entered, one that returned
+					   data, by thread */
+	LK_N
+};
+
 struct lead_ev {
 	struct trace_event e;
 	uint64_t key;			/* in the table of its kind */
-	int kind;			/* 0 call, 1 timer, 2 work item,
-					   3 socket received from, 4 read
-					   entered, 5 read returned data */
+	int kind;			/* enum lead_kind */
 	uint32_t order, chunk, at;	/* its stream (CPU + 1, as the merge
 					   orders them), chunk, place in it */
 };
@@ -388,7 +397,7 @@ struct lead {
 	uint64_t from, to;		/* [lead_from, from) */
 	size_t first, step;		/* the chunks it decodes */
 	DARR(struct lead_ev) v;		/* the last of each key, by kind */
-	struct hmap key[6];		/* key -> index in v + 1 */
+	struct hmap key[LK_N];		/* key -> index in v + 1 */
 };
 
 static int
@@ -443,22 +452,22 @@ lead_main(void *arg)
 			case TT_SYS_ENTER: case TT_SYS_EXIT:
 				if (!task)
 					continue;
-				kind = 0;
+				kind = LK_CALL;
 				k = e->tid;
 				break;
 			case TT_TIMER_START: case TT_TIMER_CANCEL:
 			case TT_TIMER_EXPIRE:
-				kind = 1;
+				kind = LK_TIMER;
 				break;
 			case TT_WQ_QUEUE: case TT_WQ_START:
-				kind = 2;
+				kind = LK_WORK;
 				break;
 			case TT_SOCK_RECV:
 				/* the build's socket owner: the last task
 				   that received data on it */
 				if (!task || (int64_t)e->arg[3] <= 0)
 					continue;
-				kind = 3;
+				kind = LK_SOCK;
 				break;
 			default:
 				continue;
@@ -469,9 +478,12 @@ lead_main(void *arg)
 			lead_keep(l, &x);
 			/* a thread's last read, and its last that returned
 			   data: who read each pipe last (lead_pipes()) */
-			if (kind == 0 && sys_is_read((uint32_t)e->arg[0]) &&
-			    (e->type == TT_SYS_ENTER || (int64_t)e->arg[1] > 0)) {
-				x.kind = e->type == TT_SYS_ENTER ? 4 : 5;
+			if (kind == LK_CALL &&
+			    sys_is_read((uint32_t)e->arg[0]) &&
+			    (e->type == TT_SYS_ENTER ||
+			    (int64_t)e->arg[1] > 0)) {
+				x.kind = e->type == TT_SYS_ENTER ? LK_READ :
+				    LK_READ_DATA;
 				lead_keep(l, &x);
 			}
 		}
@@ -516,8 +528,8 @@ lead_pipes(struct graph *g, struct lead *l)
 	hmap_init(&last);
 	for (size_t i = 0; i < l->v.n; i++) {
 		const struct lead_ev *x = &l->v.v[i];
-		uint64_t *en = x->kind == 5 ? hmap_get(&l->key[4], x->key) :
-		    NULL;
+		uint64_t *en = x->kind == LK_READ_DATA ?
+		    hmap_get(&l->key[LK_READ], x->key) : NULL;
 		uint32_t ti = en != NULL ? graph_thread_find(g, x->e.tid) :
 		    GRAPH_NONE;
 		if (ti == GRAPH_NONE)
@@ -572,7 +584,7 @@ load_open_calls(struct graph *g, struct trace_reader *r, uint64_t lead)
 		l[i].to = from;
 		l[i].first = (size_t)i;
 		l[i].step = (size_t)nl;
-		for (int k = 0; k < 6; k++)
+		for (int k = 0; k < LK_N; k++)
 			hmap_init(&l[i].key[k]);
 	}
 	if (nl == 2 && pthread_create(&th, NULL, lead_main, &l[1]) != 0) {
@@ -593,12 +605,13 @@ load_open_calls(struct graph *g, struct trace_reader *r, uint64_t lead)
 	size_t k = 0;
 	for (size_t i = 0; i < l[0].v.n; i++) {
 		const struct lead_ev *x = &l[0].v.v[i];
-		if (x->kind == 3) {
+		if (x->kind == LK_SOCK) {
 			uint32_t ti = graph_thread_find(g, x->e.tid);
 			if (ti != GRAPH_NONE)
 				*hmap_put(&g->skseed, x->key, 0, NULL) =
 				    g->th[ti].pid;
-		} else if (x->kind < 3 && lead_open(&x->e)) {
+		} else if ((x->kind == LK_CALL || x->kind == LK_TIMER ||
+		    x->kind == LK_WORK) && lead_open(&x->e)) {
 			l[0].v.v[k++] = *x;
 		}
 	}
@@ -616,7 +629,7 @@ load_open_calls(struct graph *g, struct trace_reader *r, uint64_t lead)
 	}
 	for (int i = 0; i < 2; i++) {
 		free(l[i].v.v);
-		for (int m = 0; m < 6; m++)
+		for (int m = 0; m < LK_N; m++)
 			hmap_free(&l[i].key[m]);
 	}
 }

@@ -126,13 +126,24 @@ diag_of_m(struct graph **gp)
 	return diag_of(M, gp);
 }
 
+/* The diagnosis of M (named, *d, of graph *g), whose one hang must be
+   of kind kind: that hang. */
+static const struct diag_hang *
+hang_of_m(int kind, struct graph **g, struct diag **d)
+{
+	*d = diag_of_m(g);
+	const struct diag_hang *h = diag_hang(*d, 0);
+	cr_assert_eq(h->kind, kind);
+	return h;
+}
+
 Test(diag_real, named_thread_gets_its_longest_wait)
 {
 	one_long_poll(0);
 	struct graph *g;
-	struct diag *d = diag_of_m(&g);
-	cr_assert_eq(diag_hang(d, 0)->kind, DIAG_BLOCKED);
-	cr_assert_str_eq(diag_hang(d, 0)->wait.syscall, "poll");
+	struct diag *d;
+	cr_assert_str_eq(hang_of_m(DIAG_BLOCKED, &g, &d)->wait.syscall,
+	    "poll");
 	cr_assert_null(diag_why_none(d));
 	diag_free(d);
 	graph_free(g);
@@ -379,9 +390,8 @@ Test(diag_real, timed_slices_woken_are_a_yield_hang)
 	sliced(40, 0, 1);
 
 	struct graph *g;
-	struct diag *d = diag_of_m(&g);
-	const struct diag_hang *x = diag_hang(d, 0);
-	cr_assert_eq(x->kind, DIAG_YIELD);
+	struct diag *d;
+	const struct diag_hang *x = hang_of_m(DIAG_YIELD, &g, &d);
 	cr_expect(x->slices);
 	cr_expect_eq(x->yields, 40);
 	cr_expect_str_eq(x->wait.syscall, "futex");
@@ -511,9 +521,8 @@ Test(diag_real, timed_slices_ended_without_a_wait)
 	F.ts += 5 * MS;
 
 	struct graph *g;
-	struct diag *d = diag_of_m(&g);
-	const struct diag_hang *x = diag_hang(d, 0);
-	cr_assert_eq(x->kind, DIAG_YIELD);
+	struct diag *d;
+	const struct diag_hang *x = hang_of_m(DIAG_YIELD, &g, &d);
 	cr_expect(x->slices);
 	cr_expect_eq(x->yields, 41);
 	for (size_t i = 0; i < diag_nculprits(d, 0); i++)
@@ -531,17 +540,6 @@ wakes_m(uint32_t by, unsigned nr, uint64_t key, unsigned mnr, uint64_t ret)
 	fx_block(&F, by, M, nr, key);
 	fx_ev(&F, M, TT_SYS_EXIT, mnr, ret, 0, 0);
 	fx_ev(&F, M, TT_SYS_ENTER, SYS_getpid, 0, 0, 0);
-}
-
-/* The diagnosis of M (named, *d, of graph *g), whose one hang must be
-   blocked: that hang. */
-static const struct diag_hang *
-blocked_m(struct graph **g, struct diag **d)
-{
-	*d = diag_of_m(g);
-	const struct diag_hang *h = diag_hang(*d, 0);
-	cr_assert_eq(h->kind, DIAG_BLOCKED);
-	return h;
 }
 
 /*
@@ -585,7 +583,7 @@ stopped_holder(int traced, const char *res)
 
 	struct graph *g;
 	struct diag *d;
-	const struct diag_hang *h = blocked_m(&g, &d);
+	const struct diag_hang *h = hang_of_m(DIAG_BLOCKED, &g, &d);
 	cr_assert_str_eq(h->wait.type, "filelock");
 	cr_assert_str_eq(h->wait.resource, "flock:fd3");
 	int holder = 0, shell = 0;
@@ -634,7 +632,7 @@ woken_in(unsigned nr, uint64_t a0, struct diag_wait *w)
 
 	struct graph *g;
 	struct diag *d;
-	*w = blocked_m(&g, &d)->wait;
+	*w = hang_of_m(DIAG_BLOCKED, &g, &d)->wait;
 	diag_free(d);
 	graph_free(g);
 }
@@ -708,7 +706,7 @@ Test(diag_real, child_wait_of_a_culprit_names_its_child)
 
 	struct graph *g;
 	struct diag *d;
-	blocked_m(&g, &d);
+	hang_of_m(DIAG_BLOCKED, &g, &d);
 	int shell = 0, child = 0, main_again = 0;
 	for (size_t i = 0; i < diag_nculprits(d, 0); i++) {
 		const struct diag_culprit *c = diag_culprit(d, 0, i);
