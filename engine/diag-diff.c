@@ -34,7 +34,9 @@
 
 #include "diag-local.h"
 
-/* The thread whose request a busy vertex ran (another process's). */
+/* The thread whose request a busy vertex ran (another process's): a
+   message, a wake-up or a pipe from it, not the fork that started the
+   process (a child runs its own program, not a request). */
 static void
 serving(const struct diag *d, uint32_t ti, uint64_t at,
     struct diag_thread *out)
@@ -51,6 +53,7 @@ serving(const struct diag *d, uint32_t ti, uint64_t at,
 			const struct graph_edge *e = graph_edge(g, in[k]);
 			uint32_t st = g->vx[e->src].thread;
 			if (graph_edge_kind_weak(e->kind) ||
+			    e->kind == GE_SPAWN ||
 			    !diag_user_thread(g, st) ||
 			    g->th[st].pid == g->th[ti].pid ||
 			    g->th[ti].ev[e->dst_ev].ts > at)
@@ -82,31 +85,44 @@ serving(const struct diag *d, uint32_t ti, uint64_t at,
  * (and it did exchange with some). Returns its thread index, or
  * GRAPH_NONE; *w is its idle wait.
  */
+/* The user thread that ended level lv's wait by waking it directly
+   (its first wake-up or signal in), at *wts; GRAPH_NONE when none did.
+   *v is the vertex where the wait ended. */
+static uint32_t
+direct_waker(const struct diag *d, const struct level *lv, uint32_t *v,
+    uint64_t *wts)
+{
+	const struct graph *g = d->g;
+	size_t n;
+
+	*v = GRAPH_NONE;
+	if (lv->dw.run == GRAPH_NONE || lv->dw.ti != lv->ti ||
+	    (*v = graph_vertex_of_event(g, lv->ti, lv->dw.run)) == GRAPH_NONE)
+		return GRAPH_NONE;
+	const uint32_t *in = graph_in_edges(g, *v, &n);
+	for (size_t k = 0; k < n; k++) {
+		const struct graph_edge *e = graph_edge(g, in[k]);
+		if (e->kind != GE_WAKEUP && e->kind != GE_SIGNAL)
+			continue;
+		uint32_t waker = g->vx[e->src].thread;
+		*wts = g->th[waker].ev[e->src_ev].ts;
+		return diag_user_thread(g, waker) ? waker : GRAPH_NONE;
+	}
+	return GRAPH_NONE;
+}
+
 static uint32_t
 idle_holder(struct diag *d, const struct level *lv, struct dwait *w)
 {
 	const struct graph *g = d->g;
-	uint64_t len = lv->b - lv->a, ov;
-
-	if (lv->dw.run == GRAPH_NONE || lv->dw.ti != lv->ti)
-		return GRAPH_NONE;
-	uint32_t v = graph_vertex_of_event(g, lv->ti, lv->dw.run);
-	if (v == GRAPH_NONE)
-		return GRAPH_NONE;
+	uint64_t len = lv->b - lv->a, ov, wts = 0;
+	uint32_t v, waker = direct_waker(d, lv, &v, &wts);
 	size_t n;
-	const uint32_t *in = graph_in_edges(g, v, &n);
-	uint32_t waker = GRAPH_NONE;
-	uint64_t wts = 0;
-	for (size_t k = 0; k < n; k++) {
-		const struct graph_edge *e = graph_edge(g, in[k]);
-		if ((e->kind == GE_WAKEUP || e->kind == GE_SIGNAL) &&
-		    waker == GRAPH_NONE) {
-			waker = g->vx[e->src].thread;
-			wts = g->th[waker].ev[e->src_ev].ts;
-		}
-	}
-	if (waker == GRAPH_NONE || !diag_user_thread(g, waker))
+	const uint32_t *in;
+
+	if (waker == GRAPH_NONE)
 		return GRAPH_NONE;
+	in = graph_in_edges(g, v, &n);
 	int kin = g->th[waker].pid == g->th[lv->ti].pid;
 	/* what it sent came with a message: it answered, it held nothing */
 	for (size_t k = 0; k < n; k++) {
@@ -165,6 +181,35 @@ done_before(const struct graph *g, const struct diag_step *s,
 	    g->th[w->ti].ev[w->sw].ts >= graph_vertex_end(g, s->node);
 }
 
+/* x busy: thread ti ran most of level lv's window. */
+static void
+set_busy(const struct diag *d, uint32_t ti, const struct level *lv,
+    struct dculprit *x)
+{
+	uint64_t mid = lv->a + (lv->b - lv->a) / 2;
+
+	x->c.kind = DIAG_BUSY;
+	x->c.node = graph_vertex_at(d->g, x->c.th.tid, mid);
+	x->c.wait.type = "cpu";
+	snprintf(x->c.wait.resource, sizeof(x->c.wait.resource), "cpu");
+	serving(d, ti, mid, &x->c.serving);
+}
+
+/* A culprit of level lv, thread ti, over the window, neither busy nor
+   blocked yet. */
+static void
+culprit_init(const struct graph *g, uint32_t ti, const struct level *lv,
+    struct dculprit *x)
+{
+	memset(x, 0, sizeof(*x));
+	diag_thread_fill(g, ti, &x->c.th);
+	x->c.serving.comm = x->c.serving.process = "";
+	x->c.wait.syscall = "";
+	x->c.wait.type = "";
+	x->c.start_ns = lv->a;
+	x->c.end_ns = lv->b;
+}
+
 /* x blocked in wait w of thread ti. */
 static void
 set_blocked(const struct graph *g, uint32_t ti, const struct dwait *w,
@@ -191,6 +236,21 @@ diag_diff_path(struct diag *d, const struct level *lv,
 	    graph_vertex_end(g, p[0].node) : 0;
 
 	cs->n = 0;
+	/* the thread that woke the waiter, running most of the window,
+	   whether on the normal path or not: it held what the waiter
+	   needed while it worked (a lock whose holder computes; in a
+	   runtime that runs its tasks on a pool of threads, the normal
+	   path goes through other threads of the pool) */
+	uint64_t wts;
+	uint32_t wv, wk = direct_waker(d, lv, &wv, &wts);
+	if (wk != GRAPH_NONE && wk != lv->ti &&
+	    diag_cpu_time(g, wk, lv->a, lv->b) >= len / 2) {
+		struct dculprit x;
+		culprit_init(g, wk, lv, &x);
+		set_busy(d, wk, lv, &x);
+		DPUSH(*cs, x);
+		n = 0;	/* what is behind it only fed it earlier */
+	}
 	for (size_t i = 1; i < n; i++) {
 		uint32_t ti = p[i].th.thread;
 		int dup = 0, input = 0;
@@ -210,25 +270,13 @@ diag_diff_path(struct diag *d, const struct level *lv,
 			continue;
 		DPUSH(done, ti);
 		struct dculprit x;
-		memset(&x, 0, sizeof(x));
-		diag_thread_fill(g, ti, &x.c.th);
-		x.c.serving.comm = x.c.serving.process = "";
-		x.c.wait.syscall = "";
-		x.c.wait.type = "";
-		x.c.start_ns = lv->a;
-		x.c.end_ns = lv->b;
+		culprit_init(g, ti, lv, &x);
 		uint64_t cpu = diag_cpu_time(g, ti, lv->a, lv->b), ov, from;
 		struct dwait w;
 		if (cpu >= len / 2) {
 			if (cs->n > 0)
 				break;	/* only blocked ones follow the first */
-			x.c.kind = DIAG_BUSY;
-			x.c.node = graph_vertex_at(g, x.c.th.tid,
-			    lv->a + len / 2);
-			x.c.wait.type = "cpu";
-			snprintf(x.c.wait.resource, sizeof(x.c.wait.resource),
-			    "cpu");
-			serving(d, ti, lv->a + len / 2, &x.c.serving);
+			set_busy(d, ti, lv, &x);
 		} else if (diag_wait_overlapping(d, ti, lv->a, lv->b, &w,
 		    &ov) && ov >= len / 2 &&
 		    !(g->th[ti].ev[w.sw].sub & 0x30) &&	/* exited */
@@ -261,9 +309,7 @@ diag_diff_path(struct diag *d, const struct level *lv,
 		dup = cs->v[k].c.th.thread == ih;
 	if (!dup) {
 		struct dculprit x;
-		memset(&x, 0, sizeof(x));
-		diag_thread_fill(g, ih, &x.c.th);
-		x.c.serving.comm = x.c.serving.process = "";
+		culprit_init(g, ih, lv, &x);
 		set_blocked(g, ih, &w, &x);
 		x.holder = 1;
 		DPUSH(*cs, x);

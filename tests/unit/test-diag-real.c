@@ -721,3 +721,79 @@ Test(diag_real, child_wait_of_a_culprit_names_its_child)
 	diag_free(d);
 	graph_free(g);
 }
+
+/*
+ * M starts H (fork) and waits in wait4 for it; H runs 500 ms and exits.
+ * H is M's culprit, busy; it runs its own program, not a request of M's:
+ * the fork that started it is no request it serves.
+ */
+Test(diag_real, forked_child_busy_serves_no_one)
+{
+	fx_init(&F);
+	fx_thread(&F, M, M, "main");
+	fx_ev(&F, M, TT_FORK, H, H, 0, 0);
+	fx_blob(&F, "child");
+	fx_ev(&F, M, TT_WAKEUP_NEW, H, 0, 120, 0);
+	fx_block(&F, M, H, SYS_wait4, (uint64_t)-1);
+	F.ts += 500 * MS;
+	fx_ev(&F, H, TT_WAKING, M, 0, 120, 0);
+	fx_exit(&F, H, M);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_wait4, H, 0, 0);
+	fx_block(&F, M, 0, SYS_read, 5);
+
+	struct graph *g;
+	struct diag *d = diag_of_m(&g);
+	cr_assert_str_eq(diag_hang(d, 0)->wait.syscall, "wait4");
+	cr_assert_eq(diag_nculprits(d, 0), 1);
+	const struct diag_culprit *c = diag_culprit(d, 0, 0);
+	cr_assert_eq(c->th.tid, H);
+	cr_assert_eq(c->kind, DIAG_BUSY);
+	cr_assert_str_eq(c->serving.comm, "", "serving %s", c->serving.comm);
+	diag_free(d);
+	graph_free(g);
+}
+
+/*
+ * M hands work to W and waits on a futex until W wakes it, three times;
+ * then it waits 500 ms on the same futex while H runs, until H wakes it
+ * (a runtime that runs its tasks on a pool of threads: the lock's holder
+ * ran on another thread than the normal path's). W, after its last
+ * turn, parks on another futex than its usual one, for the whole wait.
+ * H, busy, is the culprit, although the normal path does not go through
+ * it; W, of the normal path, is not (what is behind a busy waker only
+ * fed it earlier).
+ */
+Test(diag_real, busy_waker_off_the_normal_path_is_the_culprit)
+{
+	fx_init(&F);
+	fx_thread(&F, M, M, "main");
+	fx_thread(&F, W, M, "pool");
+	fx_thread(&F, H, M, "holder");
+	fx_block(&F, W, M, SYS_futex, 0x7400);
+	for (int i = 0; i < 3; i++) {
+		fx_ev(&F, M, TT_WAKING, W, 0, 120, 0);
+		fx_block(&F, M, W, SYS_futex, 0x7300);
+		fx_ev(&F, W, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+		F.ts += 2 * MS;
+		fx_ev(&F, W, TT_WAKING, M, 0, 120, 0);
+		fx_block(&F, W, M, SYS_futex, i < 2 ? 0x7400 : 0x7500);
+		fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+		F.ts += MS;
+	}
+	fx_block(&F, M, H, SYS_futex, 0x7300);
+	F.ts += 500 * MS;
+	fx_ev(&F, H, TT_WAKING, M, 0, 120, 0);
+	fx_block(&F, H, M, SYS_nanosleep, 0);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	fx_block(&F, M, 0, SYS_read, 5);
+
+	struct graph *g;
+	struct diag *d;
+	hang_of_m(DIAG_BLOCKED, &g, &d);
+	cr_assert_eq(diag_nculprits(d, 0), 1);
+	const struct diag_culprit *c = diag_culprit(d, 0, 0);
+	cr_expect_eq(c->th.tid, H, "culprit %u", c->th.tid);
+	cr_expect_eq(c->kind, DIAG_BUSY);
+	diag_free(d);
+	graph_free(g);
+}
