@@ -42,6 +42,7 @@ in_syscall() {
 	x86_64:fcntl:72|x86_64:write:1|x86_64:recvfrom:45) ;;
 	x86_64:openat:257) ;;
 	x86_64:futex:202|x86_64:epoll_wait:232|x86_64:ppoll:271) ;;
+	x86_64:epoll_pwait:281|aarch64:epoll_pwait:22) ;;
 	x86_64:clock_nanosleep:230|x86_64:nanosleep:35) ;;
 	aarch64:read:63|aarch64:ppoll:73|aarch64:wait4:260) ;;
 	aarch64:flock:32|aarch64:futex:98|aarch64:epoll_wait:22) ;;
