@@ -3,7 +3,12 @@
  * threads of a normal path (step 6 of argus-diagnose(1), the
  * AssistedGraphDiff).
  *
- * Each thread of the path (in path order, the diagnosed one excepted,
+ * First, the thread that ended the diagnosed wait by waking it directly
+ * and ran most of the window is the culprit, busy, on the path or not
+ * (a runtime's pool of threads: the lock's holder ran on another thread
+ * than the normal case's waker); the path is then not looked at.
+ *
+ * Else each thread of the path (in path order, the diagnosed one excepted,
  * once each) is looked at over the window the diagnosed thread waited:
  * running most of it (busy), or blocked most of it on a wait other than
  * its idle one (the wait it spends its idle time in, for work or input:
@@ -75,16 +80,6 @@ serving(const struct diag *d, uint32_t ti, uint64_t at,
 	}
 }
 
-/*
- * The idle holder of level lv's wait: the user thread that woke the
- * thread where its wait ended, by a wake-up or a signal only, and sat in
- * its idle wait for at least half of [lv->a, lv->b] until before that
- * wake-up, a wait that ended with input (a message or pipe data): from
- * anywhere when it is of another process; when of the waiter's own, from
- * a process other than those the waiter exchanged with before it waited
- * (and it did exchange with some). Returns its thread index, or
- * GRAPH_NONE; *w is its idle wait.
- */
 /* The user thread that ended level lv's wait by waking it directly
    (its first wake-up or signal in), at *wts; GRAPH_NONE when none did.
    *v is the vertex where the wait ended. */
@@ -111,6 +106,16 @@ direct_waker(const struct diag *d, const struct level *lv, uint32_t *v,
 	return GRAPH_NONE;
 }
 
+/*
+ * The idle holder of level lv's wait: the user thread that woke the
+ * thread where its wait ended, by a wake-up or a signal only, and sat in
+ * its idle wait for at least half of [lv->a, lv->b] until before that
+ * wake-up, a wait that ended with input (a message or pipe data): from
+ * anywhere when it is of another process; when of the waiter's own, from
+ * a process other than those the waiter exchanged with before it waited
+ * (and it did exchange with some). Returns its thread index, or
+ * GRAPH_NONE; *w is its idle wait.
+ */
 static uint32_t
 idle_holder(struct diag *d, const struct level *lv, struct dwait *w)
 {
