@@ -370,9 +370,9 @@ load_meta(struct graph *g, struct trace_reader *r, int after)
  * threads, each its own share into its own table; the merge order is
  * told by the rank of an event (its time, its stream, its place in the
  * stream), so that the tables merge as if one thread had read the events
- * in order. A lead holds a quarter
- * of a window: up to millions of events, which a reading thread would
- * decode one by one while the builder waited.
+ * in order. A lead holds a quarter of a window: up to millions of
+ * events, which a reading thread would decode one by one while the
+ * builder waited.
  */
 /* What a lead keeps the last event of, each kind by its own key. */
 enum lead_kind {
@@ -387,7 +387,7 @@ enum lead_kind {
 struct lead_ev {
 	struct trace_event e;
 	uint64_t key;			/* in the table of its kind */
-	int kind;			/* enum lead_kind */
+	enum lead_kind kind;
 	uint32_t order, chunk, at;	/* its stream (CPU + 1, as the merge
 					   orders them), chunk, place in it */
 };
@@ -444,7 +444,8 @@ lead_main(void *arg)
 		for (size_t j = 0; j < n; j++) {
 			const struct trace_event *e = &evs[j];
 			int task = (e->flags & TRACE_CTX_MASK) ==
-			    TRACE_CTX_TASK && e->tid != 0, kind;
+			    TRACE_CTX_TASK && e->tid != 0;
+			enum lead_kind kind;
 			uint64_t k = e->arg[0];
 			if (e->ts < l->from || e->ts >= l->to)
 				continue;

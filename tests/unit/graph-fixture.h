@@ -126,6 +126,15 @@ fx_exit(struct fx *f, uint32_t tid, uint32_t next)
 	fx_ev(f, tid, TT_SWITCH, 0x40, next, 120, 0);	/* X */
 }
 
+/* parent forks child (a process of its own, named comm) and wakes it. */
+static inline void
+fx_fork(struct fx *f, uint32_t parent, uint32_t child, const char *comm)
+{
+	fx_ev(f, parent, TT_FORK, child, child, 0, 0);
+	fx_blob(f, comm);
+	fx_ev(f, parent, TT_WAKEUP_NEW, child, 0, 120, 0);
+}
+
 /* prev (0 for idle) switches to tid (preempted when prev_state is 0). */
 static inline uint64_t
 fx_run(struct fx *f, uint32_t prev, uint32_t tid)

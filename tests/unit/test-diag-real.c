@@ -327,9 +327,7 @@ Test(diag_real, starter_waiting_for_the_hang_is_no_culprit)
 	F.ts += MS;
 	fx_run(&F, 0, P);
 	fx_ev(&F, P, TT_SYS_EXIT, SYS_poll, 1, 0, 0);
-	fx_ev(&F, P, TT_FORK, H, H, 0, 0);
-	fx_blob(&F, "helper");
-	fx_ev(&F, P, TT_WAKEUP_NEW, H, 0, 120, 0);
+	fx_fork(&F, P, H, "helper");
 	fx_block(&F, P, H, SYS_wait4, (uint64_t)-1);
 	fx_ev(&F, H, TT_TIMER_START, 0x77, 0xfff, 5, 1);
 	fx_block(&F, H, 0, SYS_nanosleep, 0);
@@ -667,9 +665,7 @@ Test(diag_real, child_wait_of_a_culprit_names_its_child)
 	fx_thread(&F, P, P, "shell");
 	fx_ev(&F, M, TT_TIMER_START, 0x78, 0xfff, 5, 1);
 	fx_block(&F, M, P, SYS_nanosleep, 0);
-	fx_ev(&F, P, TT_FORK, C0, C0, 0, 0);
-	fx_blob(&F, "child");
-	fx_ev(&F, P, TT_WAKEUP_NEW, C0, 0, 120, 0);
+	fx_fork(&F, P, C0, "child");
 	fx_block(&F, P, C0, SYS_wait4, (uint64_t)-1);
 	fx_block(&F, C0, 0, SYS_read, 4);
 	F.ts += 200 * MS;
@@ -682,9 +678,7 @@ Test(diag_real, child_wait_of_a_culprit_names_its_child)
 	fx_ev(&F, C0, TT_WAKING, P, 0, 120, 0);
 	fx_exit(&F, C0, P);
 	fx_ev(&F, P, TT_SYS_EXIT, SYS_wait4, C0, 0, 0);
-	fx_ev(&F, P, TT_FORK, C1, C1, 0, 0);
-	fx_blob(&F, "sleep");
-	fx_ev(&F, P, TT_WAKEUP_NEW, C1, 0, 120, 0);
+	fx_fork(&F, P, C1, "sleep");
 	fx_block(&F, P, C1, SYS_wait4, (uint64_t)-1);
 	fx_ev(&F, C1, TT_TIMER_START, 0x77, 0xfff, 5, 1);
 	fx_block(&F, C1, M, SYS_nanosleep, 0);
@@ -731,9 +725,7 @@ Test(diag_real, forked_child_busy_serves_no_one)
 {
 	fx_init(&F);
 	fx_thread(&F, M, M, "main");
-	fx_ev(&F, M, TT_FORK, H, H, 0, 0);
-	fx_blob(&F, "child");
-	fx_ev(&F, M, TT_WAKEUP_NEW, H, 0, 120, 0);
+	fx_fork(&F, M, H, "child");
 	fx_block(&F, M, H, SYS_wait4, (uint64_t)-1);
 	F.ts += 500 * MS;
 	fx_ev(&F, H, TT_WAKING, M, 0, 120, 0);
