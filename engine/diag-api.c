@@ -169,6 +169,7 @@ hang_free(struct dhang *h)
 	free(h->sim.v);
 	free(h->path.v);
 	free(h->crit.v);
+	free(h->cp.v);
 	free(h->cul.v);
 	free(h->wk.v);
 	free(h->dead.v);
@@ -248,6 +249,24 @@ const struct diag_step *
 diag_path(const struct diag *d, size_t h, size_t i)
 {
 	return i < diag_npath(d, h) ? &d->h.v[h].path.v[i] : NULL;
+}
+
+size_t
+diag_ncpath(const struct diag *d, size_t h)
+{
+	return h < d->h.n ? d->h.v[h].cp.n : 0;
+}
+
+const struct diag_cstep *
+diag_cpath(const struct diag *d, size_t h, size_t i)
+{
+	return i < diag_ncpath(d, h) ? &d->h.v[h].cp.v[i] : NULL;
+}
+
+int
+diag_cpath_stop(const struct diag *d, size_t h)
+{
+	return h < d->h.n ? d->h.v[h].cp_stop : DCS_UNKNOWN;
 }
 
 size_t

@@ -230,7 +230,9 @@ sleep_nr(uint32_t nr)
 /* A wait or a stretch without one that may be a hang, kept by the pass
    of kernel_thread_hangs() to be judged once every wait was seen. */
 struct kspan {
-	uint32_t sw;		/* the blocking switch */
+	uint32_t sw;		/* the blocking switch (the first slice's of
+				   a semantic wait, diag-swait.c) */
+	uint32_t last, n;	/* its last slice's, and the slices */
 	uint32_t enter;		/* its system call; GRAPH_NONE: a stretch
 				   from event run without a wait */
 	uint32_t run;
@@ -245,7 +247,7 @@ kernel_thread_hangs(struct diag *d, uint32_t ti, struct longest *lg)
 	uint64_t th = d->o.threshold_ns;
 	struct hmap shortw;	/* signature -> shortest wait */
 	struct hmap count;	/* signature -> waits that ended */
-	uint32_t enter = GRAPH_NONE, runfrom = GRAPH_NONE;
+	uint32_t enter = GRAPH_NONE, runfrom = GRAPH_NONE, upto = 0;
 	DARR(struct kspan) ks = { 0 };
 	struct dpoll poll;
 
@@ -266,6 +268,11 @@ kernel_thread_hangs(struct diag *d, uint32_t ti, struct longest *lg)
 			runfrom = i;
 		if (e->type != TT_SWITCH || !(e->flags & GRAPH_EVF_WAIT))
 			continue;
+		if (i < upto) {
+			/* a later slice of the semantic wait before */
+			runfrom = GRAPH_NONE;
+			continue;
+		}
 		if (runfrom != GRAPH_NONE && e->ts - t->ev[runfrom].ts >= th) {
 			/* never blocked: running, preempted or yielding */
 			struct kspan k = { .sw = i, .enter = GRAPH_NONE,
@@ -274,7 +281,10 @@ kernel_thread_hangs(struct diag *d, uint32_t ti, struct longest *lg)
 		}
 		runfrom = GRAPH_NONE;
 		uint64_t end = d->last_ts;
-		uint32_t j = diag_wait_end(g, ti, i);
+		uint32_t ns = 1, last = enter != GRAPH_NONE ?
+		    diag_swait_last(g, ti, i, &ns) : i;
+		upto = last + 1;
+		uint32_t j = diag_wait_end(g, ti, last);
 		if (j < t->nev)
 			end = t->ev[j].ts;
 		if (enter != GRAPH_NONE && j < t->nev) {
@@ -294,7 +304,8 @@ kernel_thread_hangs(struct diag *d, uint32_t ti, struct longest *lg)
 			}
 			continue;
 		}
-		struct kspan k = { .sw = i, .enter = enter, .end = end };
+		struct kspan k = { .sw = i, .enter = enter, .end = end,
+		    .last = last, .n = ns };
 		DPUSH(ks, k);
 	}
 	/* then, in time order: long waits far longer than their similar
@@ -341,7 +352,8 @@ kernel_thread_hangs(struct diag *d, uint32_t ti, struct longest *lg)
 		struct dhang *h = diag_new_hang(d, ti, t->ev[en].ts, end,
 		    DIAG_SRC_KERNEL);
 		h->rank = rank;
-		diag_wait_at(g, ti, i, d->last_ts, &h->dw);
+		diag_wait_at(g, ti, ks.v[x].last, d->last_ts, &h->dw);
+		diag_swait_widen(g, &h->dw, i, ks.v[x].n);
 		h->pub.start_ns = h->dw.start;
 		h->pub.end_ns = h->dw.end;
 		classify(d, h);
@@ -371,7 +383,7 @@ from_kernel(struct diag *d)
 		struct dhang *h = diag_new_hang(d, lg.ti, 0, 0,
 		    DIAG_SRC_KERNEL);
 		h->rank = 2;
-		diag_wait_at(d->g, lg.ti, lg.sw, d->last_ts, &h->dw);
+		diag_swait_at(d->g, lg.ti, lg.sw, d->last_ts, &h->dw);
 		h->pub.start_ns = h->dw.start;
 		h->pub.end_ns = h->dw.end;
 		classify(d, h);

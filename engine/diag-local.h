@@ -31,7 +31,11 @@ struct dwait {
 				   GRAPH_NONE: it never ended */
 	uint32_t enter, exit;	/* the system call, or GRAPH_NONE */
 	uint32_t uwait, udone;	/* TU_COND_WAIT/TU_LOCK_WAIT and its end */
-	uint64_t start, end;	/* end: trace end when it never ended */
+	uint64_t start, end;	/* end: trace end when it never ended;
+				   start: the first slice's when w.slices
+				   > 1 */
+	uint32_t first;		/* the first slice's blocking switch when
+				   w.slices > 1 (sw is the last's) */
 	struct diag_wait w;
 };
 
@@ -55,6 +59,8 @@ struct dhang {
 	int by_default;
 	DARR(struct diag_step) path;
 	DARR(struct diag_step) crit;
+	DARR(struct diag_cstep) cp;	/* the critical path (diag-path.c) */
+	int cp_stop;			/* why it ends (enum diag_cstop) */
 	DARR(struct diag_culprit) cul;
 	DARR(struct diag_wakeup) wk;
 	uint64_t deep_lo, deep_hi;	/* the times the slices of the
@@ -183,6 +189,50 @@ struct diag {
 					   or ended): a window of the trace
 					   must reach both (diag-window.c) */
 };
+
+/* diag-path.c: the critical path of thread ti over [a, b], walked back
+   from b along wake-ups, into out (at most max steps, the first ti's);
+   *stop gets why it ends (enum diag_cstop). Returns the steps. */
+size_t diag_critical_path(const struct graph *g, uint32_t ti, uint64_t a,
+    uint64_t b, uint64_t last_ts, struct diag_cstep *out, size_t max,
+    int *stop);
+
+/* The critical path of wait dw over its span, as steps (struct
+   diag_step, the waiter first, each one's waker next) appended to out,
+   a DARR of struct diag_step; returns how many (0: it never ended). */
+size_t diag_cpath_steps(const struct graph *g, const struct dwait *dw,
+    uint64_t last_ts, void *out);
+
+/* diag-pathdiff.c: the verdicts of hang h's critical path steps against
+   the path of the normal run's wait twin (NULL: none), and which steps
+   the path alone names as culprits. */
+void diag_path_compare(struct diag *d, struct dhang *h,
+    const struct dwait *twin);
+/* The culprits of h's critical path that the diff did not name, added
+   to h->cul (or a note says why not). */
+void diag_path_culprits(struct diag *d, struct dhang *h);
+
+/* diag-swait.c: semantic waits (see there). */
+/* Whether system call nr may wait in timed slices. */
+int diag_sys_sliced(uint32_t nr);
+/* The blocking switch of the slice that continues the wait at switch
+   sw of thread ti, or GRAPH_NONE when that wait ended it. */
+uint32_t diag_swait_next(const struct graph *g, uint32_t ti, uint32_t sw);
+/* The first (last) slice's blocking switch of the semantic wait holding
+   the wait at switch sw; *n (may be NULL) gets the slices from there to
+   sw, sw counted. */
+uint32_t diag_swait_first(const struct graph *g, uint32_t ti, uint32_t sw,
+    uint32_t *n);
+uint32_t diag_swait_last(const struct graph *g, uint32_t ti, uint32_t sw,
+    uint32_t *n);
+/* The semantic wait holding the wait at switch sw: diag_wait_at() of
+   its last slice, widened to its first (diag_swait_widen()). */
+void diag_swait_at(const struct graph *g, uint32_t ti, uint32_t sw,
+    uint64_t last_ts, struct dwait *dw);
+/* dw, a wait's last slice, made the semantic wait of n slices from the
+   one at switch first (nothing when n <= 1). */
+void diag_swait_widen(const struct graph *g, struct dwait *dw,
+    uint32_t first, uint32_t n);
 
 /* diag.c */
 void diag_thread_fill(const struct graph *g, uint32_t ti,

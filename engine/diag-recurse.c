@@ -217,14 +217,10 @@ follow(struct rec *r, size_t b)
 		    "(depth %u)", comm, x.depth + 1);
 		diag_slice_wait(r->d, r->h, &twin, nl.ti, twin.start, hz,
 		    &r->sub, &r->sl, &r->nsl, what);
-	} else {
-		snprintf(what, sizeof(what), "wake-up chain of %s "
-		    "(depth %u, no similar normal node)", comm, x.depth + 1);
-		if (!diag_slice_wait(r->d, r->h, &x.w, nl.ti, x.w.start, 0,
-		    &r->sub, &r->sl, &r->nsl, what))
-			ddead(r->h, "%s (%u) was still waiting at the end of "
-			    "the trace and has no similar normal node", comm,
-			    tid);
+	} else if (diag_cpath_steps(g, &x.w, r->d->last_ts, &r->sub) == 0) {
+		/* no twin: its own critical path */
+		ddead(r->h, "%s (%u) was still waiting at the end of "
+		    "the trace and has no similar normal node", comm, tid);
 	}
 	diag_span_steps(r->d, r->sub.v, r->sub.n, &r->h->deep_lo,
 	    &r->h->deep_hi);

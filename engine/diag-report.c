@@ -99,6 +99,45 @@ put_culprits(FILE *f, const struct diag *d, size_t h, size_t parent)
 	}
 }
 
+void
+diag_write_cpath_text(const struct diag *d, size_t h, FILE *f)
+{
+	size_t n = diag_ncpath(d, h);
+
+	if (n == 0)
+		return;
+	fprintf(f, "  critical path (ends at %s):\n",
+	    diag_cstop_name(diag_cpath_stop(d, h)));
+	for (size_t i = 0; i < n; i++) {
+		const struct diag_cstep *s = diag_cpath(d, h, i);
+		fprintf(f, "    %zu. ", i);
+		put_thread(f, &s->th);
+		if (s->wait.type[0] != 0) {
+			fprintf(f, " blocked ");
+			put_dur(f, s->blocked_ns);
+			fprintf(f, " in ");
+			put_wait(f, &s->wait);
+			if (s->wait.slices > 1)
+				fprintf(f, ", %u slices", s->wait.slices);
+		}
+		fprintf(f, ", running ");
+		put_dur(f, s->running_ns);
+		if (s->waker.tid != 0) {
+			fprintf(f, "; ended by ");
+			put_thread(f, &s->waker);
+			fprintf(f, " (%s)", diag_cedge_name(s->edge));
+		} else if (s->edge != DCE_NONE) {
+			fprintf(f, "; ended by %s", diag_cedge_name(s->edge));
+		}
+		if (s->culprit)
+			fprintf(f, " [culprit%s%s]", s->verdict != DCV_NONE ?
+			    ": " : "", diag_cverdict_name(s->verdict));
+		else if (s->verdict != DCV_NONE && i > 0)
+			fprintf(f, " [%s]", diag_cverdict_name(s->verdict));
+		fprintf(f, "\n");
+	}
+}
+
 int
 diag_yield_polls(const struct diag_hang *x)
 {
@@ -199,6 +238,7 @@ diag_write_hang_text_n(const struct diag *d, size_t h, size_t number,
 		}
 		fprintf(f, "\n");
 	}
+	diag_write_cpath_text(d, h, f);
 	const struct diag_thread *ct = diag_cause_thread(d, h);
 	if (x->kind == DIAG_BUSY && ct != NULL)
 		fprintf(f, "  started by %s%s\n", ct->comm,
@@ -323,6 +363,47 @@ jwait(FILE *f, const struct diag_wait *w)
 	    w->timed_out ? "true" : "false", w->timeout_ns);
 }
 
+void
+diag_write_cpath_json(const struct diag *d, size_t h, FILE *f)
+{
+	fprintf(f, "\"critical_path_steps\":[");
+	for (size_t i = 0; i < diag_ncpath(d, h); i++) {
+		const struct diag_cstep *s = diag_cpath(d, h, i);
+		fprintf(f, "%s{", i ? "," : "");
+		jthread(f, &s->th);
+		fprintf(f, ",\"wait\":");
+		if (s->wait.type[0] != 0) {
+			jwait(f, &s->wait);
+			fprintf(f, ",\"slices\":%u", s->wait.slices > 1 ?
+			    s->wait.slices : 1);
+		} else {
+			fprintf(f, "null");
+		}
+		fprintf(f, ",\"wait_start_ns\":%" PRIu64 ",\"wait_end_ns\":%"
+		    PRIu64 ",\"until_ns\":%" PRIu64 ",\"blocked_ns\":%" PRIu64
+		    ",\"running_ns\":%" PRIu64 ",\"edge\":", s->wait_start,
+		    s->wait_end, s->until, s->blocked_ns, s->running_ns);
+		jstr(f, diag_cedge_name(s->edge));
+		fprintf(f, ",\"waker\":");
+		if (s->waker.tid != 0) {
+			fputc('{', f);
+			jthread(f, &s->waker);
+			fputc('}', f);
+		} else {
+			fprintf(f, "null");
+		}
+		fprintf(f, ",\"culprit\":%s,\"verdict\":",
+		    s->culprit ? "true" : "false");
+		if (s->verdict != DCV_NONE)
+			jstr(f, diag_cverdict_name(s->verdict));
+		else
+			fprintf(f, "null");
+		fputc('}', f);
+	}
+	fprintf(f, "],\"critical_path_end\":");
+	jstr(f, diag_cstop_name(diag_cpath_stop(d, h)));
+}
+
 static void
 jsteps(FILE *f, const struct diag *d, size_t h, int crit)
 {
@@ -387,6 +468,8 @@ diag_write_hang_json(const struct diag *d, size_t h, FILE *f)
 	jsteps(f, d, h, 0);
 	fprintf(f, ",\"critical_path\":");
 	jsteps(f, d, h, 1);
+	fputc(',', f);
+	diag_write_cpath_json(d, h, f);
 	fprintf(f, ",\"culprits\":[");
 	for (size_t i = 0; i < diag_nculprits(d, h); i++) {
 		const struct diag_culprit *c = diag_culprit(d, h, i);

@@ -311,6 +311,11 @@ diag_find_similar(struct diag *d, struct dhang *h)
 			}
 		if (sw == GRAPH_NONE)
 			continue;
+		/* never a part of the hang, and a wait in slices once,
+		   whole, at its last */
+		if ((t->ev[sw].ts >= h->dw.start && t->ev[sw].ts <= h->dw.end) ||
+		    diag_swait_next(g, ti, sw) != GRAPH_NONE)
+			continue;
 		if (hnr != GRAPH_NONE) {
 			uint32_t ce = GRAPH_NONE;
 			for (uint32_t i = sw; i-- > vx->first && i + DIAG_SCAN > sw;) {
@@ -339,7 +344,7 @@ diag_find_similar(struct diag *d, struct dhang *h)
 			if (c.peers != 0 && c.peers != peers)
 				continue;
 		}
-		diag_wait_at(g, ti, sw, d->last_ts, &c.c);
+		diag_swait_at(g, ti, sw, d->last_ts, &c.c);
 		c.ws = wait_sig(&c.c);
 		if (c.ws != ws)
 			continue;	/* level 1 is the looser test */

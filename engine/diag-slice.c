@@ -471,6 +471,7 @@ diag_clear_results(struct dhang *h)
 {
 	diag_free_symbols(h);
 	h->path.n = h->crit.n = h->cul.n = h->wk.n = h->stk.n = 0;
+	h->cp.n = 0;
 	h->wk_lo = UINT64_MAX;
 	h->deep_lo = UINT64_MAX;
 	h->deep_hi = 0;
@@ -486,37 +487,45 @@ diag_clear_results(struct dhang *h)
 	h->cause_th.comm = h->cause_th.process = "";
 }
 
+/* The wait of hang h's picked similar node in *twin: 0 when none was
+   picked. */
+static int
+picked_twin(const struct diag *d, const struct dhang *h, struct dwait *twin)
+{
+	const struct graph *g = d->g;
+	uint32_t ti = h->pub.th.thread;
+
+	if (h->pub.kind != DIAG_BLOCKED || h->picked < 0)
+		return 0;
+	const struct graph_vertex *vx = &g->vx[h->sim.v[h->picked].node];
+	uint32_t sw = vx->first + vx->nevents - 1;
+	for (uint32_t i = sw + 1; i-- > vx->first;)
+		if (g->th[ti].ev[i].type == TT_SWITCH &&
+		    (g->th[ti].ev[i].flags & GRAPH_EVF_WAIT)) {
+			sw = i;
+			break;
+		}
+	diag_wait_at(g, ti, sw, d->last_ts, twin);
+	return 1;
+}
+
 static void
 analyze_blocked(struct diag *d, struct dhang *h)
 {
 	const struct graph *g = d->g;
 	uint32_t ti = h->pub.th.thread;
-	uint32_t *lims = NULL, *cl = NULL;
-	size_t nl = 0, ncl = 0;
+	uint32_t *lims = NULL;
+	size_t nl = 0;
 	struct level lv = { .ti = ti, .node = h->pub.node, .dw = h->dw,
 	    .a = h->pub.start_ns, .b = h->pub.end_ns };
 
-	/* the hang's own wake-up chain */
-	if (h->dw.run != GRAPH_NONE)
-		diag_slice_wait(d, h, &h->dw, ti, h->dw.start, h->sim.n > 0 ?
-		    episode(h->sim.v[0].start_ns + h->sim.v[0].duration_ns,
-		    h->dw.start) : 0, &h->crit, &cl, &ncl,
-		    "wake-up chain of the hang");
+	/* the hang's own wake-up chain: its critical path */
+	diag_cpath_steps(g, &h->dw, d->last_ts, &h->crit);
 	if (h->dw.w.timed_out)
 		dnote(h, "the wait ended by its timeout (%.0f ms)",
 		    (double)h->dw.w.timeout_ns / 1e6);
-	if (h->picked >= 0) {
-		const struct diag_similar *s = &h->sim.v[h->picked];
-		const struct graph_vertex *vx = &g->vx[s->node];
-		struct dwait twin;
-		uint32_t sw = vx->first + vx->nevents - 1;
-		for (uint32_t i = sw + 1; i-- > vx->first;)
-			if (g->th[ti].ev[i].type == TT_SWITCH &&
-			    (g->th[ti].ev[i].flags & GRAPH_EVF_WAIT)) {
-				sw = i;
-				break;
-			}
-		diag_wait_at(g, ti, sw, d->last_ts, &twin);
+	struct dwait twin;
+	if (picked_twin(d, h, &twin)) {
 		diag_slice_wait(d, h, &twin, ti, twin.start,
 		    twin_horizon(h->sim.v, h->sim.n, (size_t)h->picked),
 		    &h->path, &lims, &nl, "slice of the normal node");
@@ -538,7 +547,6 @@ analyze_blocked(struct diag *d, struct dhang *h)
 			diag_recurse(d, h, &lv, h->crit.v, h->crit.n);
 	}
 	free(lims);
-	free(cl);
 }
 
 static void
@@ -591,8 +599,6 @@ analyze_yield(struct diag *d, struct dhang *h)
 	if (h->pub.slices) {
 		/* one futex waited on in timed slices until woken: the
 		   thread that woke it held the lock or the turn */
-		uint32_t *cl = NULL;
-		size_t ncl = 0;
 		struct level lv = { .ti = h->pub.th.thread,
 		    .node = h->pub.node, .dw = h->dw, .a = a, .b = b };
 		dnote(h, "%s waited on %s in %u timed slices in %.0f ms, "
@@ -601,12 +607,8 @@ analyze_yield(struct diag *d, struct dhang *h)
 		    "(a runtime's monitor, an interpreter's global lock)",
 		    h->pub.th.comm, h->pub.wait.resource, h->pub.yields,
 		    (double)(b - a) / 1e6);
-		if (h->dw.run != GRAPH_NONE)
-			diag_slice_wait(d, h, &h->dw, h->pub.th.thread,
-			    h->dw.start, 0, &h->crit, &cl, &ncl,
-			    "wake-up chain of the hang");
+		diag_cpath_steps(g, &h->dw, d->last_ts, &h->crit);
 		diag_recurse(d, h, &lv, h->crit.v, h->crit.n);
-		free(cl);
 		return;
 	}
 	if (h->poll_exit != GRAPH_NONE) {
@@ -684,6 +686,10 @@ diag_analyze(struct diag *d, struct dhang *h)
 	uint32_t ti = h->pub.th.thread;
 
 	diag_clear_results(h);
+	/* the backbone: the critical path over the hang */
+	DGROW(h->cp.v, h->cp.cap, 32, 32);
+	h->cp.n = diag_critical_path(g, ti, h->pub.start_ns, h->pub.end_ns,
+	    d->last_ts, h->cp.v, 32, &h->cp_stop);
 	switch (h->pub.kind) {
 	case DIAG_BLOCKED:
 		analyze_blocked(d, h);
@@ -706,6 +712,11 @@ diag_analyze(struct diag *d, struct dhang *h)
 			diag_wakeups_of(d, h, tj, h->pub.start_ns,
 			    h->pub.end_ns);
 	}
+	/* the path against the normal run's: what the diff left out */
+	struct dwait twin;
+	int have_twin = picked_twin(d, h, &twin);
+	diag_path_compare(d, h, have_twin ? &twin : NULL);
+	diag_path_culprits(d, h);
 	/* user stacks of the hung thread */
 	const struct gthread *t = &g->th[ti];
 	for (uint32_t i = diag_event_at(g, ti, h->pub.start_ns); i < t->nev &&

@@ -117,21 +117,28 @@ diag_wait_overlapping(const struct diag *d, uint32_t ti, uint64_t a,
 		if (t->ev[j].type == GRAPH_EV_RUN || diag_own_activity(&t->ev[j]))
 			break;
 	}
-	for (uint32_t j = last != GRAPH_NONE ? last : i; j < t->nev &&
+	/* semantic waits: a wait in timed slices counts whole */
+	uint32_t n0 = 1, j0 = last;
+	if (last != GRAPH_NONE)
+		j0 = diag_swait_first(g, ti, last, &n0);
+	for (uint32_t j = j0 != GRAPH_NONE ? j0 : i; j < t->nev &&
 	    t->ev[j].ts <= b; j++) {
 		if (t->ev[j].type != TT_SWITCH ||
 		    !(t->ev[j].flags & GRAPH_EVF_WAIT))
 			continue;
+		uint32_t ns, jl = diag_swait_last(g, ti, j, &ns);
 		uint64_t s = t->ev[j].ts, e = d->last_ts;
-		uint32_t k = diag_wait_end(g, ti, j);
+		uint32_t k = diag_wait_end(g, ti, jl);
 		if (k < t->nev)
 			e = t->ev[k].ts;
 		uint64_t lo = s > a ? s : a, hi = e < b ? e : b;
 		if (hi > lo && hi - lo > bo) {
 			bo = hi - lo;
-			diag_wait_at(g, ti, j, d->last_ts, best);
+			diag_wait_at(g, ti, jl, d->last_ts, best);
+			diag_swait_widen(g, best, j, ns);
 			found = 1;
 		}
+		j = jl;
 	}
 	*overlap = bo;
 	return found;

@@ -422,6 +422,8 @@ struct diag_wait {
 				   value, or the length of a wait that
 				   timed out), else 0 */
 	uint32_t wait_ev;	/* event index of the blocking switch */
+	uint32_t slices;	/* the calls it took, timed slices on one
+				   resource (diag-swait.c); 0 or 1: one */
 };
 
 /* A thread as reports name it. */
@@ -553,6 +555,65 @@ int diag_pick(struct diag *d, size_t h, size_t i);
 size_t diag_npath(const struct diag *d, size_t h);
 const struct diag_step *diag_path(const struct diag *d, size_t h, size_t i);
 
+/* How a step of the critical path was ended by its waker. */
+enum diag_cedge {
+	DCE_NONE = 0, DCE_WAKEUP, DCE_MESSAGE, DCE_PIPE, DCE_SIGNAL,
+	DCE_TIMER, DCE_INTERRUPT, DCE_SPAWN, DCE_WORK
+};
+/* Why the critical path ends where it does. */
+enum diag_cstop {
+	DCS_UNKNOWN = 0,	/* no recorded waker */
+	DCS_BEFORE,		/* a wait that began before the interval */
+	DCS_TIMER,		/* the thread's own timer or timeout */
+	DCS_IRQ,		/* an interrupt from a device */
+	DCS_RAN,		/* running since before the interval */
+	DCS_CYCLE,		/* its waker is already on the path */
+	DCS_DEPTH,		/* the step limit */
+	DCS_NEVER,		/* a wait that never ended */
+	DCS_RECSTART,		/* the thread's first event in the trace */
+};
+const char *diag_cedge_name(int edge);	/* "wakeup", "message", ... */
+const char *diag_cstop_name(int stop);	/* a phrase */
+
+/*
+ * One step of the critical path (diag-path.c): thread th, its semantic
+ * wait (wait, from wait_start to wait_end; an empty syscall and type
+ * when none was found) and the thread that ended it (waker, tid 0 when
+ * none: see the path's stop), which it woke by edge; then th ran until
+ * `until`, when it woke the step before (the first step: the end of the
+ * interval). blocked_ns and running_ns are its times in the interval.
+ */
+struct diag_cstep {
+	struct diag_thread th;
+	struct diag_wait wait;
+	uint64_t wait_start, wait_end, until;
+	struct diag_thread waker;
+	int edge;			/* enum diag_cedge */
+	uint64_t blocked_ns, running_ns;
+	int culprit;			/* the path alone names it: a user
+					   thread other than the hung one,
+					   blocked or running for at least a
+					   quarter of the hang */
+	int verdict;			/* enum diag_cverdict, against the
+					   normal run's path */
+};
+/* A critical path step compared with the picked normal run's path. */
+enum diag_cverdict {
+	DCV_NONE = 0,		/* no normal run to compare with */
+	DCV_SAME,		/* its thread took as long there */
+	DCV_LONGER,		/* its thread took far longer in the hang */
+	DCV_EXTRA,		/* its thread is not on the normal path */
+};
+const char *diag_cverdict_name(int v);
+
+/* The critical path of hang h: its thread over the hang, walked back
+   along wake-ups; the hung thread first. */
+size_t diag_ncpath(const struct diag *d, size_t h);
+const struct diag_cstep *diag_cpath(const struct diag *d, size_t h,
+    size_t i);
+/* Why that path ends (enum diag_cstop). */
+int diag_cpath_stop(const struct diag *d, size_t h);
+
 /* The hang's own wake-up chain (critical path), when its wait ended:
    the vertex after the wait first, then its wakers backwards. */
 size_t diag_ncritical(const struct diag *d, size_t h);
@@ -650,6 +711,11 @@ void diag_write_hang_text_n(const struct diag *d, size_t h, size_t number,
     FILE *f, uint64_t base_ts);
 /* The JSON object of hang h (an element of "hangs"), on one line. */
 void diag_write_hang_json(const struct diag *d, size_t h, FILE *f);
+/* Hang h's critical path: its text lines ("  critical path ..."), and
+   its JSON members ("critical_path_steps":[...],"critical_path_end":..)
+   without braces around them. */
+void diag_write_cpath_text(const struct diag *d, size_t h, FILE *f);
+void diag_write_cpath_json(const struct diag *d, size_t h, FILE *f);
 
 /*
  * The diagnosis of the whole trace r without its graph (no o->at): one

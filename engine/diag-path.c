@@ -1,0 +1,286 @@
+/*
+ * diag-path.c: the critical path of a thread over an interval, the
+ * backbone of the diagnosis (after semantic waits, diag-swait.c).
+ *
+ * From the end of the interval, the walk goes back along wake-ups: the
+ * thread's last semantic wait before that time, who ended it (a wake-up,
+ * a message, pipe data, a signal; a loopback packet delivered in softirq
+ * context, or work a kernel worker ran, counts as the thread behind it),
+ * then that thread's own last wait before it woke the first, and so on.
+ * It stops at a wait that began before the interval, at a thread's own
+ * timer or timeout, at an interrupt from a device, at a thread met again
+ * (a cycle), or at no recorded waker.
+ *
+ * The result is an array of struct diag_cstep (engine.h), the hung
+ * thread first, each step's waker being the next step's thread. It reads
+ * the graph only; the other stages read the array.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "diag-local.h"
+
+#define CPATH_MAX 32		/* steps of a path at most */
+#define HOPS 6			/* kernel contexts followed to a thread */
+
+static int
+is_block(const struct graph_event *e)
+{
+	return e->type == TT_SWITCH && (e->flags & GRAPH_EVF_WAIT);
+}
+
+const char *
+diag_cedge_name(int edge)
+{
+	static const char *const names[] = { "none", "wakeup", "message",
+	    "pipe", "signal", "timer", "interrupt", "spawn", "work" };
+	return edge >= 0 && edge < (int)(sizeof(names) / sizeof(names[0])) ?
+	    names[edge] : "?";
+}
+
+const char *
+diag_cstop_name(int stop)
+{
+	static const char *const names[] = {
+	    "no recorded waker", "a wait that began before the interval",
+	    "its own timer or timeout", "an interrupt from a device",
+	    "running since before the interval", "a thread met again (a cycle)",
+	    "the step limit", "a wait that never ended", "the start of the "
+	    "recording" };
+	return stop >= 0 && stop < (int)(sizeof(names) / sizeof(names[0])) ?
+	    names[stop] : "?";
+}
+
+/* The edge kind of a path step for graph edge kind k. */
+static int
+cedge_of(unsigned k)
+{
+	switch (k) {
+	case GE_WAKEUP: return DCE_WAKEUP;
+	case GE_MSG: case GE_REPLY: return DCE_MESSAGE;
+	case GE_PIPE: return DCE_PIPE;
+	case GE_SIGNAL: return DCE_SIGNAL;
+	case GE_TIMER: return DCE_TIMER;
+	case GE_SPAWN: return DCE_SPAWN;
+	case GE_WORK: case GE_TASK: case GE_RUNLOOP: return DCE_WORK;
+	default: return DCE_WAKEUP;
+	}
+}
+
+/*
+ * Who ended thread ti's wait where it ran again at event run: a user
+ * thread (returned, *wts the time it did, *edge how), else GRAPH_NONE
+ * with *stop saying why there is none (its own timer, a device's
+ * interrupt, nothing recorded).
+ */
+static uint32_t
+waker_of(const struct graph *g, uint32_t ti, uint32_t run, uint64_t *wts,
+    int *edge, int *stop)
+{
+	uint32_t v = graph_vertex_of_event(g, ti, run), lim = run;
+	int via = DCE_NONE;
+
+	*stop = DCS_UNKNOWN;
+	*edge = DCE_NONE;
+	if (v == GRAPH_NONE)
+		return GRAPH_NONE;
+	/* the data that came with the wake-up names its sender better
+	   than a softirq that delivered it */
+	size_t n;
+	const uint32_t *in = graph_in_edges(g, v, &n);
+	const struct graph_edge *wake = NULL, *data = NULL;
+	for (size_t k = 0; k < n; k++) {
+		const struct graph_edge *e = graph_edge(g, in[k]);
+		if ((e->kind == GE_WAKEUP || e->kind == GE_SIGNAL) &&
+		    wake == NULL)
+			wake = e;
+		else if ((e->kind == GE_MSG || e->kind == GE_PIPE) &&
+		    data == NULL && diag_user_thread(g, g->vx[e->src].thread) &&
+		    g->vx[e->src].thread != ti)
+			data = e;
+	}
+	if (wake == NULL && data == NULL)
+		return GRAPH_NONE;
+	if (wake != NULL) {
+		uint32_t w = g->vx[wake->src].thread;
+		if (diag_user_thread(g, w) && w != ti) {
+			*wts = g->th[w].ev[wake->src_ev].ts;
+			*edge = data != NULL && g->vx[data->src].thread == w ?
+			    cedge_of(data->kind) : cedge_of(wake->kind);
+			return w;
+		}
+	}
+	if (data != NULL) {
+		uint32_t w = g->vx[data->src].thread;
+		*wts = g->th[w].ev[data->src_ev].ts;
+		*edge = cedge_of(data->kind);
+		return w;
+	}
+	/* woken from a kernel context: what it was doing, for whom */
+	v = wake->src;
+	lim = wake->src_ev;
+	for (int hop = 0; hop < HOPS; hop++) {
+		const struct graph_edge *pick = NULL;
+		in = graph_in_edges(g, v, &n);
+		for (size_t k = n; k-- > 0;) {
+			const struct graph_edge *e = graph_edge(g, in[k]);
+			if (!graph_edge_kind_weak(e->kind) && e->dst_ev <= lim) {
+				pick = e;
+				break;
+			}
+		}
+		if (pick == NULL)
+			break;
+		uint32_t st = g->vx[pick->src].thread;
+		if (via == DCE_NONE)
+			via = cedge_of(pick->kind);
+		if (pick->kind == GE_TIMER && (st == ti ||
+		    !diag_user_thread(g, st))) {
+			*stop = DCS_TIMER;	/* its own timer */
+			*edge = DCE_TIMER;
+			return GRAPH_NONE;
+		}
+		if (diag_user_thread(g, st)) {
+			if (st == ti)
+				break;
+			*wts = g->th[st].ev[pick->src_ev].ts;
+			*edge = pick->kind == GE_RAISE ? DCE_MESSAGE : via;
+			return st;
+		}
+		v = pick->src;
+		lim = pick->src_ev;
+	}
+	if (g->vx[wake->src].kind == GV_IRQ || g->vx[v].kind == GV_IRQ) {
+		*stop = DCS_IRQ;
+		*edge = DCE_INTERRUPT;
+	} else if (g->vx[v].kind == GV_TIMER) {
+		*stop = DCS_TIMER;
+		*edge = DCE_TIMER;
+	}
+	return GRAPH_NONE;
+}
+
+/* The last blocking switch of thread ti whose wait ended at or before
+   event limit (exclusive of what comes after), or GRAPH_NONE. */
+static uint32_t
+last_wait(const struct graph *g, uint32_t ti, uint32_t limit)
+{
+	const struct gthread *t = &g->th[ti];
+
+	for (uint32_t i = limit < t->nev ? limit + 1 : t->nev; i-- > 0;)
+		if (is_block(&t->ev[i]) && diag_wait_end(g, ti, i) <= limit)
+			return i;
+	return GRAPH_NONE;
+}
+
+size_t
+diag_critical_path(const struct graph *g, uint32_t ti, uint64_t a,
+    uint64_t b, uint64_t last_ts, struct diag_cstep *out, size_t max,
+    int *stop)
+{
+	size_t n = 0;
+	uint32_t cur = ti;
+	uint64_t t = b;
+
+	*stop = DCS_DEPTH;
+	if (max > CPATH_MAX)
+		max = CPATH_MAX;
+	while (n < max) {
+		const struct gthread *th = &g->th[cur];
+		struct diag_cstep *s = &out[n];
+		memset(s, 0, sizeof(*s));
+		diag_thread_fill(g, cur, &s->th);
+		diag_thread_fill(g, GRAPH_NONE, &s->waker);
+		s->wait.syscall = s->wait.type = "";
+		s->until = t;
+		n++;
+		/* the last event at or before t, and the wait before it */
+		uint32_t at = diag_event_at(g, cur, t + 1);
+		uint32_t sw = at > 0 ? last_wait(g, cur, at - 1) : GRAPH_NONE;
+		if (sw == GRAPH_NONE) {
+			s->running_ns = t > a ? t - a : 0;
+			*stop = th->nev > 0 && th->ev[0].ts > a ?
+			    DCS_RECSTART : DCS_RAN;
+			break;
+		}
+		struct dwait dw;
+		diag_swait_at(g, cur, sw, last_ts, &dw);
+		s->wait = dw.w;
+		s->wait_start = dw.start;
+		s->wait_end = dw.end;
+		uint64_t lo = dw.start > a ? dw.start : a;
+		uint64_t hi = dw.end < t ? dw.end : t;
+		s->blocked_ns = hi > lo ? hi - lo : 0;
+		lo = dw.end > a ? dw.end : a;
+		s->running_ns = t > lo ? t - lo : 0;
+		if (dw.end < a) {
+			*stop = DCS_RAN;
+			break;
+		}
+		if (dw.run == GRAPH_NONE) {
+			*stop = DCS_NEVER;
+			break;
+		}
+		uint64_t wts = 0;
+		int why;
+		uint32_t w = waker_of(g, cur, dw.run, &wts, &s->edge, &why);
+		if (w == GRAPH_NONE) {
+			*stop = dw.w.timed_out ? DCS_TIMER : why;
+			if (dw.w.timed_out)
+				s->edge = DCE_TIMER;
+			break;
+		}
+		diag_thread_fill(g, w, &s->waker);
+		if (dw.start < a) {
+			*stop = DCS_BEFORE;
+			break;
+		}
+		int seen = 0;
+		for (size_t k = 0; k < n; k++)
+			seen |= out[k].th.thread == w;
+		if (seen) {
+			*stop = DCS_CYCLE;
+			break;
+		}
+		cur = w;
+		t = wts;
+	}
+	return n;
+}
+
+/* The graph edge kind that stands for path edge kind e in a step. */
+static int
+edge_kind(int e)
+{
+	switch (e) {
+	case DCE_MESSAGE: return GE_MSG;
+	case DCE_PIPE: return GE_PIPE;
+	case DCE_SIGNAL: return GE_SIGNAL;
+	case DCE_TIMER: return GE_TIMER;
+	case DCE_SPAWN: return GE_SPAWN;
+	case DCE_WORK: return GE_WORK;
+	default: return GE_WAKEUP;
+	}
+}
+
+size_t
+diag_cpath_steps(const struct graph *g, const struct dwait *dw,
+    uint64_t last_ts, void *out)
+{
+	DARR(struct diag_step) *o = out;
+	struct diag_cstep cs[CPATH_MAX];
+	int stop;
+
+	if (dw->run == GRAPH_NONE)
+		return 0;
+	size_t n = diag_critical_path(g, dw->ti, dw->start, dw->end, last_ts,
+	    cs, CPATH_MAX, &stop);
+	for (size_t k = 0; k < n; k++) {
+		struct diag_step st = { .th = cs[k].th, .ts = cs[k].wait_end,
+		    .edge = k == 0 ? -1 : edge_kind(cs[k - 1].edge) };
+		st.node = graph_vertex_at(g, cs[k].th.tid, k == 0 ?
+		    cs[k].wait_end : cs[k].until);
+		DPUSH(*o, st);
+	}
+	return n;
+}
