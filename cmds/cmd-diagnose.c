@@ -24,7 +24,7 @@ static const char diagnose_usage[] =
     "usage: argus diagnose [TRACE] [--pid PID | --tid TID | --comm NAME]\n"
     "                      [--at TIME] [--threshold MS] [--pick N]\n"
     "                      [--rules FILE]... [--json] [--whole | --stream]\n"
-    "                      [--memory SIZE]\n"
+    "                      [--memory SIZE] [--critical-path]\n"
     "\n"
     "Find the hangs in TRACE (default " ARGUS_DEFAULT_TRACE ") and explain\n"
     "them: what the hung thread did, similar normal nodes, the normal\n"
@@ -40,6 +40,9 @@ static const char diagnose_usage[] =
     "  --pick N         take similar node N (1 = most recent, the default)\n"
     "  --rules FILE     add the rules of FILE (argus-rules(5))\n"
     "  --json           print one JSON object (argus-diagnose(1))\n"
+    "  --critical-path  print each hang's critical path alone: the\n"
+    "                   wake-ups walked back from its end, who ended each\n"
+    "                   wait, and how long each thread blocked or ran\n"
     "  --whole          build the graph of the whole trace, rather than\n"
     "                   of a window around TIME (--at) or of windows\n"
     "                   around the hangs a streaming search finds\n"
@@ -112,6 +115,7 @@ cmd_diagnose(int argc, char **argv)
 		{ "pick", required_argument, NULL, 'k' },
 		CMD_RULES_OPTION,
 		{ "json", no_argument, NULL, 'j' },
+		{ "critical-path", no_argument, NULL, 'P' },
 		{ "whole", no_argument, NULL, 'W' },
 		{ "stream", no_argument, NULL, 'S' },
 		CMD_MEMORY_OPTION,
@@ -170,6 +174,9 @@ cmd_diagnose(int argc, char **argv)
 			break;
 		case 'j':
 			json = 1;
+			break;
+		case 'P':
+			o.cpath_only = 1;
 			break;
 		case 'W':
 			whole = 1;

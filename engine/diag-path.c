@@ -7,9 +7,11 @@
  * a message, pipe data, a signal; a loopback packet delivered in softirq
  * context, or work a kernel worker ran, counts as the thread behind it),
  * then that thread's own last wait before it woke the first, and so on.
- * It stops at a wait that began before the interval, at a thread's own
- * timer or timeout, at an interrupt from a device, at a thread met again
- * (a cycle), or at no recorded waker.
+ * A thread idle since before the interval does not stop it: the walk
+ * goes on to whoever woke it, and stops once a waker acted before the
+ * interval, at a thread running since before it, at a thread's own
+ * timer or timeout, at an interrupt from a device, at a thread met
+ * again (a cycle), or at no recorded waker.
  *
  * The result is an array of struct diag_cstep (engine.h), the hung
  * thread first, each step's waker being the next step's thread. It reads
@@ -42,7 +44,7 @@ const char *
 diag_cstop_name(int stop)
 {
 	static const char *const names[] = {
-	    "no recorded waker", "a wait that began before the interval",
+	    "no recorded waker", "a waker that acted before the interval",
 	    "its own timer or timeout", "an interrupt from a device",
 	    "running since before the interval", "a thread met again (a cycle)",
 	    "the step limit", "a wait that never ended", "the start of the "
@@ -193,6 +195,7 @@ diag_critical_path(const struct graph *g, uint32_t ti, uint64_t a,
 		diag_thread_fill(g, GRAPH_NONE, &s->waker);
 		s->wait.syscall = s->wait.type = "";
 		s->until = t;
+		s->wait_enter = GRAPH_NONE;
 		n++;
 		/* the last event at or before t, and the wait before it */
 		uint32_t at = diag_event_at(g, cur, t + 1);
@@ -206,6 +209,7 @@ diag_critical_path(const struct graph *g, uint32_t ti, uint64_t a,
 		struct dwait dw;
 		diag_swait_at(g, cur, sw, last_ts, &dw);
 		s->wait = dw.w;
+		s->wait_enter = dw.enter;
 		s->wait_start = dw.start;
 		s->wait_end = dw.end;
 		uint64_t lo = dw.start > a ? dw.start : a;
@@ -231,7 +235,7 @@ diag_critical_path(const struct graph *g, uint32_t ti, uint64_t a,
 			break;
 		}
 		diag_thread_fill(g, w, &s->waker);
-		if (dw.start < a) {
+		if (wts < a) {
 			*stop = DCS_BEFORE;
 			break;
 		}

@@ -6,11 +6,12 @@
  * Each step of the hang's path (struct diag_cstep in struct dhang's cp
  * array) gets a verdict against the path of the picked similar node's
  * wait, aligned by thread, else by process (a pool): as long there, far
- * longer in the hang, or not there at all. A step the path alone names
- * (a user thread other than the hung one that blocked or ran for a
- * quarter of the hang) is a culprit unless it took as long on the
- * normal path (a relay): the diagnosis adds each one the diff did not
- * name, or says why it left it out.
+ * longer in the hang, or not there at all. The path alone names a step
+ * (enum diag_cwhy) when the time it blames on it is a quarter of the
+ * hang: its run, its wait at the root of the path, or a wait that is
+ * not its idle one. Such a step is a culprit unless it took as long on
+ * the normal path (a relay): the diagnosis adds each one the diff did
+ * not name, or says why it left it out.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,18 @@ diag_cverdict_name(int v)
 	case DCV_SAME: return "as on the normal path";
 	case DCV_LONGER: return "far longer than on the normal path";
 	case DCV_EXTRA: return "not on the normal path";
+	default: return "";
+	}
+}
+
+const char *
+diag_cwhy_name(int why)
+{
+	switch (why) {
+	case DCW_BUSY: return "running while the hang waited for it";
+	case DCW_ROOT: return "where the path ends";
+	case DCW_LONGER: return "blocked far longer than on the normal path";
+	case DCW_BLOCKED: return "blocked in a wait other than its idle one";
 	default: return "";
 	}
 }
@@ -51,10 +64,21 @@ verdict(const struct diag_cstep *s, const struct diag_cstep *nv, size_t nn)
 	return took(s) > 2 * took(m) + 10000000ULL ? DCV_LONGER : DCV_SAME;
 }
 
+/* Whether step s waited in its thread's idle wait (for work or input). */
+static int
+idle_step(struct diag *d, const struct diag_cstep *s)
+{
+	const struct gthread *t = &d->g->th[s->th.thread];
+
+	return s->wait_enter != GRAPH_NONE && s->wait_enter < t->nev &&
+	    diag_res_key(&t->ev[s->wait_enter]) ==
+	    diag_idle_key(d, s->th.thread);
+}
+
 void
 diag_path_compare(struct diag *d, struct dhang *h, const struct dwait *twin)
 {
-	uint64_t len = h->pub.end_ns - h->pub.start_ns;
+	uint64_t len = h->pub.end_ns - h->pub.start_ns, q = len / 4;
 	struct diag_cstep nv[32];
 	size_t nn = 0;
 	int stop;
@@ -64,15 +88,24 @@ diag_path_compare(struct diag *d, struct dhang *h, const struct dwait *twin)
 		    d->last_ts, nv, 32, &stop);
 	for (size_t k = 1; k < h->cp.n; k++) {
 		struct diag_cstep *s = &h->cp.v[k];
+		int root = k + 1 == h->cp.n && h->cp_stop != DCS_CYCLE &&
+		    h->cp_stop != DCS_DEPTH;
 		s->verdict = twin != NULL ? verdict(s, nv, nn) : DCV_NONE;
-		/* idle since before the hang and woken by a plain wake-up:
-		   it relays its waker (with a message or data, it may have
-		   held something while it waited for that input) */
-		int relay = s->wait_start < h->pub.start_ns &&
-		    (s->edge == DCE_WAKEUP || s->th.pid == h->pub.th.pid);
-		s->culprit = s->th.thread != h->pub.th.thread &&
-		    diag_user_thread(d->g, s->th.thread) &&
-		    took(s) >= len / 4 && !relay;
+		s->culprit = DCW_NONE;
+		if (s->th.thread == h->pub.th.thread ||
+		    !diag_user_thread(d->g, s->th.thread))
+			continue;
+		/* the time the path blames on it: its own run, and at the
+		   root its wait too; a wait in between is explained by the
+		   steps after it, unless it took far longer than normal or
+		   is not one the thread idles in */
+		if (s->running_ns >= q)
+			s->culprit = DCW_BUSY;
+		else if (root && took(s) >= q)
+			s->culprit = DCW_ROOT;
+		else if (s->blocked_ns >= q && !idle_step(d, s))
+			s->culprit = s->verdict == DCV_LONGER ? DCW_LONGER :
+			    DCW_BLOCKED;
 	}
 }
 
@@ -99,7 +132,7 @@ diag_path_culprits(struct diag *d, struct dhang *h)
 			parent = have;
 			continue;
 		}
-		if (!s->culprit)
+		if (s->culprit == DCW_NONE)
 			continue;
 		if (s->verdict == DCV_SAME) {
 			dnote(h, "%s (%u) is on the critical path for %.0f ms, "
@@ -108,11 +141,15 @@ diag_path_culprits(struct diag *d, struct dhang *h)
 			    (double)took(s) / 1e6);
 			continue;
 		}
+		unsigned depth = parent == SIZE_MAX ? 1 :
+		    h->cul.v[parent].depth + 1;
+		if (depth > (d->o.max_depth ? d->o.max_depth : 8))
+			break;
 		struct diag_culprit c;
 		memset(&c, 0, sizeof(c));
 		c.th = s->th;
 		diag_thread_fill(g, GRAPH_NONE, &c.serving);
-		if (s->blocked_ns >= s->running_ns && s->wait.type[0] != 0) {
+		if (s->culprit != DCW_BUSY && s->wait.type[0] != 0) {
 			c.kind = DIAG_BLOCKED;
 			c.wait = s->wait;
 			c.start_ns = s->wait_start;
@@ -130,16 +167,12 @@ diag_path_culprits(struct diag *d, struct dhang *h)
 			c.end_ns = s->until;
 			c.node = graph_vertex_at(g, s->th.tid, s->until);
 		}
-		unsigned depth = parent == SIZE_MAX ? 1 :
-		    h->cul.v[parent].depth + 1;
-		if (depth > (d->o.max_depth ? d->o.max_depth : 8))
-			break;
 		diag_add_culprit(h, &c, depth, parent);
 		parent = h->cul.n - 1;
-		dnote(h, "%s (%u) added from the critical path: %s %.0f ms "
+		dnote(h, "%s (%u) added from the critical path: %s, %.0f ms "
 		    "of the hang%s%s", s->th.comm, s->th.tid,
-		    c.kind == DIAG_BLOCKED ? "blocked" : "running",
-		    (double)took(s) / 1e6, s->verdict != DCV_NONE ? ", " : "",
+		    diag_cwhy_name(s->culprit), (double)took(s) / 1e6,
+		    s->verdict != DCV_NONE ? ", " : "",
 		    diag_cverdict_name(s->verdict));
 	}
 }

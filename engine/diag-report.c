@@ -51,6 +51,8 @@ put_wait(FILE *f, const struct diag_wait *w)
 	fprintf(f, "%s on %s", w->type, w->resource);
 	if (w->syscall[0] && strcmp(w->syscall, w->type) != 0)
 		fprintf(f, " (%s)", w->syscall);
+	if (w->slices > 1)
+		fprintf(f, ", in %u timed slices", w->slices);
 	if (w->timed_out)
 		fprintf(f, ", timed out");
 	else if (w->has_result)
@@ -117,8 +119,6 @@ diag_write_cpath_text(const struct diag *d, size_t h, FILE *f)
 			put_dur(f, s->blocked_ns);
 			fprintf(f, " in ");
 			put_wait(f, &s->wait);
-			if (s->wait.slices > 1)
-				fprintf(f, ", %u slices", s->wait.slices);
 		}
 		fprintf(f, ", running ");
 		put_dur(f, s->running_ns);
@@ -130,8 +130,7 @@ diag_write_cpath_text(const struct diag *d, size_t h, FILE *f)
 			fprintf(f, "; ended by %s", diag_cedge_name(s->edge));
 		}
 		if (s->culprit)
-			fprintf(f, " [culprit%s%s]", s->verdict != DCV_NONE ?
-			    ": " : "", diag_cverdict_name(s->verdict));
+			fprintf(f, " [culprit: %s]", diag_cwhy_name(s->culprit));
 		else if (s->verdict != DCV_NONE && i > 0)
 			fprintf(f, " [%s]", diag_cverdict_name(s->verdict));
 		fprintf(f, "\n");
@@ -191,6 +190,10 @@ diag_write_hang_text_n(const struct diag *d, size_t h, size_t number,
 	} else if (x->kind == DIAG_YIELD) {
 		fprintf(f, "  %u yields or short sleeps\n", x->yields);
 	}
+	if (diag_options(d)->cpath_only) {
+		diag_write_cpath_text(d, h, f);
+		return;
+	}
 	if ((n = diag_nsimilar(d, h)) > 0) {
 		long p = diag_picked(d, h);
 		const struct diag_similar *s = diag_similar(d, h,
@@ -218,22 +221,6 @@ diag_write_hang_text_n(const struct diag *d, size_t h, size_t number,
 				    "");
 			fprintf(f, " %s%s", st->th.comm, st->input ?
 			    " [input]" : "");
-			prev = st->th.thread;
-		}
-		fprintf(f, "\n");
-	}
-	if ((n = diag_ncritical(d, h)) > 1) {
-		fprintf(f, "  wake-up chain of the hang:");
-		uint32_t prev = GRAPH_NONE;
-		for (size_t i = 0; i < n; i++) {
-			const struct diag_step *st = diag_critical(d, h, i);
-			if (st->th.thread == prev && i + 1 < n)
-				continue;
-			if (i > 0)
-				fprintf(f, " <-%s-", st->edge >= 0 ?
-				    graph_edge_kind_name((unsigned)st->edge) :
-				    "");
-			fprintf(f, " %s", st->th.comm);
 			prev = st->th.thread;
 		}
 		fprintf(f, "\n");
@@ -359,6 +346,8 @@ jwait(FILE *f, const struct diag_wait *w)
 		fprintf(f, "%" PRId64, w->result);
 	else
 		fprintf(f, "null");
+	if (w->slices > 1)
+		fprintf(f, ",\"slices\":%u", w->slices);
 	fprintf(f, ",\"timed_out\":%s,\"timeout_ns\":%" PRIu64 "}",
 	    w->timed_out ? "true" : "false", w->timeout_ns);
 }
@@ -374,8 +363,6 @@ diag_write_cpath_json(const struct diag *d, size_t h, FILE *f)
 		fprintf(f, ",\"wait\":");
 		if (s->wait.type[0] != 0) {
 			jwait(f, &s->wait);
-			fprintf(f, ",\"slices\":%u", s->wait.slices > 1 ?
-			    s->wait.slices : 1);
 		} else {
 			fprintf(f, "null");
 		}
@@ -392,8 +379,12 @@ diag_write_cpath_json(const struct diag *d, size_t h, FILE *f)
 		} else {
 			fprintf(f, "null");
 		}
-		fprintf(f, ",\"culprit\":%s,\"verdict\":",
-		    s->culprit ? "true" : "false");
+		fprintf(f, ",\"culprit\":");
+		if (s->culprit)
+			jstr(f, diag_cwhy_name(s->culprit));
+		else
+			fprintf(f, "null");
+		fprintf(f, ",\"verdict\":");
 		if (s->verdict != DCV_NONE)
 			jstr(f, diag_cverdict_name(s->verdict));
 		else
@@ -444,6 +435,12 @@ diag_write_hang_json(const struct diag *d, size_t h, FILE *f)
 		jwait(f, &x->wait);
 	else
 		fprintf(f, "null");
+	if (diag_options(d)->cpath_only) {
+		fputc(',', f);
+		diag_write_cpath_json(d, h, f);
+		fputc('}', f);
+		return;
+	}
 	fprintf(f, ",\"cpu_ns\":%" PRIu64 ",\"yields\":%u,\"slices\":%s,"
 	    "\"similar\":[", x->cpu_ns, x->yields,
 	    x->slices ? "true" : "false");

@@ -405,6 +405,8 @@ struct diag_opts {
 	   of all; done only grows, and ends equal to total. NULL: none */
 	void (*progress)(void *arg, uint64_t done, uint64_t total);
 	void *progress_arg;
+	int cpath_only;		/* reports: each hang and its critical path
+				   alone (diagnose --critical-path) */
 };
 
 /* What a thread waited for (blocked nodes and culprits). */
@@ -563,7 +565,7 @@ enum diag_cedge {
 /* Why the critical path ends where it does. */
 enum diag_cstop {
 	DCS_UNKNOWN = 0,	/* no recorded waker */
-	DCS_BEFORE,		/* a wait that began before the interval */
+	DCS_BEFORE,		/* a waker that acted before the interval */
 	DCS_TIMER,		/* the thread's own timer or timeout */
 	DCS_IRQ,		/* an interrupt from a device */
 	DCS_RAN,		/* running since before the interval */
@@ -586,17 +588,30 @@ const char *diag_cstop_name(int stop);	/* a phrase */
 struct diag_cstep {
 	struct diag_thread th;
 	struct diag_wait wait;
+	uint32_t wait_enter;		/* its system call's entry (event
+					   index), GRAPH_NONE */
 	uint64_t wait_start, wait_end, until;
 	struct diag_thread waker;
 	int edge;			/* enum diag_cedge */
 	uint64_t blocked_ns, running_ns;
-	int culprit;			/* the path alone names it: a user
-					   thread other than the hung one,
-					   blocked or running for at least a
-					   quarter of the hang */
+	int culprit;			/* the path alone names it (enum
+					   diag_cwhy), 0: not */
 	int verdict;			/* enum diag_cverdict, against the
 					   normal run's path */
 };
+/* Why the critical path alone names a step's thread (a user thread
+   other than the hung one, for at least a quarter of the hang). */
+enum diag_cwhy {
+	DCW_NONE = 0,
+	DCW_BUSY,		/* it ran, the hang waiting for its work */
+	DCW_ROOT,		/* where the path ends: its own wait */
+	DCW_LONGER,		/* blocked far longer than on the normal
+				   path */
+	DCW_BLOCKED,		/* blocked in a wait other than its idle one
+				   (no normal path says otherwise) */
+};
+const char *diag_cwhy_name(int why);
+
 /* A critical path step compared with the picked normal run's path. */
 enum diag_cverdict {
 	DCV_NONE = 0,		/* no normal run to compare with */
