@@ -1,0 +1,272 @@
+/*
+ * test-diag-path.c: criterion tests, on traces built in code, of the
+ * diagnosis backbone (issue 29): semantic waits (a wait cut into timed
+ * slices of poll or epoll is one wait, whole, timed out only when its
+ * last slice was; a slice another thread ended by a signal ends it), the
+ * critical path (wake-ups walked back from the end of a hang, through a
+ * thread idle since before it, to a thread's own timer or its run) and
+ * the culprits the path names that the diff did not.
+ *
+ * Threads: M the client that hangs; S a server thread of another
+ * process; R a relay of S's process, idle in its event loop; X another
+ * thread of S's process.
+ */
+#include <errno.h>
+#include <signal.h>
+
+#include <criterion/criterion.h>
+
+#include "graph-fixture.h"
+
+#define MS 1000000ULL
+
+static struct fx F;
+
+enum { M = 100, S = 200, R = 201, X = 202 };
+#define POLLA 0x4000	/* M's poll set */
+#define EPA 0x4100	/* M's epoll descriptor */
+#define LOOP 0x4200	/* R's event loop */
+#define SK 0x8001	/* the reply's socket */
+#define TIMER 0x9000
+
+static struct diag_opts
+opts(void)
+{
+	struct diag_opts o = { .threshold_ns = 100 * MS, .tid = M };
+	return o;
+}
+
+/* M blocks in nr on res for ms; a timer ends the slice, which returns
+   ret; then M reads the clock (bookkeeping). */
+static void
+slice(unsigned nr, uint64_t res, uint64_t ms, int64_t ret)
+{
+	fx_block(&F, M, 0, nr, res);
+	F.ts += ms * MS;
+	fx_timer_wake(&F, TIMER, M);
+	fx_run(&F, 0, M);
+	fx_ev(&F, M, TT_SYS_EXIT, nr, (uint64_t)ret, 0, 0);
+	fx_ev(&F, M, TT_SYS_ENTER, SYS_clock_gettime, 1, 0, 0);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_clock_gettime, 0, 0, 0);
+}
+
+/*
+ * M sends a request to S (waking it) and waits for the reply in poll,
+ * in n slices of 80 ms that time out (each shorter than the 100 ms
+ * threshold), then in a last one that S's reply ends 30 ms in. S runs
+ * on CPU 1 the whole time (busy: the culprit).
+ */
+static void
+sliced_request(unsigned n)
+{
+	fx_init(&F);
+	fx_thread(&F, M, M, "client");
+	fx_thread(&F, S, S, "server");
+	fx_ev(&F, S, TT_SYS_ENTER, SYS_read, 9, 0, 0);
+	fx_ev(&F, S, TT_SWITCH, 1, 0, 120, 0);
+	fx_run(&F, 0, M);
+	fx_ev(&F, M, TT_SYS_ENTER, SYS_write, 3, 0, 0);
+	fx_ev(&F, M, TT_WAKING, S, 0, 120, 0);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_write, 8, 0, 0);
+	F.cpu = 1;
+	fx_run(&F, 0, S);
+	fx_ev(&F, S, TT_SYS_EXIT, SYS_read, 8, 0, 0);
+	F.cpu = 0;
+	for (unsigned k = 0; k < n; k++)
+		slice(SYS_poll, POLLA, 80, 0);
+	fx_block(&F, M, 0, SYS_poll, POLLA);
+	F.ts += 30 * MS;
+	F.cpu = 1;
+	fx_ev(&F, S, TT_SYS_ENTER, SYS_write, 9, 0, 0);
+	fx_ev(&F, S, TT_SK_DATA_READY, SK, 1, 0, 0);
+	fx_ev(&F, S, TT_WAKING, M, 0, 120, 0);
+	fx_ev(&F, S, TT_SYS_EXIT, SYS_write, 8, 0, 0);
+	fx_block(&F, S, 0, SYS_read, 9);
+	F.cpu = 0;
+	fx_run(&F, 0, M);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_poll, 1, 0, 0);
+	fx_ev(&F, M, TT_SOCK_RECV, SK, 1, 0, 10);
+	fx_block(&F, M, 0, SYS_nanosleep, 0);
+	F.ts += 5 * MS;
+}
+
+static struct diag *
+diagnose(struct graph **g)
+{
+	struct diag_opts o = opts();
+	struct diag *d = NULL;
+
+	*g = fx_build(&F, NULL);
+	cr_assert_not_null(*g);
+	cr_assert_eq(diag_new(*g, &o, &d, NULL), 0);
+	return d;
+}
+
+Test(diag_path, poll_slices_are_one_wait)
+{
+	struct graph *g;
+
+	sliced_request(3);
+	struct diag *d = diagnose(&g);
+	cr_assert_eq(diag_nhangs(d), 1, "one hang, of the whole wait");
+	const struct diag_hang *h = diag_hang(d, 0);
+	cr_expect_eq(h->kind, DIAG_BLOCKED);
+	cr_expect_geq(h->end_ns - h->start_ns, 260 * MS);
+	cr_expect_eq(h->wait.slices, 4);
+	cr_expect(!h->wait.timed_out, "the last slice did not time out");
+	int server = 0;
+	for (size_t i = 0; i < diag_nculprits(d, 0); i++)
+		server |= diag_culprit(d, 0, i)->th.tid == S;
+	cr_expect(server, "the server is the culprit");
+	/* its critical path: the client, then the server, running */
+	cr_assert_geq(diag_ncpath(d, 0), 2);
+	const struct diag_cstep *s0 = diag_cpath(d, 0, 0);
+	const struct diag_cstep *s1 = diag_cpath(d, 0, 1);
+	cr_expect_eq(s0->th.tid, M);
+	cr_expect_eq(s0->waker.tid, S);
+	cr_expect_eq(s0->wait.slices, 4);
+	cr_expect_eq(s1->th.tid, S);
+	cr_expect_eq(s1->culprit, DCW_BUSY);
+	cr_expect_geq(s1->running_ns, 250 * MS);
+	diag_free(d);
+	graph_free(g);
+}
+
+/* A slice that another thread's signal interrupted (EINTR) ended the
+   wait: the next poll is another wait. */
+Test(diag_path, slice_ended_by_another_threads_signal_ends_the_wait)
+{
+	struct graph *g;
+
+	fx_init(&F);
+	fx_thread(&F, M, M, "client");
+	fx_thread(&F, S, S, "server");
+	fx_run(&F, 0, M);
+	slice(SYS_epoll_wait, EPA, 150, 0);
+	fx_block(&F, M, 0, SYS_epoll_wait, EPA);
+	F.ts += 150 * MS;
+	F.cpu = 1;
+	fx_run(&F, 0, S);
+	fx_ev(&F, S, TT_SIGNAL_GEN, M, SIGURG, 0, 0);
+	fx_ev(&F, S, TT_WAKING, M, 0, 120, 0);
+	fx_block(&F, S, 0, SYS_read, 9);
+	F.cpu = 0;
+	fx_run(&F, 0, M);
+	fx_ev(&F, M, TT_SIGNAL_DELIVER, SIGURG, 0, 0, 0);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_epoll_wait, (uint64_t)-EINTR, 0, 0);
+	fx_block(&F, M, 0, SYS_epoll_wait, EPA);
+	F.ts += 150 * MS;
+	fx_timer_wake(&F, TIMER, M);
+	fx_run(&F, 0, M);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_epoll_wait, 0, 0, 0);
+	fx_block(&F, M, 0, SYS_nanosleep, 0);
+	F.ts += 5 * MS;
+	struct diag *d = diagnose(&g);
+	cr_assert_geq(diag_nhangs(d), 1);
+	const struct diag_hang *h = diag_hang(d, 0);
+	cr_expect_eq(h->wait.slices, 2, "the timed-out slice and the one the "
+	    "signal ended: %u", h->wait.slices);
+	cr_expect_leq(h->end_ns - h->start_ns, 320 * MS);
+	cr_expect_eq(diag_ncpath(d, 0) > 0 ?
+	    diag_cpath(d, 0, 0)->waker.tid : 0, S, "the signal's sender "
+	    "ended it");
+	diag_free(d);
+	graph_free(g);
+}
+
+/*
+ * M waits for a reply (futex, the reply handed by R); R, idle in its
+ * event loop since before the hang, is woken by a plain wake-up from X,
+ * which slept 300 ms on its own timer after taking M's request. The
+ * path goes through the relay R to X, named where the path ends; R, in
+ * its idle wait, is not a culprit.
+ */
+Test(diag_path, path_goes_through_an_idle_relay_to_its_root)
+{
+	struct graph *g;
+
+	fx_init(&F);
+	fx_thread(&F, M, M, "client");
+	fx_thread(&F, R, S, "relay");
+	fx_thread(&F, X, S, "worker");
+	/* R's loop turns a few times: its idle wait */
+	for (int k = 0; k < 4; k++) {
+		fx_block(&F, R, 0, SYS_epoll_wait, LOOP);
+		F.ts += 2 * MS;
+		fx_run(&F, 0, R);
+		fx_ev(&F, R, TT_SYS_EXIT, SYS_epoll_wait, 1, 0, 0);
+	}
+	fx_block(&F, R, 0, SYS_epoll_wait, LOOP);
+	fx_ev(&F, X, TT_SYS_ENTER, SYS_read, 9, 0, 0);
+	fx_ev(&F, X, TT_SWITCH, 1, 0, 120, 0);
+	fx_run(&F, 0, M);
+	fx_ev(&F, M, TT_WAKING, X, 0, 120, 0);
+	fx_block(&F, M, X, SYS_futex, 0x7100);
+	fx_ev(&F, X, TT_SYS_EXIT, SYS_read, 8, 0, 0);
+	fx_block(&F, X, 0, SYS_nanosleep, 0);
+	F.ts += 300 * MS;
+	fx_timer_wake(&F, TIMER, X);
+	fx_run(&F, 0, X);
+	fx_ev(&F, X, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
+	fx_ev(&F, X, TT_WAKING, R, 0, 120, 0);
+	fx_block(&F, X, R, SYS_read, 9);
+	fx_ev(&F, R, TT_SYS_EXIT, SYS_epoll_wait, 1, 0, 0);
+	fx_ev(&F, R, TT_WAKING, M, 0, 120, 0);
+	fx_block(&F, R, M, SYS_epoll_wait, LOOP);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	fx_block(&F, M, 0, SYS_nanosleep, 0);
+	F.ts += 5 * MS;
+	struct diag *d = diagnose(&g);
+	cr_assert_geq(diag_nhangs(d), 1);
+	cr_assert_eq(diag_ncpath(d, 0), 3, "client, relay, worker: %zu",
+	    diag_ncpath(d, 0));
+	const struct diag_cstep *r = diag_cpath(d, 0, 1);
+	const struct diag_cstep *x = diag_cpath(d, 0, 2);
+	cr_expect_eq(r->th.tid, R);
+	cr_expect_eq(r->culprit, DCW_NONE, "the relay idles in its loop");
+	cr_expect_eq(x->th.tid, X);
+	cr_expect_eq(x->culprit, DCW_ROOT);
+	cr_expect_eq(diag_cpath_stop(d, 0), DCS_TIMER);
+	int worker = 0, relay = 0;
+	for (size_t i = 0; i < diag_nculprits(d, 0); i++) {
+		worker |= diag_culprit(d, 0, i)->th.tid == X;
+		relay |= diag_culprit(d, 0, i)->th.tid == R;
+	}
+	cr_expect(worker, "the worker that slept is a culprit");
+	cr_expect(!relay, "the relay is not");
+	diag_free(d);
+	graph_free(g);
+}
+
+/* --critical-path: the report holds the path and nothing of the diff. */
+Test(diag_path, report_of_the_path_alone)
+{
+	struct graph *g;
+
+	sliced_request(3);
+	g = fx_build(&F, NULL);
+	cr_assert_not_null(g);
+	struct diag_opts o = opts();
+	o.cpath_only = 1;
+	struct diag *d = NULL;
+	cr_assert_eq(diag_new(g, &o, &d, NULL), 0);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	diag_write_text(d, f, 0);
+	fclose(f);
+	cr_expect_not_null(strstr(buf, "critical path"));
+	cr_expect_not_null(strstr(buf, "in 4 timed slices"));
+	cr_expect_not_null(strstr(buf, "server (200)"));
+	cr_expect_null(strstr(buf, "culprits:"));
+	free(buf);
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	diag_write_json(d, f);
+	fclose(f);
+	cr_expect_not_null(strstr(buf, "\"critical_path_steps\":[{"));
+	cr_expect_not_null(strstr(buf, "\"culprit\":\"running"));
+	free(buf);
+	diag_free(d);
+	graph_free(g);
+}
