@@ -281,8 +281,11 @@ kernel_thread_hangs(struct diag *d, uint32_t ti, struct longest *lg)
 		}
 		runfrom = GRAPH_NONE;
 		uint64_t end = d->last_ts;
-		uint32_t ns = 1, last = enter != GRAPH_NONE ?
-		    diag_swait_last(g, ti, i, &ns) : i;
+		/* a wait in timed slices is one, whole, for a thread the
+		   user named (diag_opts_named(): unnamed, it may be a main
+		   loop waiting for work in slices, idle) */
+		uint32_t ns = 1, last = enter != GRAPH_NONE &&
+		    diag_opts_named(&d->o) ? diag_swait_last(g, ti, i, &ns) : i;
 		upto = last + 1;
 		uint32_t j = diag_wait_end(g, ti, last);
 		if (j < t->nev)

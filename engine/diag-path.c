@@ -44,11 +44,12 @@ const char *
 diag_cstop_name(int stop)
 {
 	static const char *const names[] = {
-	    "no recorded waker", "a waker that acted before the interval",
-	    "its own timer or timeout", "an interrupt from a device",
-	    "running since before the interval", "a thread met again (a cycle)",
-	    "the step limit", "a wait that never ended", "the start of the "
-	    "recording" };
+	    "a wait with no recorded waker",
+	    "a waker that acted before the interval",
+	    "a thread's own timer or timeout", "an interrupt from a device",
+	    "a thread running since before the interval",
+	    "a thread met again (a cycle)", "the step limit",
+	    "a wait that never ended", "the start of the recording" };
 	return stop >= 0 && stop < (int)(sizeof(names) / sizeof(names[0])) ?
 	    names[stop] : "?";
 }
