@@ -3,14 +3,18 @@
  * and the mapping records.
  *
  * The switch is one int (ins.on) read by every wrapper: when it is 0 a
- * wrapper costs a load and a branch. The marker descriptor ins.fd keeps
- * its number for the life of the process: switching off points it at
- * /dev/null (dup3) instead of closing it, so a writer racing with the
- * switch never writes into a reused descriptor, and the recorder's
- * instance is released (an open trace_marker_raw pins an instance).
+ * wrapper costs a load and a branch. The marker descriptor ins.fd is
+ * written only inside a section of ins.mk_guard, and every other
+ * descriptor used only inside one of ins.tmp_guard (wrap-fd.c), so a
+ * program closing them (close_range, closefrom, dup2...) waits for
+ * those uses and the library lets go of the number first. Switching
+ * off closes the marker once its writers are done, which releases the
+ * recorder's instance (an open trace_marker_raw pins an instance).
  * Switching on later, and off (the recorder's instance's tracing_on
- * going to 0, or the path file disappearing), is noticed by
- * ins_recheck(), run at most once a second from the watchdog (once a
+ * going to 0, or the path file disappearing), and a marker's number
+ * that no longer holds the marker (a program that closed it behind the
+ * wrappers) are noticed by ins_recheck(), run at most once a second
+ * (at once after the marker was let go) from the watchdog (once a
  * main-thread loop wait started it), main-thread loop waits and
  * recorded waits.
  */
@@ -96,8 +100,17 @@ write_record(unsigned kind, pid_t proxy, uint64_t key, uint64_t arg,
 	h->key = key;
 	h->arg = arg;
 	h->arg2 = arg2;
-	if (write(ins.fd, buf, off) < 0) {
-		/* nothing to do: a record lost is not an error of the app */
+	/* a record lost is not an error of the app: nothing to do, but for
+	   a number closed behind the wrappers (let go of, not written again;
+	   a marker whose buffer is off fails with EBADF too, but is open);
+	   syscall(): write() is a cancellation point, a section must end */
+	if (ins_fd_enter(&ins.mk_guard)) {
+		int fd = __atomic_load_n(&ins.fd, __ATOMIC_ACQUIRE);
+
+		if (fd >= 0 && syscall(SYS_write, fd, buf, off) < 0 &&
+		    errno == EBADF && fcntl(fd, F_GETFD) < 0)
+			ins_fd_lost(fd);
+		ins_fd_leave(&ins.mk_guard);
 	}
 	errno = saved;
 }
@@ -129,8 +142,11 @@ ins_emit_stack(pid_t proxy_tid, unsigned kind, const uint64_t *frames,
 {
 	if (!ins.on || n == 0)
 		return;
-	if (__atomic_exchange_n(&ins.maps_due, 0, __ATOMIC_ACQ_REL))
+	if (__atomic_exchange_n(&ins.maps_due, 0, __ATOMIC_ACQ_REL)) {
 		ins_record_maps();
+		if (ins.maps_due)
+			return;	/* no stack before the mappings */
+	}
 	if (n > ARGUS_MARKER_MAX_FRAMES)
 		n = ARGUS_MARKER_MAX_FRAMES;
 	write_record(ARGUS_MK_STACK, proxy_tid, kind, n, 0, frames,
@@ -247,26 +263,36 @@ scan_line(void *ctx, const struct procmap *m)
 }
 
 /* One read of the mappings: refresh the stack bounds and text ranges,
-   and hand every line to also (may be NULL) too. */
-static void
+   and hand every line to also (may be NULL) too. Returns 0, or -1 when
+   the program was closing descriptors (nothing read). */
+static int
 scan_maps_and(procmap_fn also)
 {
+	int cancel;
+
+	if (!ins_fd_enter(&ins.tmp_guard))
+		return -1;
+	/* open() and read() are cancellation points: a section must end */
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 	if (__atomic_exchange_n(&scanning, 1, __ATOMIC_ACQUIRE)) {
 		if (also)	/* being refreshed: only the extra work */
 			(void)procmap_each(0, also, NULL);
-		return;
+	} else {
+		ntext_new = 0;
+		scan_also = also;
+		(void)procmap_each(0, scan_line, NULL);
+		ntext = ntext_new;
+		__atomic_store_n(&scanning, 0, __ATOMIC_RELEASE);
 	}
-	ntext_new = 0;
-	scan_also = also;
-	(void)procmap_each(0, scan_line, NULL);
-	ntext = ntext_new;
-	__atomic_store_n(&scanning, 0, __ATOMIC_RELEASE);
+	pthread_setcancelstate(cancel, NULL);
+	ins_fd_leave(&ins.tmp_guard);
+	return 0;
 }
 
 static void
 scan_maps(void)
 {
-	scan_maps_and(NULL);
+	(void)scan_maps_and(NULL);
 }
 
 int
@@ -292,30 +318,28 @@ mmap_line(void *ctx, const struct procmap *m)
 void
 ins_record_maps(void)
 {
-	if (ins.on)
-		scan_maps_and(mmap_line);
+	if (ins.on && scan_maps_and(mmap_line) != 0)
+		ins.maps_due = 1;	/* not now: before the next stack */
 }
 
 /* --- switch ------------------------------------------------------------ */
 
+/* Both run inside a section of ins.tmp_guard, by one thread at a time
+   (ins_init, or ins_recheck under recheck_busy). */
 int
 ins_switch_on(const char *path)
 {
-	int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	dev_t dev, old_dev = ins.fd_dev;
+	ino_t ino, old_ino = ins.fd_ino;
+	int fd = ins_fd_open_marker(path, &dev, &ino), old;
 
 	if (fd < 0)
 		return -1;
-	/* Records go to a recorder's marker, never into any other file. */
-	if (!ins_marker_ok(fd)) {
-		close(fd);
-		return -1;
-	}
-	if (ins.fd < 0) {
-		ins.fd = fd;
-	} else {
-		dup3(fd, ins.fd, O_CLOEXEC);
-		close(fd);
-	}
+	ins.fd_dev = dev;
+	ins.fd_ino = ino;
+	old = __atomic_exchange_n(&ins.fd, fd, __ATOMIC_ACQ_REL);
+	if (old >= 0)		/* another recorder's marker */
+		ins_fd_retire(old, old_dev, old_ino);
 	strncpy(cur_path, path, sizeof(cur_path) - 1);
 	__atomic_store_n(&ins.maps_due, 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&ins.on, 1, __ATOMIC_RELEASE);
@@ -326,20 +350,17 @@ ins_switch_on(const char *path)
 void
 ins_switch_off(void)
 {
-	int null;
+	int fd;
 
 	__atomic_store_n(&ins.on, 0, __ATOMIC_RELEASE);
 	cur_path[0] = 0;
-	if (ins.fd < 0)
-		return;
-	null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-	if (null >= 0) {
-		dup3(null, ins.fd, O_CLOEXEC);
-		close(null);
-	}
+	fd = __atomic_exchange_n(&ins.fd, -1, __ATOMIC_ACQ_REL);
+	if (fd >= 0)
+		ins_fd_retire(fd, ins.fd_dev, ins.fd_ino);
 }
 
-/* Read the recorder's path file into buf; returns 0 or -1 if absent. */
+/* Read the recorder's path file into buf; returns 0 or -1 if absent.
+   This and instance_on() run inside a section of ins.tmp_guard. */
 static int
 read_path_file(char *buf, size_t size)
 {
@@ -389,12 +410,25 @@ ins_recheck(void)
 {
 	char path[256];
 	uint64_t now = ins_mono_ns();
+	int cancel, fd;
 
 	if (now < ins.next_check_ns)
 		return;
 	if (__atomic_exchange_n(&recheck_busy, 1, __ATOMIC_ACQUIRE))
 		return;
+	if (!ins_fd_enter(&ins.tmp_guard)) {
+		/* the program is closing descriptors: at the next call */
+		__atomic_store_n(&recheck_busy, 0, __ATOMIC_RELEASE);
+		return;
+	}
+	/* open() and read() are cancellation points: a section must end */
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 	ins.next_check_ns = now + 1000000000ull;
+	/* the marker's number holds another file: closed behind the
+	   wrappers and taken again by the program, which keeps it */
+	fd = __atomic_load_n(&ins.fd, __ATOMIC_ACQUIRE);
+	if (fd >= 0 && !ins_fd_is(fd, ins.fd_dev, ins.fd_ino))
+		ins_fd_lost(fd);
 	if (ins.from_env) {
 		snprintf(path, sizeof(path), "%s", env_path);
 	} else if (read_path_file(path, sizeof(path)) != 0) {
@@ -409,6 +443,8 @@ ins_recheck(void)
 		ins_switch_on(path);
 	}
 out:
+	pthread_setcancelstate(cancel, NULL);
+	ins_fd_leave(&ins.tmp_guard);
 	__atomic_store_n(&recheck_busy, 0, __ATOMIC_RELEASE);
 }
 
@@ -419,6 +455,7 @@ atfork_child(void)
 {
 	ins_self.tid = 0;
 	ins_self.busy = 0;
+	ins_fd_atfork_child();
 	ins.pid = getpid();
 	/* the forking thread is the child's only, hence main, thread */
 	ins.main_tid = ins_tid();
@@ -458,13 +495,20 @@ ins_init(void)
 	if (e && *e) {
 		ins.from_env = 1;
 		snprintf(env_path, sizeof(env_path), "%s", e);
-		if (instance_on(e) != 0)
-			ins_switch_on(e);
-	} else if (read_path_file(path, sizeof(path)) == 0 &&
-	    instance_on(path) != 0) {
-		ins_switch_on(path);
 	}
 	ins.next_check_ns = ins_mono_ns() + 1000000000ull;
+	if (ins_fd_enter(&ins.tmp_guard)) {
+		if (ins.from_env) {
+			if (instance_on(e) != 0)
+				ins_switch_on(e);
+		} else if (read_path_file(path, sizeof(path)) == 0 &&
+		    instance_on(path) != 0) {
+			ins_switch_on(path);
+		}
+		ins_fd_leave(&ins.tmp_guard);
+	} else {
+		ins.next_check_ns = 0;	/* at the first recheck */
+	}
 	/* no watchdog thread yet: it starts at the main thread's first loop
 	   wait, the first hang it can see. A second thread from the start
 	   would make a program that changes its ids abort when it changes

@@ -19,9 +19,24 @@
 #define INS_LIKELY(x) __builtin_expect(!!(x), 1)
 #define INS_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
+/*
+ * A guard over descriptors of libargus (wrap-fd.c): code of the library
+ * that uses one runs as a section counted in users; a call of the
+ * program that may close one announces itself in closing and waits for
+ * users to drain; no section starts while a close is announced.
+ */
+struct ins_fdguard {
+	int users;
+	int closing;
+};
+
 struct ins_state {
 	volatile int on;		/* records are written (fd valid) */
-	int fd;				/* marker fd; /dev/null while off */
+	int fd;				/* marker fd; -1 while off */
+	dev_t fd_dev;			/* fd's file, noted at open */
+	ino_t fd_ino;
+	struct ins_fdguard mk_guard;	/* writes to fd */
+	struct ins_fdguard tmp_guard;	/* every other descriptor */
 	int from_env;			/* ARGUS_MARKER given: never re-check */
 	pid_t pid;
 	pid_t main_tid;
@@ -41,6 +56,7 @@ struct ins_state {
 struct ins_thread {
 	pid_t tid;
 	int busy;			/* inside a wrapper's recording code */
+	int fd_sections;		/* depth of ins_fd_enter() sections */
 };
 
 extern struct ins_state ins;
@@ -118,6 +134,37 @@ void ins_loop_leave(void);
 /* Start the watchdog thread if it is not running (watchdog.c). */
 void ins_watchdog_start(void);
 void ins_watchdog_atfork_child(void);
+
+/* --- descriptors of libargus (wrap-fd.c) ------------------------------------ */
+
+/*
+ * Enter a section that uses descriptors under guard g: 1, or 0 (and no
+ * section) while a close that may reach them is under way. Sections
+ * nest; the wrappers of wrap-fd.c let the calls of a thread inside one
+ * through untouched. Async-signal-safe.
+ */
+int ins_fd_enter(struct ins_fdguard *g);
+void ins_fd_leave(struct ins_fdguard *g);
+/*
+ * Open path for writing as the marker: a tracefs trace_marker_raw file,
+ * moved to a high number the program's next open() does not take, its
+ * device and inode in *dev, *ino. Returns the descriptor or -1. Inside a
+ * tmp_guard section.
+ */
+int ins_fd_open_marker(const char *path, dev_t *dev, ino_t *ino);
+/* Does fd still refer to the file of device dev and inode ino? */
+int ins_fd_is(int fd, dev_t dev, ino_t ino);
+/*
+ * The marker's number fd is no longer the library's (closed, or another
+ * file now): stop writing to it, without closing it, and have the next
+ * ins_recheck() open the marker anew. Nothing if ins.fd is no longer fd.
+ */
+void ins_fd_lost(int fd);
+/* Close fd, a marker no longer in ins.fd, once its writers are done, if
+   it still is the file of dev and ino. Inside a tmp_guard section. */
+void ins_fd_retire(int fd, dev_t dev, ino_t ino);
+/* A forked child's guards: no section of the parent's threads runs. */
+void ins_fd_atfork_child(void);
 
 /* Resolve the next definition of a symbol (RTLD_NEXT). */
 void *ins_next(const char *name);

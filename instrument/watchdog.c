@@ -98,11 +98,13 @@ main_syscall(uintptr_t *sp, uintptr_t *pc)
 
 	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall",
 	    (int)ins.main_tid);
+	if (!ins_fd_enter(&ins.tmp_guard))
+		return -1;	/* the program is closing descriptors */
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	r = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
+	r = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	ins_fd_leave(&ins.tmp_guard);
 	if (r <= 0)
 		return -1;
 	buf[r] = 0;

@@ -1,0 +1,72 @@
+#!/bin/sh
+# needs: kernel tracing
+# libargus inside programs that rearrange their descriptors (hardening
+# probe):
+#  - a daemon that closes every descriptor above 2 (close_range,
+#    closefrom, a close() loop, the bare system call) or dup2()s its file
+#    over them, then writes 6 bytes to a file of its own: the file keeps
+#    its 6 bytes, and the library records again afterwards.
+# Records go to a tracefs instance of our own (as instrument.sh), and
+# once through `argus record -- PROG`. Prints "ok NAME" / "not ok NAME".
+set -u
+B=${B:-build}
+ARGUS=${ARGUS:-./argus}
+case $ARGUS in /*) ;; *) ARGUS=$(pwd)/$ARGUS ;; esac
+LIB=$(cd "$B" && pwd)/libargus.so
+P=$B/tests/progs
+TR=/sys/kernel/tracing
+[ -d $TR/instances ] || mount -t tracefs nodev $TR 2>/dev/null
+INST=$TR/instances/argus-hard-$$
+TMP=$(mktemp -d)
+cleanup() { rmdir "$INST" 2>/dev/null; rm -rf "$TMP"; }
+trap cleanup EXIT INT TERM
+
+SUITE=
+. tests/lib.sh
+check() { if [ "$2" = 0 ]; then ok "$1"; else nok "$1" "${3:-}"; fi; }
+
+if ! mkdir "$INST" 2>/dev/null; then
+	echo "not ok instrument-hardening-setup (cannot create a tracefs instance)"
+	exit 1
+fi
+echo 1 >"$INST/tracing_on"
+MK=$INST/trace_marker_raw
+
+# run CMD... with libargus recording into the instance (fresh buffer);
+# decoded records go to $TMP/rec, the program's stdout to $TMP/out
+run() {
+	echo >"$INST/trace"
+	ARGUS_MARKER=$MK LD_PRELOAD=$LIB "$@" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	"$P/ins-decode" <"$INST/trace" >"$TMP/rec"
+	return $rc
+}
+size() { wc -c <"$1" | tr -d ' '; }
+
+# --- a daemon closes the library's descriptor and opens its own file ----------
+for how in close_range closefrom closeloop syscall dup2; do
+	rm -f "$TMP/own"
+	run "$P/ins-closefds" $how "$TMP/own"
+	rc=$?
+	sz=$(size "$TMP/own" 2>/dev/null)
+	[ $rc = 0 ] && [ "$sz" = 6 ] && [ "$(cat "$TMP/own")" = hello ]
+	check "instrument-hardening-fds-$how-file-intact" $? "rc=$rc size=${sz:-none} $(head -c 200 "$TMP/err")"
+	# records before the close and again after it (the library opened
+	# its marker anew): loop waits of the main thread over the whole
+	# 1.2 s, i.e. some in the last half second
+	main=$(awk '$3 == "loop_wait" { print $2; exit }' "$TMP/rec")
+	awk -v m="$main" '$3 == "loop_wait" && $2 == m { if (!f) f = $1; l = $1 }
+	    END { d = l - f; if (d < 0.9) { print "loop waits over " d " s"; exit 1 } }' \
+	    "$TMP/rec" >"$TMP/why"
+	check "instrument-hardening-fds-$how-records-again" $? "$(cat "$TMP/why")"
+done
+
+# --- the same under the recorder ------------------------------------------------
+if "$ARGUS" record -q -o "$TMP/trace" -- \
+    "$P/ins-closefds" close_range "$TMP/own-rec" >"$TMP/rec.log" 2>&1; then
+	sz=$(size "$TMP/own-rec")
+	[ "$sz" = 6 ]
+	check instrument-hardening-fds-recorded-file-intact $? "size=$sz"
+else
+	nok instrument-hardening-fds-recorded-file-intact "$(tail -n 5 "$TMP/rec.log")"
+fi
