@@ -21,6 +21,15 @@
  * watchdog instead takes pc and sp from that file and scans the stack
  * above sp for a frame-pointer chain (heuristic, no fault possible: the
  * scan stays inside the main stack mapping).
+ *
+ * The signal is the program's as soon as it shows any interest in it:
+ * the wrappers of sigaction, signal, bsd_signal, sysv_signal and sigset
+ * note every signal the program sets an action for (prog_sigs), under
+ * sig_lock, which the watchdog holds from its checks until its signal
+ * was handled. The watchdog signals only when the signal is not among
+ * them, its action still is on_signal (not changed by the bare system
+ * call) and the main thread does not block it (a program reading it from
+ * a signalfd). Our action reads as the default to the program.
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -38,7 +47,18 @@
 static pthread_t wd_thread;
 static int hang_state;
 static uint64_t hang_wake_ns;
-static int wd_signal;
+static int wd_signal;		/* ours, its action on_signal; 0 none */
+static uint64_t prog_sigs;	/* bit s - 1: the program set s's action */
+static int sig_lock;		/* over wd_signal, prog_sigs and a send */
+
+INS_REAL(int, sigaction, (int, const struct sigaction *, struct sigaction *))
+INS_REAL(sighandler_t, signal, (int, sighandler_t))
+/* glibc declares it only for older X/Open levels */
+sighandler_t bsd_signal(int, sighandler_t);
+INS_REAL(sighandler_t, bsd_signal, (int, sighandler_t))
+INS_REAL(sighandler_t, sysv_signal, (int, sighandler_t))
+INS_REAL(sighandler_t, __sysv_signal, (int, sighandler_t))
+INS_REAL(sighandler_t, sigset, (int, sighandler_t))
 
 /* mailbox filled by the signal handler in the main thread */
 static uint64_t mb_frames[ARGUS_MARKER_MAX_FRAMES];
@@ -153,6 +173,86 @@ scan_stack(uintptr_t sp, uintptr_t pc, uint64_t *frames, unsigned max)
 	return n;
 }
 
+static void
+sig_lock_take(void)
+{
+	while (__atomic_exchange_n(&sig_lock, 1, __ATOMIC_ACQUIRE))
+		syscall(SYS_sched_yield);	/* not our sched_yield */
+}
+
+static void
+sig_lock_give(void)
+{
+	__atomic_store_n(&sig_lock, 0, __ATOMIC_RELEASE);
+}
+
+static uint64_t
+sig_bit(int sig)
+{
+	return sig >= 1 && sig <= 64 ? 1ull << (sig - 1) : 0;
+}
+
+/* Is sig blocked in the main thread (or its mask unknown)? */
+static int
+main_blocks(int sig)
+{
+	char path[64], buf[4096], *p;
+	ssize_t r = -1;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status",
+	    (int)ins.main_tid);
+	if (!ins_fd_enter(&ins.tmp_guard))
+		return 1;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		r = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+	}
+	ins_fd_leave(&ins.tmp_guard);
+	if (r <= 0)
+		return 1;
+	buf[r] = 0;
+	p = strstr(buf, "\nSigBlk:");
+	return p == NULL || (strtoull(p + 8, NULL, 16) & sig_bit(sig)) != 0;
+}
+
+/*
+ * Interrupt the running main thread with our signal and wait (50 ms at
+ * most) for its handler to fill the mailbox; 1 when it did. Nothing when
+ * the signal became the program's.
+ */
+static int
+signal_main(void)
+{
+	struct sigaction cur;
+	int sig, done = 0;
+
+	sig_lock_take();
+	sig = wd_signal;
+	if (sig && (__atomic_load_n(&prog_sigs, __ATOMIC_RELAXED) &
+	    sig_bit(sig)) == 0 && get_sigaction()(sig, NULL, &cur) == 0 &&
+	    (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_signal) {
+		if (!main_blocks(sig)) {
+			mb_done = 0;
+			if (syscall(SYS_tgkill, ins.pid, ins.main_tid,
+			    sig) == 0) {
+				for (int i = 0; i < 100 && !(done =
+				    __atomic_load_n(&mb_done,
+				    __ATOMIC_ACQUIRE)); i++) {
+					struct timespec ts = { 0, 500000 };
+
+					nanosleep(&ts, NULL);
+				}
+			}
+		}
+	} else {
+		wd_signal = 0;	/* the program has it now, for good */
+	}
+	sig_lock_give();
+	return done;
+}
+
 static unsigned
 main_stack(uint64_t *frames, unsigned max)
 {
@@ -161,18 +261,7 @@ main_stack(uint64_t *frames, unsigned max)
 
 	if (st == 1)
 		return scan_stack(sp, pc, frames, max);
-	if (st < 0 || !wd_signal)
-		return 0;
-	mb_done = 0;
-	if (syscall(SYS_tgkill, ins.pid, ins.main_tid, wd_signal) != 0)
-		return 0;
-	for (int i = 0; i < 100 && !__atomic_load_n(&mb_done, __ATOMIC_ACQUIRE);
-	    i++) {
-		struct timespec ts = { 0, 500000 };
-
-		nanosleep(&ts, NULL);
-	}
-	if (!mb_done)
+	if (st < 0 || !signal_main())
 		return 0;
 	memcpy(frames, mb_frames, mb_n * sizeof(*frames));
 	return mb_n;
@@ -243,14 +332,17 @@ install_signal(void)
 
 	if (sig <= 0)
 		return;
-	if (sigaction(sig, NULL, &old) != 0 || old.sa_handler != SIG_DFL)
-		return;		/* the program uses it: no signal stacks */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_signal;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigfillset(&sa.sa_mask);
-	if (sigaction(sig, &sa, NULL) == 0)
+	sig_lock_take();
+	/* unless the program uses it: then no signal stacks */
+	if ((__atomic_load_n(&prog_sigs, __ATOMIC_RELAXED) &
+	    sig_bit(sig)) == 0 && get_sigaction()(sig, NULL, &old) == 0 &&
+	    old.sa_handler == SIG_DFL && get_sigaction()(sig, &sa, NULL) == 0)
 		wd_signal = sig;
+	sig_lock_give();
 }
 
 void
@@ -282,4 +374,83 @@ ins_watchdog_atfork_child(void)
 	ins.loop_seen = 0;
 	ins.in_wait = 0;
 	hang_state = 0;
+}
+
+/* --- the program's signal actions ------------------------------------------- */
+
+/*
+ * The program sets the action of sig (set is 0 for a mere query): the
+ * watchdog leaves sig alone from now on. A vfork child, sharing our
+ * memory but soon another program, changes nothing.
+ */
+static void
+program_takes(int sig, int set)
+{
+	uint64_t bit = sig_bit(sig);
+
+	if (!set || bit == 0 || (__atomic_load_n(&prog_sigs,
+	    __ATOMIC_RELAXED) & bit) || (ins.pid && getpid() != ins.pid))
+		return;
+	sig_lock_take();
+	__atomic_or_fetch(&prog_sigs, bit, __ATOMIC_RELAXED);
+	if (wd_signal == sig)
+		wd_signal = 0;
+	sig_lock_give();
+}
+
+/* Our handler shows as the default action. */
+static sighandler_t
+shown(sighandler_t h)
+{
+	return (void *)h == (void *)on_signal ? SIG_DFL : h;
+}
+
+INS_EXPORT int
+sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	int r;
+
+	program_takes(sig, act != NULL);
+	r = get_sigaction()(sig, act, old);
+	if (r == 0 && old && (old->sa_flags & SA_SIGINFO) &&
+	    old->sa_sigaction == on_signal) {
+		memset(old, 0, sizeof(*old));
+		old->sa_handler = SIG_DFL;
+	}
+	return r;
+}
+
+INS_EXPORT sighandler_t
+signal(int sig, sighandler_t h)
+{
+	program_takes(sig, 1);
+	return shown(get_signal()(sig, h));
+}
+
+INS_EXPORT sighandler_t
+bsd_signal(int sig, sighandler_t h)
+{
+	program_takes(sig, 1);
+	return shown(get_bsd_signal()(sig, h));
+}
+
+INS_EXPORT sighandler_t
+sysv_signal(int sig, sighandler_t h)
+{
+	program_takes(sig, 1);
+	return shown(get_sysv_signal()(sig, h));
+}
+
+INS_EXPORT sighandler_t
+__sysv_signal(int sig, sighandler_t h)
+{
+	program_takes(sig, 1);
+	return shown(get___sysv_signal()(sig, h));
+}
+
+INS_EXPORT sighandler_t
+sigset(int sig, sighandler_t h)
+{
+	program_takes(sig, 1);
+	return shown(get_sigset()(sig, h));
 }

@@ -1,11 +1,15 @@
 #!/bin/sh
 # needs: kernel tracing
-# libargus inside programs that rearrange their descriptors (hardening
-# probe):
+# libargus inside programs that rearrange their descriptors or take its
+# signal (hardening probe):
 #  - a daemon that closes every descriptor above 2 (close_range,
 #    closefrom, a close() loop, the bare system call) or dup2()s its file
 #    over them, then writes 6 bytes to a file of its own: the file keeps
-#    its 6 bytes, and the library records again afterwards.
+#    its 6 bytes, and the library records again afterwards;
+#  - a program that takes SIGRTMAX-2 after the watchdog started (with
+#    sigaction, signal, the bare system call, or by blocking it) and
+#    then hangs: the watchdog marks the hang and never sends it the
+#    signal, and the library's handler read back shows as the default.
 # Records go to a tracefs instance of our own (as instrument.sh), and
 # once through `argus record -- PROG`. Prints "ok NAME" / "not ok NAME".
 set -u
@@ -70,3 +74,18 @@ if "$ARGUS" record -q -o "$TMP/trace" -- \
 else
 	nok instrument-hardening-fds-recorded-file-intact "$(tail -n 5 "$TMP/rec.log")"
 fi
+
+# --- the program takes the watchdog's signal --------------------------------------
+for how in sigaction signal syscall blocked; do
+	ARGUS_HANG_MS=200 run "$P/ins-sigown" $how 1000
+	rc=$?
+	nb=$(grep -c ' hang_begin ' "$TMP/rec")
+	[ $rc = 0 ] && grep -q '^handler ran 0 times$' "$TMP/out" && [ "$nb" = 1 ]
+	check "instrument-hardening-signal-$how-left-alone" $? \
+	    "rc=$rc $(cat "$TMP/out" "$TMP/err") hang_begin=$nb"
+	# the library's own handler reads as the default action
+	if [ $how = sigaction ]; then
+		grep -q '^old action default$' "$TMP/out"
+		check instrument-hardening-signal-shows-default $? "$(cat "$TMP/out")"
+	fi
+done
