@@ -1,9 +1,12 @@
 /*
  * diag-api.c: the life of a struct diag and its accessors.
  *
- * diag_new() copies the options, finds the hangs and analyzes each one
- * (diag-hang.c, diag-slice.c); the accessors only read the arrays of
- * struct dhang (diag-local.h). diag_pick() and diag_add_node() are the
+ * diag_new() copies the options and runs the stages in order: the hangs
+ * (diag-hang.c, on semantic waits of diag-swait.c), for each its similar
+ * nodes and pick (diag-similar.c), then its analysis (diag-analyze.c:
+ * critical path, slice, diff, culprits); last, the hangs explained by
+ * another go after it. The accessors only read the arrays of struct
+ * dhang (diag-local.h). diag_pick() and diag_add_node() are the
  * two ways to compute again: another similar node for a hang, or a new
  * hang from any vertex.
  */
@@ -13,7 +16,6 @@
 #include "diag-local.h"
 #include "common/elfaddr.h"
 
-void diag_find_hangs(struct diag *d);
 
 const char *
 diag_kind_name(int kind)
@@ -36,6 +38,77 @@ diag_source_name(int src)
 	case DIAG_SRC_NODE: return "node";
 	}
 	return "?";
+}
+
+/* Whether hang x is explained by hang y: x's thread is a culprit of y
+   during x. */
+static int
+explained_by(const struct dhang *x, const struct dhang *y)
+{
+	for (size_t i = 0; i < y->cul.n; i++)
+		if (y->cul.v[i].th.thread == x->pub.th.thread &&
+		    y->cul.v[i].start_ns <= x->pub.end_ns &&
+		    y->cul.v[i].end_ns >= x->pub.start_ns)
+			return 1;
+	return 0;
+}
+
+/*
+ * The stages after the hangs, for each hang of d: its similar nodes
+ * (the pick), then its analysis (critical path, diff, culprits); then
+ * the hangs explained by another one (their thread is its culprit) go
+ * after the others.
+ */
+static void
+analyze_hangs(struct diag *d)
+{
+	for (size_t i = 0; i < d->h.n; i++) {
+		struct dhang *h = &d->h.v[i];
+		int range = 0;
+		if (h->pub.kind == DIAG_BLOCKED) {
+			diag_find_similar(d, h);
+			if (h->sim.n > 0) {
+				size_t p = d->o.pick > 0 ? d->o.pick - 1 : 0;
+				if (p >= h->sim.n) {
+					range = 1;
+					p = 0;
+				}
+				h->picked = (long)p;
+				h->by_default = d->o.pick == 0 || range;
+			}
+		}
+		diag_analyze(d, h);
+		if (range)
+			dnote(h, "--pick %u is out of range (%zu similar "
+			    "nodes); took the first", d->o.pick, h->sim.n);
+	}
+	/* hangs explained by another one (their thread is its culprit)
+	   come after the others */
+	if (d->h.n > 1 && d->o.at == 0 && d->cand == NULL) {
+		size_t n = d->h.n, k = 0;
+		struct dhang *v = xmalloc(n * sizeof(*v));
+		char *later = xcalloc(n, 1);
+		/* latest first, so that of two hangs explaining each other
+		   (a circular wait) the one broken by its own timeout
+		   stays first, else the earlier one: the order of their
+		   starts is a race between the two threads */
+		for (size_t i = n; i-- > 0;)
+			for (size_t j = 0; j < n && !later[i]; j++)
+				if (i != j && !later[j] &&
+				    explained_by(&d->h.v[i], &d->h.v[j]) &&
+				    diag_goes_after(explained_by(&d->h.v[j],
+				    &d->h.v[i]), d->h.v[i].dw.w.timed_out,
+				    d->h.v[j].dw.w.timed_out))
+					later[i] = 1;
+		for (int pass = 0; pass < 2; pass++)
+			for (size_t i = 0; i < n; i++)
+				if (later[i] == pass)
+					v[k++] = d->h.v[i];
+		memcpy(d->h.v, v, n * sizeof(*v));
+		free(v);
+		free(later);
+		diag_hangs_moved(d);
+	}
 }
 
 int
@@ -98,67 +171,9 @@ diag_new_listed(struct graph *g, const struct diag_opts *o,
 	d->cand = cand;
 	d->ncand = cand != NULL ? ncand : 0;
 	diag_find_hangs(d);
+	analyze_hangs(d);
 	*out = d;
 	return 0;
-}
-
-static const struct elfaddr *
-elf_of(struct diag *d, const char *path)
-{
-	for (size_t i = 0; i < d->elfs.n; i++)
-		if (d->elfs.v[i].path == path)
-			return d->elfs.v[i].e;
-	struct delf x = { .path = path };
-	if (elfaddr_open(path, &x.e) != 0)
-		x.e = NULL;
-	DPUSH(d->elfs, x);
-	return x.e;
-}
-
-void
-diag_symbolize(struct diag *d, struct dhang *h)
-{
-	for (size_t k = 0; k < h->stk.n; k++) {
-		struct diag_stack *s = &h->stk.v[k];
-		char **sym = xcalloc(s->nframes ? s->nframes : 1,
-		    sizeof(*sym));
-		int any = 0;
-		for (size_t i = 0; i < s->nframes; i++) {
-			/* a return address is after its call: look up the
-			   byte before it */
-			uint64_t a = s->frames[i], off, delta;
-			const char *path = a == 0 ? NULL : graph_map_at(d->g,
-			    h->pub.th.pid, a - 1, &off);
-			const struct elfaddr *e = path ? elf_of(d, path) : NULL;
-			const char *fn = e ? elfaddr_at_offset(e, off,
-			    &delta) : NULL;
-			if (fn == NULL)
-				continue;
-			sym[i] = xasprintf("%s+0x%llx", fn,
-			    (unsigned long long)delta + 1);
-			any = 1;
-		}
-		if (!any) {
-			free(sym);
-			continue;
-		}
-		struct dsyms ds = { .v = sym, .n = s->nframes };
-		DPUSH(h->syms, ds);
-		s->symbols = (const char *const *)sym;
-	}
-}
-
-void
-diag_free_symbols(struct dhang *h)
-{
-	for (size_t k = 0; k < h->stk.n; k++)
-		h->stk.v[k].symbols = NULL;
-	for (size_t k = 0; k < h->syms.n; k++) {
-		for (size_t i = 0; i < h->syms.v[k].n; i++)
-			free(h->syms.v[k].v[i]);
-		free(h->syms.v[k].v);
-	}
-	h->syms.n = 0;
 }
 
 static void

@@ -114,50 +114,6 @@ classify(struct diag *d, struct dhang *h)
 	h->pub.node = best;
 }
 
-struct dhang *
-diag_new_hang(struct diag *d, uint32_t ti, uint64_t a, uint64_t b, int src)
-{
-	struct dhang z;
-
-	memset(&z, 0, sizeof(z));
-	DPUSH(d->h, z);
-	diag_hangs_moved(d);
-	struct dhang *h = &d->h.v[d->h.n - 1];
-	diag_thread_fill(d->g, ti, &h->pub.th);
-	h->pub.start_ns = a;
-	h->pub.end_ns = b;
-	h->pub.source = src;
-	h->pub.ended = b < d->last_ts;
-	h->pub.node = GRAPH_NONE;
-	h->picked = -1;
-	h->cand = SIZE_MAX;
-	h->cause_node = GRAPH_NONE;
-	h->wk_lo = UINT64_MAX;
-	h->deep_lo = UINT64_MAX;
-	h->deep_hi = 0;
-	h->poll_enter = h->poll_exit = GRAPH_NONE;
-	h->pub.wait.syscall = "";
-	h->pub.wait.type = "";
-	return h;
-}
-
-int
-diag_selected(const struct diag *d, uint32_t ti, int main_only)
-{
-	const struct graph_thread *t = graph_thread(d->g, ti);
-
-	if (!diag_user_thread(d->g, ti))
-		return 0;
-	if (d->o.tid != 0)
-		return t->tid == d->o.tid;
-	if (d->o.pid != 0 && t->pid != d->o.pid)
-		return 0;
-	if (d->o.comm != NULL)
-		return strcmp(t->comm, d->o.comm) == 0 ||
-		    (t->tid == t->pid && strcmp(t->process, d->o.comm) == 0);
-	return !main_only || t->tid == t->pid;
-}
-
 static int
 from_marks(struct diag *d)
 {
@@ -588,21 +544,6 @@ by_start(const void *x, const void *y)
 	return a->pub.th.tid < b->pub.th.tid ? -1 : 1;
 }
 
-/* Whether hang x is explained by hang y: x's thread is a culprit of y
-   during x. */
-static int
-explained_by(const struct dhang *x, const struct dhang *y)
-{
-	for (size_t i = 0; i < y->cul.n; i++)
-		if (y->cul.v[i].th.thread == x->pub.th.thread &&
-		    y->cul.v[i].start_ns <= x->pub.end_ns &&
-		    y->cul.v[i].end_ns >= x->pub.start_ns)
-			return 1;
-	return 0;
-}
-
-void diag_find_hangs(struct diag *d);
-
 void
 diag_find_hangs(struct diag *d)
 {
@@ -617,58 +558,5 @@ diag_find_hangs(struct diag *d)
 		    d->h.v[i].pub.th.thread);
 	if (d->h.n > 1)
 		qsort(d->h.v, d->h.n, sizeof(*d->h.v), by_start);
-	for (size_t i = 0; i < d->h.n; i++) {
-		struct dhang *h = &d->h.v[i];
-		int range = 0;
-		if (h->pub.kind == DIAG_BLOCKED) {
-			diag_find_similar(d, h);
-			if (h->sim.n > 0) {
-				size_t p = d->o.pick > 0 ? d->o.pick - 1 : 0;
-				if (p >= h->sim.n) {
-					range = 1;
-					p = 0;
-				}
-				h->picked = (long)p;
-				h->by_default = d->o.pick == 0 || range;
-			}
-		}
-		diag_analyze(d, h);
-		if (range)
-			dnote(h, "--pick %u is out of range (%zu similar "
-			    "nodes); took the first", d->o.pick, h->sim.n);
-	}
-	/* hangs explained by another one (their thread is its culprit)
-	   come after the others */
-	if (d->h.n > 1 && d->o.at == 0 && d->cand == NULL) {
-		size_t n = d->h.n, k = 0;
-		struct dhang *v = xmalloc(n * sizeof(*v));
-		char *later = xcalloc(n, 1);
-		/* latest first, so that of two hangs explaining each other
-		   (a circular wait) the one broken by its own timeout
-		   stays first, else the earlier one: the order of their
-		   starts is a race between the two threads */
-		for (size_t i = n; i-- > 0;)
-			for (size_t j = 0; j < n && !later[i]; j++)
-				if (i != j && !later[j] &&
-				    explained_by(&d->h.v[i], &d->h.v[j]) &&
-				    diag_goes_after(explained_by(&d->h.v[j],
-				    &d->h.v[i]), d->h.v[i].dw.w.timed_out,
-				    d->h.v[j].dw.w.timed_out))
-					later[i] = 1;
-		for (int pass = 0; pass < 2; pass++)
-			for (size_t i = 0; i < n; i++)
-				if (later[i] == pass)
-					v[k++] = d->h.v[i];
-		memcpy(d->h.v, v, n * sizeof(*v));
-		free(v);
-		free(later);
-		diag_hangs_moved(d);
-	}
 }
 
-void
-diag_hangs_moved(struct diag *d)
-{
-	for (size_t i = 0; i < d->h.n; i++)
-		d->h.v[i].cycle.tids = d->h.v[i].cyc_tids;
-}

@@ -342,7 +342,7 @@ int diag_event_loop(struct diag *d, uint32_t ti);
 void diag_wakeups_of(struct diag *d, struct dhang *h, uint32_t ti,
     uint64_t a, uint64_t b);
 
-/* diag-hang.c */
+/* diag.c (hangs made by diag-hang.c and diag-poll.c) */
 /* The hangs of d moved (sorted, their array grown): their cycles point
    to their own thread ids again. */
 void diag_hangs_moved(struct diag *d);
@@ -471,6 +471,8 @@ int diag_scan(struct trace_reader *r, const struct rules *rules,
 void diag_scan_free(struct dscan *sc);
 
 /* diag-hang.c */
+/* The hangs of d (not analysed yet), in time order. */
+void diag_find_hangs(struct diag *d);
 /*
  * The hangs of candidates d->cand made in d's graph (a window around
  * them) as the search of the whole graph makes them; a candidate whose
@@ -524,7 +526,7 @@ void diag_note_limited(struct diag *d, size_t i, uint64_t first,
     uint64_t last, uint64_t want, uint64_t max);
 /* Widen [*lo, *hi] to the times the steps v[0..n) of one slice rest on
    in d's window: theirs, and the window's start when the slice stops at
-   a thread that was blocked since before it (diag-window.c). */
+   a thread that was blocked since before it (diag-slice.c). */
 void diag_span_steps(const struct diag *d, const struct diag_step *v,
     size_t n, uint64_t *lo, uint64_t *hi);
 /* diag_window_short() for hang i of d alone (its decision also read
@@ -541,11 +543,6 @@ int diag_window_short_span(const struct diag *d, uint64_t lo, uint64_t hi,
 int diag_new_listed(struct graph *g, const struct diag_opts *o,
     const struct dscan *hist, const struct dcand *cand, size_t ncand,
     struct diag **out, char **cause);
-/* Symbols of the frames of h->stk from the recorded mappings of the hung
-   process and the ELF files they map (left NULL when none resolves). */
-void diag_symbolize(struct diag *d, struct dhang *h);
-/* Frees the symbol arrays of h->stk. */
-void diag_free_symbols(struct dhang *h);
 
 /* diag-diff.c */
 /* One level of the culprit recursion: the diagnosed thread, its node,
@@ -572,10 +569,24 @@ struct dculprit {
 size_t diag_diff_path(struct diag *d, const struct level *lv,
     const struct diag_step *p, size_t n, void *out);
 
-/* diag-slice.c */
-/* Slice, diff, culprits, cycle, wake-ups of hang h (after the pick). */
+/* diag-analyze.c */
+/* Critical path, slice, diff, culprits, cycle, wake-ups, stacks of hang
+   h (after the pick). */
 void diag_analyze(struct diag *d, struct dhang *h);
 void diag_clear_results(struct dhang *h);
+/* Symbols of the frames of h->stk from the recorded mappings of the hung
+   process and the ELF files they map (left NULL when none resolves). */
+void diag_symbolize(struct diag *d, struct dhang *h);
+/* Frees the symbol arrays of h->stk. */
+void diag_free_symbols(struct dhang *h);
+
+/* diag-slice.c */
+/* The slice of hang h's picked normal wait twin into h->path. */
+void diag_slice_twin(struct diag *d, struct dhang *h,
+    const struct dwait *twin);
+/* A busy hang's walk back from its node to the input or the thread that
+   started the work: h->path, h->cause_node, h->cause_th. */
+void diag_slice_busy(struct diag *d, struct dhang *h);
 /* Beam slice from a wait's normal twin (or its own wake-up), the
    diagnosed thread being self (its vertices before since end a path;
    horizon 0: the default look-back); appends the steps to out (a

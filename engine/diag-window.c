@@ -44,46 +44,12 @@ span_add(struct span *s, uint64_t ts)
 		s->hi = ts;
 }
 
-/*
- * The steps of a path, and whether the thread of the last one (where
- * the slice stopped) was seen blocking before it: a thread whose wait
- * began before the window has lost the wake-up that ended it, which the
- * whole graph has (the build joins a waker to a wait it saw begin) and
- * the slice would have followed, so the answer rests on the window's
- * start then: when the event before the step is the entry of a system
- * call open when the window opened (graph_build_window() loads those,
- * found in a lead before it), or when it shows no event before the step
- * and that lead began after the trace did.
- */
+/* The steps of a path: diag_span_steps() (diag-slice.c). */
 static void
 span_steps(const struct diag *d, struct span *s, const struct diag_step *v,
     size_t n)
 {
-	const struct graph *g = d->g;
-	uint64_t a, b;
-
-	graph_window(g, &a, &b);
-	for (size_t i = 0; i < n; i++) {
-		span_add(s, v[i].ts);
-		if (i + 1 < n || v[i].node == GRAPH_NONE || v[i].node >= g->nvx)
-			continue;
-		const struct graph_vertex *vx = &g->vx[v[i].node];
-		const struct gthread *t = &g->th[vx->thread];
-		if (vx->first > 0 ? t->ev[vx->first - 1].ts < a :
-		    graph_lead_from(g) > g->first_ts)
-			span_add(s, a);
-	}
-}
-
-void
-diag_span_steps(const struct diag *d, const struct diag_step *v, size_t n,
-    uint64_t *lo, uint64_t *hi)
-{
-	struct span s = { *lo, *hi, 0, 0 };
-
-	span_steps(d, &s, v, n);
-	*lo = s.lo;
-	*hi = s.hi;
+	diag_span_steps(d, v, n, &s->lo, &s->hi);
 }
 
 /* The times hang h rests on. */

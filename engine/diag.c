@@ -96,116 +96,6 @@ diag_event_at(const struct graph *g, uint32_t ti, uint64_t ts)
 
 /* --- waits (their description: diag-wait.c) ----------------------------- */
 
-int
-diag_wait_overlapping(const struct diag *d, uint32_t ti, uint64_t a,
-    uint64_t b, struct dwait *best, uint64_t *overlap)
-{
-	const struct graph *g = d->g;
-	const struct gthread *t = &g->th[ti];
-	uint64_t bo = 0;
-	int found = 0;
-	uint32_t i = diag_event_at(g, ti, a);
-	uint32_t last = GRAPH_NONE;
-
-	/* the wait in progress at a */
-	for (uint32_t j = i; j-- > 0;) {
-		if (t->ev[j].type == TT_SWITCH &&
-		    (t->ev[j].flags & GRAPH_EVF_WAIT)) {
-			last = j;
-			break;
-		}
-		if (t->ev[j].type == GRAPH_EV_RUN || diag_own_activity(&t->ev[j]))
-			break;
-	}
-	/* semantic waits: a wait in timed slices counts whole */
-	uint32_t n0 = 1, j0 = last;
-	if (last != GRAPH_NONE)
-		j0 = diag_swait_first(g, ti, last, &n0);
-	for (uint32_t j = j0 != GRAPH_NONE ? j0 : i; j < t->nev &&
-	    t->ev[j].ts <= b; j++) {
-		if (t->ev[j].type != TT_SWITCH ||
-		    !(t->ev[j].flags & GRAPH_EVF_WAIT))
-			continue;
-		uint32_t ns, jl = diag_swait_last(g, ti, j, &ns);
-		uint64_t s = t->ev[j].ts, e = d->last_ts;
-		uint32_t k = diag_wait_end(g, ti, jl);
-		if (k < t->nev)
-			e = t->ev[k].ts;
-		uint64_t lo = s > a ? s : a, hi = e < b ? e : b;
-		if (hi > lo && hi - lo > bo) {
-			bo = hi - lo;
-			diag_wait_at(g, ti, jl, d->last_ts, best);
-			diag_swait_widen(g, best, j, ns);
-			found = 1;
-		}
-		j = jl;
-	}
-	*overlap = bo;
-	return found;
-}
-
-int
-diag_slices_overlapping(const struct diag *d, uint32_t ti, uint64_t a,
-    uint64_t b, struct dwait *w, uint64_t *start, uint64_t *overlap)
-{
-	const struct graph *g = d->g;
-	const struct gthread *t = &g->th[ti];
-	uint64_t key = 0, rs = 0, bo = 0;
-	uint32_t n = 0, sw = GRAPH_NONE, enter = GRAPH_NONE;
-	int found = 0;
-	/* from a window's length before a: a run begun earlier counts
-	   from there, which is all its overlap needs */
-	uint32_t j = diag_event_at(g, ti, a > b - a ? a - (b - a) : 0);
-
-	for (; j < t->nev; j++) {
-		const struct graph_event *e = &t->ev[j];
-		int close = 0;
-		if (e->type == TT_SYS_ENTER) {
-			if (n > 0 && (e->aux != SYS_futex ||
-			    diag_res_key(e) != key))
-				close = 1;	/* another call: the run ended */
-			else
-				enter = j;
-		} else if (e->type == TT_SWITCH && (e->flags & GRAPH_EVF_WAIT) &&
-		    enter != GRAPH_NONE && t->ev[enter].aux == SYS_futex) {
-			if (n == 0) {
-				key = diag_res_key(&t->ev[enter]);
-				rs = e->ts;
-			}
-			sw = j;
-		} else if (e->type == TT_SYS_EXIT && enter != GRAPH_NONE) {
-			if (sw != GRAPH_NONE && sw > enter &&
-			    diag_poll_timed_slice(t->ev[enter].aux,
-			    (int64_t)e->key))
-				n++;	/* timed out: the run goes on */
-			else if (sw != GRAPH_NONE && sw > enter && n > 0) {
-				n++;	/* woken: the run's last slice */
-				close = 1;
-			} else
-				n = 0;
-			enter = GRAPH_NONE;
-		}
-		if (close || (n > 0 && j + 1 == t->nev)) {
-			uint64_t re = e->ts;
-			uint64_t lo = rs > a ? rs : a, hi = re < b ? re : b;
-			if (n >= 2 && hi > lo && hi - lo > bo) {
-				bo = hi - lo;
-				*start = rs;
-				diag_wait_at(g, ti, sw, d->last_ts, w);
-				found = 1;
-			}
-			n = 0;
-			sw = GRAPH_NONE;
-			if (e->type == TT_SYS_ENTER)
-				enter = j;	/* it may begin the next run */
-		}
-		if (e->ts > b && n == 0)
-			break;
-	}
-	*overlap = bo;
-	return found;
-}
-
 uint64_t
 diag_cpu_time(const struct graph *g, uint32_t ti, uint64_t a, uint64_t b)
 {
@@ -489,4 +379,55 @@ diag_wakeups_of(struct diag *d, struct dhang *h, uint32_t ti, uint64_t a,
 			lim = pick->src_ev;
 		}
 	}
+}
+
+struct dhang *
+diag_new_hang(struct diag *d, uint32_t ti, uint64_t a, uint64_t b, int src)
+{
+	struct dhang z;
+
+	memset(&z, 0, sizeof(z));
+	DPUSH(d->h, z);
+	diag_hangs_moved(d);
+	struct dhang *h = &d->h.v[d->h.n - 1];
+	diag_thread_fill(d->g, ti, &h->pub.th);
+	h->pub.start_ns = a;
+	h->pub.end_ns = b;
+	h->pub.source = src;
+	h->pub.ended = b < d->last_ts;
+	h->pub.node = GRAPH_NONE;
+	h->picked = -1;
+	h->cand = SIZE_MAX;
+	h->cause_node = GRAPH_NONE;
+	h->wk_lo = UINT64_MAX;
+	h->deep_lo = UINT64_MAX;
+	h->deep_hi = 0;
+	h->poll_enter = h->poll_exit = GRAPH_NONE;
+	h->pub.wait.syscall = "";
+	h->pub.wait.type = "";
+	return h;
+}
+
+int
+diag_selected(const struct diag *d, uint32_t ti, int main_only)
+{
+	const struct graph_thread *t = graph_thread(d->g, ti);
+
+	if (!diag_user_thread(d->g, ti))
+		return 0;
+	if (d->o.tid != 0)
+		return t->tid == d->o.tid;
+	if (d->o.pid != 0 && t->pid != d->o.pid)
+		return 0;
+	if (d->o.comm != NULL)
+		return strcmp(t->comm, d->o.comm) == 0 ||
+		    (t->tid == t->pid && strcmp(t->process, d->o.comm) == 0);
+	return !main_only || t->tid == t->pid;
+}
+
+void
+diag_hangs_moved(struct diag *d)
+{
+	for (size_t i = 0; i < d->h.n; i++)
+		d->h.v[i].cycle.tids = d->h.v[i].cyc_tids;
 }
