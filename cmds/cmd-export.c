@@ -126,6 +126,7 @@ cmd_export(int argc, char **argv)
 	struct graph *g = NULL;
 	struct diag *d = NULL;
 	char *cause = NULL, *report = NULL;
+	const char *why;
 	FILE *out = stdout;
 	int rc = parse(argc, argv, &a), err;
 
@@ -185,9 +186,8 @@ cmd_export(int argc, char **argv)
 		eo.report = report;
 	}
 	eo.base_ns = first;
-	if (a.out && (out = fopen(a.out, "w")) == NULL) {
-		cmd_error("export", "cannot write %s: %s", a.out,
-		    strerror(errno));
+	if (a.out && (out = out_fopen(a.out, &why)) == NULL) {
+		cmd_error("export", "cannot write %s: %s", a.out, why);
 		goto done;
 	}
 	struct cmd_progress *pg = cmd_progress("export", "writing", r);

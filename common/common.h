@@ -9,6 +9,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
 
 #define ARGUS_VERSION "0.1.0"
 
@@ -51,5 +53,19 @@ const char *fmt_duration(char *buf, size_t len, uint64_t ns);
 
 /* Monotonic clock in nanoseconds. */
 uint64_t now_ns(void);
+
+/*
+ * Open PATH (relative to DIRFD, as openat) for writing (FLAGS: O_WRONLY
+ * or O_RDWR, with O_TRUNC to empty a file it replaces), never through a
+ * symbolic link at its end. A new file is created with MODE (less the
+ * umask). An existing one is used only if it is a regular file of the
+ * effective user with a single link, or a character device with a single
+ * link (/dev/null; written to, not truncated). Returns the descriptor
+ * (close-on-exec), or -1 with *WHY saying why in a few words.
+ */
+int out_open(int dirfd, const char *path, int flags, mode_t mode,
+    const char **why);
+/* out_open(AT_FDCWD, PATH, O_WRONLY | O_TRUNC, 0666) as a stdio stream. */
+FILE *out_fopen(const char *path, const char **why);
 
 #endif

@@ -229,6 +229,7 @@ write_json(struct tui *t, const char *path)
 	struct export_opts eo = { 0 };
 	struct trace_reader *r;
 	char *cause = NULL;
+	const char *why;
 	FILE *f;
 	int err;
 
@@ -237,8 +238,8 @@ write_json(struct tui *t, const char *path)
 		free(cause);
 		return R_STATUS;
 	}
-	if ((f = fopen(path, "w")) == NULL) {
-		tui_message(t, 1, "%s: %s", path, strerror(errno));
+	if ((f = out_fopen(path, &why)) == NULL) {
+		tui_message(t, 1, "%s: %s", path, why);
 		trace_reader_close(r);
 		return R_STATUS;
 	}
@@ -262,6 +263,7 @@ write_json(struct tui *t, const char *path)
 static int
 c_write(struct tui *t, char *arg)
 {
+	const char *why;
 	FILE *f;
 	size_t n = strlen(arg);
 
@@ -275,8 +277,8 @@ c_write(struct tui *t, char *arg)
 		tui_message(t, 1, "no diagnosis to write");
 		return R_STATUS;
 	}
-	if ((f = fopen(arg, "w")) == NULL) {
-		tui_message(t, 1, "%s: %s", arg, strerror(errno));
+	if ((f = out_fopen(arg, &why)) == NULL) {
+		tui_message(t, 1, "%s: %s", arg, why);
 		return R_STATUS;
 	}
 	diag_write_text(t->d, f, t->first_ts);

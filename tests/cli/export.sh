@@ -6,7 +6,8 @@
 # ts in us, pid, tid, slices, flows whose ends all have starts) and
 # against the diagnosis (hangs and culprits marked, the culprit chain and
 # the hang's wake-up chain as flows); --pid, --from/--to, --diagnose,
-# --no-diagnosis and its bounded memory; and `:write FILE.json` in the
+# --no-diagnosis and its bounded memory; -o refuses a symbolic link, a
+# file with other links or of another user; and `:write FILE.json` in the
 # debugger for the visible window.
 set -u
 B=${B:-build}
@@ -30,6 +31,34 @@ check_err "bad time" 2 $ARGUS export "$T/mk" --from soon
 check_err "--to before --from" 2 $ARGUS export "$T/mk" --from 2 --to 1
 check_err "no trace" 1 $ARGUS export "$T/none"
 check_err "unwritable output" 1 $ARGUS export "$T/mk" -o "$T/no/such/file.json"
+
+# -o never writes through a symbolic link (T is not a sticky directory:
+# the kernel's fs.protected_symlinks would not stop it), nor into a file
+# with other links or of another user; it replaces a file of the caller
+echo precious > "$T/victim"
+ln -s "$T/victim" "$T/link.json"
+ln -s "$T/absent" "$T/dangling.json"
+ln "$T/victim" "$T/hard.json"
+echo other > "$T/other.json"
+chown nobody "$T/other.json" 2>/dev/null
+check_err "-o through a symbolic link" 1 $ARGUS export "$T/mk" -o "$T/link.json"
+check_err "-o through a dangling symbolic link" 1 $ARGUS export "$T/mk" -o "$T/dangling.json"
+check_err "-o on a file with two links" 1 $ARGUS export "$T/mk" -o "$T/hard.json"
+if [ "$(cat "$T/victim")" = precious ] && ! [ -e "$T/absent" ]; then
+	ok "-o left the link targets alone"
+else
+	nok "-o left the link targets alone" "$(head -c 80 "$T/victim")" "$(ls "$T")"
+fi
+if [ "$(stat -c %U "$T/other.json")" = nobody ]; then
+	check_err "-o on a file of another user" 1 $ARGUS export "$T/mk" -o "$T/other.json"
+fi
+echo old > "$T/mine.json"
+if $ARGUS export "$T/mk" -o "$T/mine.json" 2>/dev/null &&
+    head -c 1 "$T/mine.json" | grep -q '[[{]'; then
+	ok "-o replaces a file of the caller"
+else
+	nok "-o replaces a file of the caller" "$(head -c 80 "$T/mine.json")"
+fi
 
 # --- a deterministic trace ---------------------------------------------------
 if $ARGUS export "$T/mk" > "$T/mk.json" 2> "$T/err"; then
