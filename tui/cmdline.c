@@ -9,13 +9,19 @@
  * newline after Enter scrolls nothing else); afterwards the whole screen
  * is repainted.
  * The history is kept in $XDG_STATE_HOME/argus/history, else
- * ~/.argus_history. Tab completes command words, `thread` names and
- * `rule add`.
+ * ~/.argus_history, through a descriptor argus opens itself (histfd;
+ * libedit would open the name, following a link): only a regular file
+ * of the user running argus, with one link, in a directory of that user,
+ * is used. Otherwise the session keeps no history and histwarn says why,
+ * printed once the screen is gone. Tab completes command words, `thread`
+ * names and `rule add`.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <histedit.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -28,7 +34,8 @@
 static EditLine *el;
 static History *hist;
 static FILE *elout;
-static char histpath[PATH_MAX];
+static int histfd = -1;
+static char histwarn[PATH_MAX + 128];
 static const char *cur_prompt = ":";
 static struct tui *cur_tui;
 static int cancelled;
@@ -188,22 +195,105 @@ complete_fn(EditLine *e, int ch)
 	return nc == 1 || common > plen ? CC_REFRESH : CC_REFRESH_BEEP;
 }
 
+/* --- the history file ------------------------------------------------- */
+
+/* Make directory PATH unless it exists, only inside a directory of the
+   user running argus (root must not leave its directories in a user's
+   home). */
+static void
+mkdir_own(const char *path)
+{
+	char parent[PATH_MAX];
+	struct stat st;
+	char *slash;
+
+	snprintf(parent, sizeof(parent), "%s", path);
+	if ((slash = strrchr(parent, '/')) == NULL)
+		return;
+	*(slash == parent ? slash + 1 : slash) = '\0';
+	if (stat(parent, &st) == 0 && st.st_uid == geteuid())
+		(void)mkdir(path, 0700);
+}
+
+/*
+ * Open the history file NAME in directory DIR into histfd and load it;
+ * on refusal, histwarn says why.
+ */
+static void
+hist_open(const char *dir, const char *name)
+{
+	const char *why = NULL;
+	struct stat st;
+	char path[PATH_MAX + 16];
+	HistEvent ev;
+	int dfd;
+
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		why = strerror(errno);
+	else if (fstat(dfd, &st) != 0)
+		why = strerror(errno);
+	else if (st.st_uid != geteuid())
+		why = "its directory is another user's";
+	else if ((histfd = out_open(dfd, name, O_RDWR, 0600, &why)) >= 0 &&
+	    (fstat(histfd, &st) != 0 || !S_ISREG(st.st_mode))) {
+		why = "not a regular file";
+		close(histfd);
+		histfd = -1;
+	}
+	if (dfd >= 0)
+		close(dfd);
+	if (histfd < 0) {
+		snprintf(histwarn, sizeof(histwarn), "argus debug: warning: "
+		    "no command history kept in %s/%s: %s", dir, name, why);
+		return;
+	}
+	/* libedit loads by name only: the name of the open file itself */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", histfd);
+	history(hist, &ev, H_LOAD, path);
+}
+
+/* Write the history over the open file (libedit saves by name or to a
+   stream). */
+static void
+hist_save(void)
+{
+	HistEvent ev;
+	FILE *f;
+	int fd;
+
+	if (histfd < 0 || ftruncate(histfd, 0) != 0 ||
+	    lseek(histfd, 0, SEEK_SET) != 0)
+		return;
+	if ((fd = dup(histfd)) < 0)
+		return;
+	if ((f = fdopen(fd, "w")) == NULL) {
+		close(fd);
+		return;
+	}
+	history(hist, &ev, H_SAVE_FP, f);
+	fclose(f);
+}
+
+void
+tui_readline_warn(void)
+{
+	if (histwarn[0] != '\0')
+		fprintf(stderr, "%s\n", histwarn);
+	histwarn[0] = '\0';
+}
+
+/* --- the editor -------------------------------------------------------- */
+
 static void
 init(void)
 {
 	const char *x = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	char dir[PATH_MAX];
 	HistEvent ev;
 
 	if (el != NULL)
 		return;
-	if (x != NULL && *x == '/') {
-		mkdir(x, 0700);
-		snprintf(histpath, sizeof(histpath), "%s/argus", x);
-		mkdir(histpath, 0700);
-		snprintf(histpath, sizeof(histpath), "%s/argus/history", x);
-	} else if (home != NULL) {
-		snprintf(histpath, sizeof(histpath), "%s/.argus_history", home);
-	}
 	int fd = dup(STDOUT_FILENO);
 	elout = fd >= 0 ? fdopen(fd, "w") : NULL;
 	if (elout == NULL)
@@ -212,8 +302,14 @@ init(void)
 	hist = history_init();
 	history(hist, &ev, H_SETSIZE, 500);
 	history(hist, &ev, H_SETUNIQUE, 1);
-	if (histpath[0] != '\0')
-		history(hist, &ev, H_LOAD, histpath);
+	if (x != NULL && *x == '/') {
+		snprintf(dir, sizeof(dir), "%s/argus", x);
+		mkdir_own(x);
+		mkdir_own(dir);
+		hist_open(dir, "history");
+	} else if (home != NULL) {
+		hist_open(home, ".argus_history");
+	}
 	el_set(el, EL_SIGNAL, 0);
 	el_set(el, EL_EDITOR, "emacs");
 	/*
@@ -244,6 +340,9 @@ tui_readline_end(void)
 		history_end(hist);
 	if (elout != NULL && elout != stdout)
 		fclose(elout);
+	if (histfd >= 0)
+		close(histfd);
+	histfd = -1;
 	el = NULL;
 	hist = NULL;
 	elout = NULL;
@@ -293,8 +392,7 @@ tui_readline(struct tui *t, const char *prompt)
 	res[strcspn(res, "\r\n")] = '\0';
 	if (res[0] != '\0') {
 		history(hist, &ev, H_ENTER, res);
-		if (histpath[0] != '\0')
-			history(hist, &ev, H_SAVE, histpath);
+		hist_save();
 	}
 	return res;
 }

@@ -276,6 +276,9 @@ char *tui_readline(struct tui *t, const char *prompt);
 /* Run a command line ("goto 1.5", ...); returns R_* bits. */
 int tui_command(struct tui *t, const char *line);
 void tui_readline_end(void);
+/* Print, once the screen is gone, why the history was not kept (if it
+   was not). */
+void tui_readline_warn(void);
 
 /* --- the terminal back on a crash (crash.c) ------------------------------ */
 

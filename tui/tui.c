@@ -719,6 +719,7 @@ tui_run(struct tui_opts *o)
 	endwin();
 	delscreen(scr);
 	stderr_release();
+	tui_readline_warn();
 	set_signals(SIG_DFL);
 	if (err > 0) {
 		fprintf(stderr, "argus debug: %s: %s\n", t->trace, cause);
