@@ -280,15 +280,23 @@ void tui_readline_end(void);
    was not). */
 void tui_readline_warn(void);
 
-/* --- the terminal back on a crash (crash.c) ------------------------------ */
+/* --- the terminal and stderr back on any exit (crash.c) ----------------- */
 
+/* Keep what is written to stderr from now on (it would tear the screen)
+   in a temporary file. */
+void tui_stderr_capture(void);
+/* Copy what was kept to the real stderr, which is fd 2 again (also done
+   at exit() and by a signal that ends argus). */
+void tui_stderr_release(void);
 /* Save the terminal's modes (before curses starts). */
 void tui_crash_save_tty(void);
 /*
- * With curses up: on SEGV, BUS, FPE, ILL or ABRT, restore the saved modes,
- * leave the alternate screen, show the cursor, then let the signal do
- * what it did before (a sanitizer's report, a core). Removed before
- * endwin by tui_crash_remove().
+ * With curses up: on any signal whose default action ends the program
+ * (bar INT, TERM and HUP, and those the caller ignores), restore the
+ * saved modes, leave the alternate screen, show the cursor, print what
+ * was kept of stderr, then let the signal do what it did before (a
+ * sanitizer's report, a core). Removed before endwin by
+ * tui_crash_remove().
  */
 void tui_crash_install(void);
 void tui_crash_remove(void);

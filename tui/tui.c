@@ -8,8 +8,9 @@
  * action through the key table and hand it to the global handler or the
  * focused pane. Signals (INT, TERM, HUP) only set a flag; the loop sees
  * it within one read timeout and leaves through the same endwin path as
- * `q`. Messages go to the status line while curses is up; a fatal error
- * is printed after endwin.
+ * `q`. Any other signal that ends argus restores the terminal and stderr
+ * first (crash.c). Messages go to the status line while curses is up; a
+ * fatal error is printed after endwin.
  */
 #include <errno.h>
 #include <locale.h>
@@ -274,48 +275,6 @@ show_help(struct tui *t)
 	    "| vertex start");
 #undef ADD
 	tui_show_text(t, "help", lines, n);
-}
-
-/* --- stderr while curses is up ---------------------------------------- */
-
-/* Anything the libraries write to stderr while the screen is up would
-   tear it: it goes to a temporary file, copied to stderr after endwin. */
-static int saved_err = -1;
-static FILE *errlog;
-
-static void
-stderr_capture(void)
-{
-	fflush(stderr);
-	if ((errlog = tmpfile()) == NULL)
-		return;
-	if ((saved_err = dup(STDERR_FILENO)) < 0 ||
-	    dup2(fileno(errlog), STDERR_FILENO) < 0) {
-		if (saved_err >= 0)
-			close(saved_err);
-		saved_err = -1;
-		fclose(errlog);
-		errlog = NULL;
-	}
-}
-
-static void
-stderr_release(void)
-{
-	char buf[4096];
-	size_t n;
-
-	if (errlog == NULL)
-		return;
-	fflush(stderr);
-	dup2(saved_err, STDERR_FILENO);
-	close(saved_err);
-	saved_err = -1;
-	rewind(errlog);
-	while ((n = fread(buf, 1, sizeof(buf), errlog)) > 0)
-		fwrite(buf, 1, n, stderr);
-	fclose(errlog);
-	errlog = NULL;
 }
 
 /* --- layout and drawing ------------------------------------------------ */
@@ -611,12 +570,12 @@ tui_run(struct tui_opts *o)
 
 	tui_sig = 0;
 	set_signals(on_signal);
-	stderr_capture();
+	tui_stderr_capture();
 	tui_crash_save_tty();
 	/* newterm, unlike initscr, returns on an unknown terminal */
 	SCREEN *scr = newterm(NULL, stdout, stdin);
 	if (scr == NULL) {
-		stderr_release();
+		tui_stderr_release();
 		fprintf(stderr, "argus debug: cannot use the terminal "
 		    "(TERM=%s)\n", getenv("TERM") ? getenv("TERM") : "");
 		trace_reader_close(o->reader);
@@ -718,7 +677,7 @@ tui_run(struct tui_opts *o)
 	tui_crash_remove();
 	endwin();
 	delscreen(scr);
-	stderr_release();
+	tui_stderr_release();
 	tui_readline_warn();
 	set_signals(SIG_DFL);
 	if (err > 0) {
