@@ -21,6 +21,7 @@ diag_clear_results(struct dhang *h)
 	diag_free_symbols(h);
 	h->path.n = h->crit.n = h->cul.n = h->wk.n = h->stk.n = 0;
 	h->cp.n = 0;
+	h->no_culprit = NULL;
 	h->wk_lo = UINT64_MAX;
 	h->deep_lo = UINT64_MAX;
 	h->deep_hi = 0;

@@ -302,6 +302,26 @@ diag_nculprits(const struct diag *d, size_t h)
 	return h < d->h.n ? d->h.v[h].cul.n : 0;
 }
 
+const char *
+diag_why_no_culprit(const struct diag *d, size_t h)
+{
+	return h < d->h.n ? d->h.v[h].no_culprit : NULL;
+}
+
+size_t
+diag_culprit_first(const struct diag *d, size_t h, size_t i)
+{
+	const struct diag_culprit *c = diag_culprit(d, h, i), *x;
+	size_t best = i;
+
+	for (size_t k = 0; c != NULL && k < diag_nculprits(d, h); k++)
+		if ((x = diag_culprit(d, h, k))->th.thread == c->th.thread &&
+		    (x->depth < diag_culprit(d, h, best)->depth ||
+		    (x->depth == diag_culprit(d, h, best)->depth && k < best)))
+			best = k;
+	return best;
+}
+
 const struct diag_culprit *
 diag_culprit(const struct diag *d, size_t h, size_t i)
 {

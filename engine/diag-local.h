@@ -61,6 +61,8 @@ struct dhang {
 	DARR(struct diag_step) crit;
 	DARR(struct diag_cstep) cp;	/* the critical path (diag-path.c) */
 	int cp_stop;			/* why it ends (enum diag_cstop) */
+	const char *no_culprit;		/* a blocked hang without culprits:
+					   why (a static phrase), else NULL */
 	DARR(struct diag_culprit) cul;
 	DARR(struct diag_wakeup) wk;
 	uint64_t deep_lo, deep_hi;	/* the times the slices of the

@@ -175,4 +175,15 @@ diag_path_culprits(struct diag *d, struct dhang *h)
 		    s->verdict != DCV_NONE ? ", " : "",
 		    diag_cverdict_name(s->verdict));
 	}
+	if (h->cul.n > 0 || h->pub.kind != DIAG_BLOCKED)
+		h->no_culprit = NULL;
+	else if (h->cp.n <= 1 && h->cp_stop == DCS_TIMER)
+		h->no_culprit = "the wait ended by its own timeout, and "
+		    "nothing on its path differs from normal";
+	else if (h->cp.n <= 1)
+		h->no_culprit = "its critical path ends at the hung thread";
+	else
+		h->no_culprit = "no thread on its critical path blocked or "
+		    "ran for a quarter of the hang but in its idle wait, and "
+		    "none differs from normal";
 }

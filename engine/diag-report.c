@@ -63,15 +63,22 @@ put_wait(FILE *f, const struct diag_wait *w)
 	}
 }
 
-/* One culprit's line, indented by its depth. */
+/* One culprit's line, indented by its depth; a thread listed before at
+   a lower depth (first, its index) is only referred to. */
 static void
-put_culprit(FILE *f, const struct diag_culprit *c)
+put_culprit(FILE *f, const struct diag_culprit *c,
+    const struct diag_culprit *first)
 {
 	unsigned ind = c->depth > 0 ? c->depth - 1 : 0;
 
 	fprintf(f, "    %*s%u. ", (int)(ind < 16 ? 2 * ind : 32), "",
 	    c->depth);
 	put_thread(f, &c->th);
+	if (first != NULL) {
+		fprintf(f, ", named above at depth %u%s\n", first->depth,
+		    c->repeat ? " (again: a circular wait)" : "");
+		return;
+	}
 	fprintf(f, " %s ", diag_kind_name(c->kind));
 	put_dur(f, c->end_ns - c->start_ns);
 	if (c->kind == DIAG_BLOCKED) {
@@ -96,7 +103,8 @@ put_culprits(FILE *f, const struct diag *d, size_t h, size_t parent)
 		const struct diag_culprit *c = diag_culprit(d, h, i);
 		if (c->parent != parent)
 			continue;
-		put_culprit(f, c);
+		size_t k = diag_culprit_first(d, h, i);
+		put_culprit(f, c, k == i ? NULL : diag_culprit(d, h, k));
 		put_culprits(f, d, h, i);
 	}
 }
@@ -235,7 +243,9 @@ diag_write_hang_text_n(const struct diag *d, size_t h, size_t number,
 		fprintf(f, "  culprits:\n");
 		put_culprits(f, d, h, SIZE_MAX);
 	} else if (x->kind == DIAG_BLOCKED) {
-		fprintf(f, "  culprits: none found\n");
+		fprintf(f, "  culprits: none found%s%s\n",
+		    diag_why_no_culprit(d, h) ? ": " : "",
+		    diag_why_no_culprit(d, h) ? diag_why_no_culprit(d, h) : "");
 	}
 	const struct diag_cycle *cy = diag_cycle(d, h);
 	if (cy != NULL) {
@@ -485,14 +495,25 @@ diag_write_hang_json(const struct diag *d, size_t h, FILE *f)
 		} else {
 			fprintf(f, "null");
 		}
-		fprintf(f, ",\"repeat\":%s,\"parent\":", c->repeat ? "true" :
+		size_t k = diag_culprit_first(d, h, i);
+		fprintf(f, ",\"repeat\":%s,\"first\":", c->repeat ? "true" :
 		    "false");
+		if (k != i)
+			fprintf(f, "%zu", k);
+		else
+			fprintf(f, "null");
+		fprintf(f, ",\"parent\":");
 		if (c->parent != SIZE_MAX)
 			fprintf(f, "%zu}", c->parent);
 		else
 			fprintf(f, "null}");
 	}
-	fprintf(f, "],\"cycle\":");
+	fprintf(f, "],\"no_culprit\":");
+	if (diag_why_no_culprit(d, h) != NULL)
+		jstr(f, diag_why_no_culprit(d, h));
+	else
+		fprintf(f, "null");
+	fprintf(f, ",\"cycle\":");
 	const struct diag_cycle *cy = diag_cycle(d, h);
 	if (cy != NULL) {
 		fprintf(f, "{\"tids\":[");

@@ -503,6 +503,17 @@ diag_slice_busy(struct diag *d, struct dhang *h)
 	slice_steps(d, &s, &h->path, &lims, &nl);
 	for (size_t i = 0; i < h->path.n; i++) {
 		const struct diag_step *st = &h->path.v[i];
+		/* past the thread's own timer (its own sleep's, its own
+		   pacing) or the fork that started it, what came before
+		   did not start this work */
+		if ((st->edge == GE_TIMER && st->th.thread ==
+		    h->pub.th.thread) || st->edge == GE_SPAWN) {
+			ddead(h, "walk back from the busy node: it began "
+			    "after %s at %.6f s", st->edge == GE_SPAWN ?
+			    "its thread started" : "its own timer",
+			    (double)(st->ts - graph_first_ts(g)) / 1e9);
+			break;
+		}
 		if (st->input && h->cause_node == GRAPH_NONE)
 			h->cause_node = st->node;
 		if (st->th.thread != h->pub.th.thread &&
@@ -512,10 +523,10 @@ diag_slice_busy(struct diag *d, struct dhang *h)
 		if (h->cause_node != GRAPH_NONE && h->cause_th.tid != 0)
 			break;
 	}
-	if (h->cause_node == GRAPH_NONE)
+	if (h->cause_node == GRAPH_NONE && h->cause_th.tid != 0)
 		ddead(h, "walk back from the busy node: no input event "
-		    "recorded%s%s", h->cause_th.tid ? "; the work was started "
-		    "by " : "", h->cause_th.tid ? h->cause_th.comm : "");
+		    "recorded; the work was started by %s",
+		    h->cause_th.comm);
 	else
 		slice_dead_end(d, h, &s, "walk back from the busy node");
 	slice_free(&s);

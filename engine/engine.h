@@ -639,6 +639,12 @@ const struct diag_step *diag_critical(const struct diag *d, size_t h,
 size_t diag_nculprits(const struct diag *d, size_t h);
 const struct diag_culprit *diag_culprit(const struct diag *d, size_t h,
     size_t i);
+/* Why blocked hang h has no culprit (a phrase), or NULL. */
+const char *diag_why_no_culprit(const struct diag *d, size_t h);
+/* The culprit of hang h that names culprit i's thread first: the one
+   at the lowest depth (then the first); i itself when it is. Reports
+   list a thread once and refer back to it from a later depth. */
+size_t diag_culprit_first(const struct diag *d, size_t h, size_t i);
 
 /* Circular wait found by the recursion, or NULL. */
 const struct diag_cycle *diag_cycle(const struct diag *d, size_t h);

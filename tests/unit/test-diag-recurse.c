@@ -241,9 +241,11 @@ Test(diag_recurse, every_blocked_culprit_is_followed)
 	diag_write_json(d, f);
 	fclose(f);
 	char want[64];
-	snprintf(want, sizeof(want), "\"repeat\":false,\"parent\":%zu}", ia);
+	snprintf(want, sizeof(want),
+	    "\"repeat\":false,\"first\":null,\"parent\":%zu}", ia);
 	cr_assert_not_null(strstr(buf, want), "%s", buf);
-	cr_assert_not_null(strstr(buf, "\"repeat\":false,\"parent\":null}"));
+	cr_assert_not_null(strstr(buf,
+	    "\"repeat\":false,\"first\":null,\"parent\":null}"));
 	free(buf);
 	diag_free(d);
 	graph_free(g);
