@@ -13,6 +13,10 @@
 #            reported cycle fails the case)
 #   pids     every process the case started (killed by the runner after
 #            the case, whatever happened)
+# The variant the runner asks for is in $V (from REAL_VARIANT: plain,
+# warm, sliced, live or loaded; see tests/real/run): a case changes its
+# programs for warm and sliced, those its "# variants:" line lists.
+V=${REAL_VARIANT:-plain}
 
 # remember PID...: processes to kill when the case ends
 remember() {
