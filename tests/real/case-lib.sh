@@ -5,7 +5,8 @@
 # what the diagnosis must find into DIR) and teardown (always, even after
 # a failure: stop what setup started). Files a case writes into DIR:
 #   hung     the pid (or "tid N") to diagnose
-#   kind     the expected hang kind (blocked, yield, busy)
+#   kind     the expected hang kind (blocked, yield, busy), or kinds
+#            (a wait in timed slices: "blocked yield", either one)
 #   culprits one line per expected culprit: "pid N" or "tid N"
 #   innocent one line per process or thread that must not be a culprit
 #            (it only waits for the hung one): "pid N" or "tid N"
