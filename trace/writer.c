@@ -231,6 +231,19 @@ write_all(int fd, const struct iovec *iov, int n)
 	return 0;
 }
 
+/*
+ * Cut the open segment back to off, its last complete piece, after a
+ * failed or short write (a full disk): the file is truncated and the
+ * descriptor's position moved back with it, or the next write (the seek
+ * index) would land past a hole where the torn chunk was.
+ */
+static void
+cut_back(int fd, uint64_t off)
+{
+	if (ftruncate(fd, (off_t)off) == 0)
+		(void)lseek(fd, (off_t)off, SEEK_SET);
+}
+
 static int
 close_segment(struct trace_writer *w)
 {
@@ -269,7 +282,7 @@ close_segment(struct trace_writer *w)
 		w->st.written_bytes += b.len;
 	} else {
 		/* No half index: readers then walk the chunk headers. */
-		(void)ftruncate(w->segfd, (off_t)off);
+		cut_back(w->segfd, off);
 	}
 	buf_free(&b);
 	fsync(w->segfd);
@@ -413,7 +426,7 @@ flush_stream_once(struct trace_writer *w, size_t cpu)
 	err = write_all(w->segfd, iov, 2);
 	if (err) {
 		/* Cut off a partial chunk so the file stays well formed. */
-		(void)ftruncate(w->segfd, (off_t)w->segs[w->nsegs - 1].size);
+		cut_back(w->segfd, w->segs[w->nsegs - 1].size);
 		return werr(w, err, "cannot write a chunk: %s%s", "");
 	}
 	DGROW(w->index, w->index_cap, w->nindex + 1, 64);
