@@ -47,8 +47,12 @@ int sudo_identity(const char *name, struct ropts *o);
 int parse_ropts(const char *name, int argc, char **argv, struct ropts *o);
 
 /*
- * The recording loop shared by record and start. ready_fd (or -1) gets
- * "ok" once recording runs, or the error line. Returns the exit status.
+ * The recording loop shared by record and start. ready_fd (or -1: record)
+ * marks the daemon of start: it gets "ok" once recording runs, or the
+ * error line; the daemon logs into DIR/argus.log and writes
+ * DIR/argus.pid, which it removes at its end. Every file the recorder
+ * writes in DIR is opened relative to the directory record_open checked
+ * (record_dirfd), never by DIR's name. Returns the exit status.
  */
 int run_recorder(const char *name, struct ropts *o, int ready_fd,
     int progress);

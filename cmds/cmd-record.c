@@ -383,25 +383,30 @@ self_cpu_ns(void)
 	    (uint64_t)ru.ru_stime.tv_usec) * 1000ull;
 }
 
+/*
+ * Rewrite dfd/status (through status.tmp, renamed over it), relative to
+ * the trace directory's descriptor: never by the directory's name, which
+ * another user may have renamed and replaced with a link.
+ */
 static void
-write_status(const char *dir, const struct recorder *r, const char *set,
+write_status(int dfd, const struct recorder *r, const char *set,
     uint64_t t0, uint64_t now, uint64_t ev0, uint64_t tprev, int running,
     const char *snap_dir)
 {
 	struct record_stats st;
-	char *tmp = xasprintf("%s/status.tmp", dir);
-	char *path = xasprintf("%s/status", dir);
 	FILE *f;
 	int fd;
 	double dt = (double)(now - tprev) / 1e9;
 
 	record_stats(r, &st);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-	    0644);
-	if (fd < 0 || (f = fdopen(fd, "w")) == NULL) {
-		if (fd >= 0)
-			close(fd);
-		goto out;
+	fd = openat(dfd, "status.tmp", O_WRONLY | O_CREAT | O_TRUNC |
+	    O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	if ((f = fdopen(fd, "w")) == NULL) {
+		close(fd);
+		unlinkat(dfd, "status.tmp", 0);
+		return;
 	}
 	fprintf(f, "pid %d\nrunning %d\nevents_set %s\nbackend %s\n"
 	    "elapsed_ns %llu\n"
@@ -424,11 +429,47 @@ write_status(const char *dir, const struct recorder *r, const char *set,
 		    (unsigned long long)st.bpf_runs);
 	if (snap_dir)
 		fprintf(f, "snapshot_dir %s\n", snap_dir);
-	if (fclose(f) == 0)
-		rename(tmp, path);
-out:
-	free(tmp);
-	free(path);
+	/* a full disk leaves the old status, never half a new one */
+	if (fclose(f) != 0 || renameat(dfd, "status.tmp", dfd, "status") != 0)
+		unlinkat(dfd, "status.tmp", 0);
+}
+
+/*
+ * The daemon's log (stderr from now on) and pid file, in the trace
+ * directory dfd; the pid file is removed at the end by remove_pidfile.
+ */
+static void
+open_daemon_files(int dfd)
+{
+	int fd = openat(dfd, "argus.log", O_WRONLY | O_CREAT | O_APPEND |
+	    O_NOFOLLOW | O_CLOEXEC, 0600);
+
+	if (fd >= 0) {
+		dup2(fd, 2);
+		close(fd);
+	}
+	fd = openat(dfd, "argus.pid", O_WRONLY | O_CREAT | O_TRUNC |
+	    O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd >= 0) {
+		dprintf(fd, "%d\n", (int)getpid());
+		close(fd);
+	}
+}
+
+/* Remove dfd/argus.pid when it still names this process. */
+static void
+remove_pidfile(int dfd)
+{
+	char buf[32];
+	char *end;
+	long pid;
+
+	if (trace_dir_read_file(dfd, "argus.pid", buf, sizeof(buf)) <= 0)
+		return;
+	pid = strtol(buf, &end, 10);
+	if (end != buf && (*end == '\n' || *end == '\0') &&
+	    pid == (long)getpid())
+		unlinkat(dfd, "argus.pid", 0);
 }
 
 int
@@ -440,7 +481,8 @@ run_recorder(const char *name, struct ropts *o, int ready_fd, int progress)
 	struct sigaction sa;
 	char *cause = NULL;
 	pid_t child = -1;
-	int err, status = 0, child_status = -1;
+	int err, status = 0, child_status = -1, dfd;
+	int is_daemon = ready_fd >= 0;
 	uint64_t t0, tnext, ev_prev = 0, t_prev, bytes_prev = 0, busy;
 
 	memset(&sa, 0, sizeof(sa));
@@ -460,6 +502,8 @@ run_recorder(const char *name, struct ropts *o, int ready_fd, int progress)
 		free(cause);
 		return 1;
 	}
+	/* ours until the end, whatever happens to the directory's name */
+	dfd = fcntl(record_dirfd(r), F_DUPFD_CLOEXEC, 3);
 	for (size_t i = 0; i < record_nwarnings(r); i++) {
 		fprintf(stderr, "argus %s: warning: %s\n", name,
 		    record_warning(r, i));
@@ -474,6 +518,7 @@ run_recorder(const char *name, struct ropts *o, int ready_fd, int progress)
 			err = errno;
 			record_close(r, &cause);
 			free(cause);
+			close(dfd);
 			return cmd_error(name, "cannot fork: %s", strerror(err));
 		}
 		if (child == 0) {
@@ -496,25 +541,9 @@ run_recorder(const char *name, struct ropts *o, int ready_fd, int progress)
 		if (sched_setscheduler(0, SCHED_FIFO, &sp) != 0)
 			(void)setpriority(PRIO_PROCESS, 0, -10);
 	}
-	if (ready_fd >= 0) {
-		/* Daemon: log and pid file, now that the directory is ours. */
-		char *p = xasprintf("%s/argus.log", o->ro.dir);
-		int fd = open(p, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW |
-		    O_CLOEXEC, 0600);
-
-		free(p);
-		if (fd >= 0) {
-			dup2(fd, 2);
-			close(fd);
-		}
-		p = xasprintf("%s/argus.pid", o->ro.dir);
-		fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
-		    O_CLOEXEC, 0644);
-		free(p);
-		if (fd >= 0) {
-			dprintf(fd, "%d\n", (int)getpid());
-			close(fd);
-		}
+	if (is_daemon) {
+		/* log and pid file, now that the directory is ours */
+		open_daemon_files(dfd);
 		dprintf(ready_fd, "ok\n");
 		close(ready_fd);
 	}
@@ -527,7 +556,7 @@ run_recorder(const char *name, struct ropts *o, int ready_fd, int progress)
 	t0 = now_ns();
 	tnext = t0 + 1000000000ull;
 	t_prev = t0;
-	write_status(o->ro.dir, r, record_set_name(o->ro.set), t0, t0, 0, t0, 1,
+	write_status(dfd, r, record_set_name(o->ro.set), t0, t0, 0, t0, 1,
 	    o->snap_dir);
 	while (!stop_sig) {
 		struct timespec ts = { 0, POLL_MS * 1000000L };
@@ -560,7 +589,7 @@ run_recorder(const char *name, struct ropts *o, int ready_fd, int progress)
 			continue;
 		tnext = now + 1000000000ull;
 		record_stats(r, &st);
-		write_status(o->ro.dir, r, record_set_name(o->ro.set), t0, now,
+		write_status(dfd, r, record_set_name(o->ro.set), t0, now,
 		    ev_prev, t_prev, 1, o->snap_dir);
 		if (hs)
 			hangsnap_poll(hs, name, &st, now, 0);
@@ -595,7 +624,7 @@ run_recorder(const char *name, struct ropts *o, int ready_fd, int progress)
 	{
 		uint64_t now = now_ns();
 
-		write_status(o->ro.dir, r, record_set_name(o->ro.set), t0, now,
+		write_status(dfd, r, record_set_name(o->ro.set), t0, now,
 		    ev_prev, t_prev, 0, o->snap_dir);
 	}
 	err = record_close(r, &cause);
@@ -614,6 +643,9 @@ run_recorder(const char *name, struct ropts *o, int ready_fd, int progress)
 		    name, (unsigned long long)st.events,
 		    (unsigned long long)st.lost, o->ro.dir);
 	}
+	if (is_daemon)
+		remove_pidfile(dfd);
+	close(dfd);
 	if (child > 0 && status == 0)
 		return child_status < 0 ? 1 : child_status;
 	return status;

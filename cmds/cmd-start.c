@@ -179,7 +179,7 @@ cmd_start(int argc, char **argv)
 	if (pid < 0)
 		return cmd_error("start", "cannot fork: %s", strerror(errno));
 	if (pid == 0) {
-		int fd, st, err;
+		int fd, st;
 
 		close(pfd[0]);
 		setsid();
@@ -200,12 +200,8 @@ cmd_start(int argc, char **argv)
 			if (fd > 2)
 				close(fd);
 		}
+		/* it removes its pid file at the end */
 		st = run_recorder("start", &o, pfd[1], 0);
-		fd = trace_dir_open(o.ro.dir, &err, NULL);
-		if (fd >= 0 && pidfile_pid(fd) == getpid())
-			unlinkat(fd, "argus.pid", 0);
-		if (fd >= 0)
-			close(fd);
 		_exit(st);
 	}
 	close(pfd[1]);

@@ -660,6 +660,12 @@ record_marker_path(const struct recorder *r)
 	return r->marker_path;
 }
 
+int
+record_dirfd(const struct recorder *r)
+{
+	return trace_writer_dirfd(r->w);
+}
+
 uint64_t
 rec_lost_ts(const struct recorder *r, unsigned cpu, uint64_t ts)
 {

@@ -306,6 +306,12 @@ void trace_writer_stats(const struct trace_writer *w,
 /* Detail of the last error of a writer (file and reason), or "". */
 const char *trace_writer_error(const struct trace_writer *w);
 
+/*
+ * The trace directory's descriptor, opened and checked once by
+ * trace_writer_open (trace_dir_open); valid until trace_writer_close.
+ */
+int trace_writer_dirfd(const struct trace_writer *w);
+
 /* --- reader ------------------------------------------------------------ */
 
 struct trace_reader;
@@ -615,6 +621,14 @@ const char *record_marker_path(const struct recorder *r);
  * when no recorder runs.
  */
 int record_marker_find(char *buf, size_t len);
+
+/*
+ * The trace directory as record_open opened and checked it, once: the
+ * caller writes its own files there (status, pid file) relative to this
+ * descriptor, never by the directory's name, which may be renamed and
+ * replaced meanwhile. Valid until record_close.
+ */
+int record_dirfd(const struct recorder *r);
 
 /*
  * Read everything the kernel has buffered on every CPU and hand it to the

@@ -647,6 +647,12 @@ trace_writer_error(const struct trace_writer *w)
 	return w->err;
 }
 
+int
+trace_writer_dirfd(const struct trace_writer *w)
+{
+	return w->dirfd;
+}
+
 const char *
 trace_strerror(int err)
 {

@@ -13,7 +13,10 @@
 #  8  ARGUS_SIGNAL never takes a fatal or job-control signal,
 #     ARGUS_MARKER never writes into a regular file, ARGUS_HANG_MS out
 #     of range keeps the default;
-#  9  bad SUDO_* values are refused, never a silent run as root.
+#  9  bad SUDO_* values are refused, never a silent run as root;
+#  13 a trace directory renamed away while recording, a link put in its
+#     place: the recorder keeps writing its files into the directory it
+#     opened, never through the link.
 # Needs root, runuser and tracefs (skipped, and said so, without).
 set -u
 B=${B:-build}
@@ -35,6 +38,7 @@ PUB=$T/pub			# world-writable, like /var/tmp
 mkdir -m 1777 "$PUB"
 pids=""
 cleanup() {
+	"$ARGUS" stop -o "$PUB/u/old" >/dev/null 2>&1
 	for p in $pids; do kill "$p" 2>/dev/null; done
 	rm -rf "$T"
 }
@@ -219,6 +223,41 @@ if mkdir "$INST" 2>/dev/null; then
 	fi
 else
 	skip "8 ARGUS_HANG_MS" "no tracefs instance"
+fi
+
+# --- 13: the directory renamed away while recording -----------------------
+# root records into a directory of its own inside one of nobody's; nobody
+# renames it and puts a link to another directory of root's in its place.
+# The status rewritten every second must go on into the renamed directory
+# (its 'updated' line changes), and nothing into the other one.
+asnobody mkdir "$PUB/u"
+mkdir -m 0700 "$T/other"
+if timeout 20 "$ARGUS" start -q --no-instrument -o "$PUB/u/trace" >"$T/out" 2>&1; then
+	upd() { sed -n 's/^updated //p' "$1/status" 2>/dev/null; }
+	u0=$(upd "$PUB/u/trace")
+	asnobody sh -c "mv '$PUB/u/trace' '$PUB/u/old' && ln -s '$T/other' '$PUB/u/trace'"
+	i=0
+	while [ $i -lt 50 ] && [ -z "$(ls -A "$T/other")" ] &&
+	    [ "$(upd "$PUB/u/old")" = "$u0" ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	u1=$(upd "$PUB/u/old")
+	if [ -z "$(ls -A "$T/other")" ] && [ -n "$u0" ] && [ "$u1" != "$u0" ]; then
+		ok "13 the status goes on into the renamed directory, not the link"
+	else
+		nok "13 the status goes on into the renamed directory, not the link" \
+		    "updated $u0 -> $u1" "written into the link's target: $(ls -A "$T/other")"
+	fi
+	"$ARGUS" stop -o "$PUB/u/old" >"$T/out" 2>&1
+	if [ -z "$(ls -A "$T/other")" ] && ! [ -e "$PUB/u/old/argus.pid" ]; then
+		ok "13 stop removes the pid file of the renamed directory"
+	else
+		nok "13 stop removes the pid file of the renamed directory" \
+		    "$(cat "$T/out")" "$(ls -A "$PUB/u/old" "$T/other")"
+	fi
+else
+	nok "13 recording into a directory of nobody's" "$(cat "$T/out")"
 fi
 
 # --- 9: SUDO_* ---------------------------------------------------------------
