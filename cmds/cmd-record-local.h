@@ -67,8 +67,14 @@ int run_recorder(const char *name, struct ropts *o, int ready_fd,
  * hangsnap_free waits for a snapshot under way. name is the command.
  */
 struct hangsnap;
+/*
+ * snap_dir must be trusted as a trace directory is (trace_dir_open), at
+ * start (or missing: it is made at the first snapshot) and at each
+ * snapshot, which is refused with a logged error otherwise; NULL and
+ * *cause (allocated) when it exists and is not.
+ */
 struct hangsnap *hangsnap_new(const char *trace_dir, const char *snap_dir,
-    unsigned keep, uint64_t max_bytes);
+    unsigned keep, uint64_t max_bytes, char **cause);
 void hangsnap_poll(struct hangsnap *h, const char *name,
     const struct record_stats *st, uint64_t now, int stopping);
 void hangsnap_finish(struct hangsnap *h, const char *name,

@@ -492,8 +492,19 @@ run_recorder(const char *name, struct ropts *o, int ready_fd, int progress)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 
+	if (o->snap_dir && (hs = hangsnap_new(o->ro.dir, o->snap_dir,
+	    o->snap_keep, o->snap_bytes, &cause)) == NULL) {
+		if (ready_fd >= 0) {
+			dprintf(ready_fd, "%s\n", cause);
+			close(ready_fd);
+		}
+		cmd_error(name, "%s", cause);
+		free(cause);
+		return 1;
+	}
 	err = record_open(&r, &o->ro, &cause);
 	if (err) {
+		hangsnap_free(hs, name);
 		if (ready_fd >= 0) {
 			dprintf(ready_fd, "%s\n", cause);
 			close(ready_fd);
@@ -518,6 +529,7 @@ run_recorder(const char *name, struct ropts *o, int ready_fd, int progress)
 			err = errno;
 			record_close(r, &cause);
 			free(cause);
+			hangsnap_free(hs, name);
 			close(dfd);
 			return cmd_error(name, "cannot fork: %s", strerror(err));
 		}
@@ -547,9 +559,6 @@ run_recorder(const char *name, struct ropts *o, int ready_fd, int progress)
 		dprintf(ready_fd, "ok\n");
 		close(ready_fd);
 	}
-	if (o->snap_dir)
-		hs = hangsnap_new(o->ro.dir, o->snap_dir, o->snap_keep,
-		    o->snap_bytes);
 	record_stats(r, &st);
 	busy = (uint64_t)st.ncpus * (o->ro.buffer_kb ? o->ro.buffer_kb :
 	    RECORD_DEFAULT_BUFFER_KB) * 1024 / 16;

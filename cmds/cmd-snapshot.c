@@ -14,6 +14,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <sched.h>
@@ -126,7 +127,8 @@ struct hangsnap {
 	pthread_t th;
 	int running;		/* the thread runs a snapshot */
 	/* the job, owned by the thread while running */
-	char *job_dest;
+	int job_dirfd;		/* snap_dir, opened and checked */
+	char *job_dest;		/* the new snapshot's name in it */
 	uint64_t job_last;
 	int job_err;
 	char *job_cause;
@@ -136,9 +138,20 @@ struct hangsnap {
 
 struct hangsnap *
 hangsnap_new(const char *trace_dir, const char *snap_dir, unsigned keep,
-    uint64_t max_bytes)
+    uint64_t max_bytes, char **cause)
 {
-	struct hangsnap *h = xcalloc(1, sizeof(*h));
+	struct hangsnap *h;
+	int err, fd = trace_dir_open(snap_dir, &err, cause);
+
+	/* missing is fine (made at the first snapshot); untrusted is not */
+	if (fd < 0 && err != ENOENT)
+		return NULL;
+	if (fd >= 0)
+		close(fd);
+	free(*cause);
+	*cause = NULL;
+	h = xcalloc(1, sizeof(*h));
+	h->job_dirfd = -1;
 
 	h->trace_dir = xstrdup(trace_dir);
 	h->snap_dir = xstrdup(snap_dir);
@@ -154,9 +167,9 @@ snap_thread(void *arg)
 	struct trace_snapshot_stats st;
 	size_t removed;
 
-	h->job_err = trace_snapshot(h->trace_dir, h->job_dest, h->job_last,
-	    NULL, NULL, &st, &h->job_cause);
-	trace_snapshot_prune(h->snap_dir, h->keep, h->max_bytes, &removed);
+	h->job_err = trace_snapshot_in(h->trace_dir, h->job_dirfd, h->job_dest,
+	    h->job_last, &st, &h->job_cause);
+	trace_snapshot_prune_fd(h->job_dirfd, h->keep, h->max_bytes, &removed);
 	__atomic_store_n(&h->job_done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -172,20 +185,24 @@ reap(struct hangsnap *h, const char *name, int wait)
 	pthread_join(h->th, NULL);
 	h->running = 0;
 	if (h->job_err) {
-		fprintf(stderr, "argus %s: snapshot at a hang: %s\n", name,
-		    h->job_cause ? h->job_cause : trace_strerror(h->job_err));
+		fprintf(stderr, "argus %s: snapshot at a hang in %s: %s\n",
+		    name, h->snap_dir, h->job_cause ? h->job_cause :
+		    trace_strerror(h->job_err));
 	} else {
 		h->taken++;
-		fprintf(stderr, "argus %s: hang snapshot in %s\n", name,
-		    h->job_dest);
+		fprintf(stderr, "argus %s: hang snapshot in %s/%s\n", name,
+		    h->snap_dir, h->job_dest);
 	}
+	close(h->job_dirfd);
+	h->job_dirfd = -1;
 	free(h->job_cause);
 	h->job_cause = NULL;
 	free(h->job_dest);
 	h->job_dest = NULL;
 }
 
-/* "20261124-161203Z-comm-4242": UTC time, then the hung process. */
+/* "20261124-161203Z-comm-4242": UTC time, then the hung process (a name
+   in snap_dir). */
 static char *
 snap_name(const struct hangsnap *h)
 {
@@ -204,8 +221,7 @@ snap_name(const struct hangsnap *h)
 		    ch == '_' ? ch : '_';
 	}
 	comm[i] = '\0';
-	return xasprintf("%s/%s-%s-%u", h->snap_dir, when, i ? comm : "pid",
-	    h->hang.pid);
+	return xasprintf("%s-%s-%u", when, i ? comm : "pid", h->hang.pid);
 }
 
 static void
@@ -213,26 +229,40 @@ start_snapshot(struct hangsnap *h, const char *name)
 {
 	pthread_attr_t at;
 	struct sched_param sp = { 0 };
-	char *dest = snap_name(h);
+	char *base = snap_name(h), *dest = xstrdup(base), *cause = NULL;
 	struct stat sb;
 	uint64_t span;
+	int created, dfd, err;
 
-	if (mkdir(h->snap_dir, 0700) == 0 && stat(h->trace_dir, &sb) == 0 &&
-	    chown(h->snap_dir, (uid_t)-1, sb.st_gid) == 0) {
-		/* as readable as the trace (a group given with --group) */
-		(void)chmod(h->snap_dir, sb.st_mode & 0750);
-	} else if (errno != EEXIST && access(h->snap_dir, W_OK) != 0) {
+	created = mkdir(h->snap_dir, 0700) == 0;
+	if (!created && errno != EEXIST) {
 		fprintf(stderr, "argus %s: cannot create %s: %s\n", name,
 		    h->snap_dir, strerror(errno));
+		free(base);
 		free(dest);
 		return;
 	}
-	for (int k = 2; stat(dest, &sb) == 0 && k < 100; k++) {
-		char *d2 = xasprintf("%s-%d", dest, k);
-
+	/* checked as a trace directory: a link planted there is refused */
+	dfd = trace_dir_open(h->snap_dir, &err, &cause);
+	if (dfd < 0) {
+		fprintf(stderr, "argus %s: snapshot at a hang: %s\n", name,
+		    cause);
+		free(cause);
+		free(base);
 		free(dest);
-		dest = d2;
+		return;
 	}
+	/* as readable as the trace (a group given with --group) */
+	if (created && stat(h->trace_dir, &sb) == 0 &&
+	    fchown(dfd, (uid_t)-1, sb.st_gid) == 0)
+		(void)fchmod(dfd, sb.st_mode & 0750);
+	for (int k = 2; fstatat(dfd, dest, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    k < 100; k++) {
+		free(dest);
+		dest = xasprintf("%s-%d", base, k);
+	}
+	free(base);
+	h->job_dirfd = dfd;
 	h->job_dest = dest;
 	/* the last minute, and at least from a little before the hang */
 	span = h->last_ts > h->hang.start_ts ? h->last_ts - h->hang.start_ts +
@@ -251,6 +281,8 @@ start_snapshot(struct hangsnap *h, const char *name)
 		    name);
 		free(h->job_dest);
 		h->job_dest = NULL;
+		close(h->job_dirfd);
+		h->job_dirfd = -1;
 	}
 	pthread_attr_destroy(&at);
 }
@@ -324,13 +356,21 @@ name_cmp(const void *a, const void *b)
 void
 hangsnap_list(const char *dir, FILE *f)
 {
-	DIR *d = opendir(dir);
+	char *why = NULL;
+	int err, fd = trace_dir_open(dir, &err, &why);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	struct dirent *de;
 	char **names = NULL;
 	size_t n = 0;
 
 	if (d == NULL) {
-		fprintf(f, "snapshots:  none yet in %s\n", dir);
+		if (fd < 0 && err != ENOENT)
+			fprintf(f, "snapshots:  %s\n", why);
+		else
+			fprintf(f, "snapshots:  none yet in %s\n", dir);
+		if (fd >= 0)
+			close(fd);
+		free(why);
 		return;
 	}
 	while ((de = readdir(d)) != NULL) {

@@ -11,8 +11,10 @@
  * complete chunk (each chunk header checked, the frame wholly within the
  * size seen) and written out as a closed segment: its header, those
  * chunks, and a seek index built from their headers. Files are written
- * under a temporary name and renamed, so a snapshot directory never
- * holds half a segment.
+ * under a temporary name, always a new file (O_EXCL), and renamed, so a
+ * snapshot directory never holds half a segment. The destination must
+ * be trusted as a trace directory is (trace_dir_open): another user
+ * could plant files in one of theirs while the snapshot is taken.
  *
  * A snapshot folder holds one directory per snapshot; names sort by
  * time, so pruning removes the first names first.
@@ -244,7 +246,8 @@ take_segment(int srcfd, int dstfd, struct snap_seg *s, int *how,
 		return err;
 	}
 	snprintf(tmp, sizeof(tmp), ".%s.tmp", s->name);
-	out = openat(dstfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
+	/* a fresh file: never one already there (a FIFO, a link) */
+	out = openat(dstfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
 	    O_CLOEXEC, sb.st_mode & 0777);
 	if (out < 0) {
 		err = errno;
@@ -275,7 +278,7 @@ take_segment(int srcfd, int dstfd, struct snap_seg *s, int *how,
 	if (err == 0 && renameat(dstfd, tmp, dstfd, s->name) != 0)
 		err = errno;
 	if (err)
-		unlinkat(dstfd, tmp, 0);
+		unlinkat(dstfd, tmp, 0);	/* ours: created with O_EXCL */
 	return err;
 }
 
@@ -359,8 +362,9 @@ list_segments(int dirfd, struct snap_seg **out, size_t *nout)
 	return 0;
 }
 
-int
-trace_snapshot(const char *src, const char *dest, uint64_t last_ns,
+/* trace_snapshot into dest relative to the directory at (or AT_FDCWD). */
+static int
+snapshot_at(const char *src, int at, const char *dest, uint64_t last_ns,
     trace_progress_fn fn, void *arg, struct trace_snapshot_stats *st,
     char **cause)
 {
@@ -393,17 +397,21 @@ trace_snapshot(const char *src, const char *dest, uint64_t last_ns,
 	for (first = n; first > 0 && (segs[first - 1].last_ts >= cutoff ||
 	    segs[first - 1].last_ts == 0); first--)
 		;
-	if (mkdir(dest, 0700) == 0) {
+	if (mkdirat(at, dest, 0700) == 0) {
 		created = 1;
 	} else if (errno != EEXIST) {
 		err = errno;
 		*cause = xasprintf("cannot create %s: %s", dest, strerror(err));
 		goto out;
 	}
-	dstfd = open(dest, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	/*
+	 * Trusted as a trace directory is: one of another user's (who could
+	 * plant files in it while the snapshot is taken) is refused.
+	 */
+	dstfd = trace_dir_openat(at, dest, &err, cause);
 	if (dstfd < 0) {
-		err = errno == ELOOP ? ENOTDIR : errno;
-		*cause = xasprintf("%s: %s", dest, trace_strerror(err));
+		if (*cause == NULL)
+			*cause = xasprintf("%s: %s", dest, trace_strerror(err));
 		goto out;
 	}
 	if (!created) {
@@ -475,12 +483,27 @@ out:
 		for (size_t i = first; i < n; i++)
 			unlinkat(dstfd, segs[i].name, 0);
 	if (err && created)
-		rmdir(dest);
+		unlinkat(at, dest, AT_REMOVEDIR);
 	if (dstfd >= 0)
 		close(dstfd);
 	close(srcfd);
 	free_segs(segs, n);
 	return err;
+}
+
+int
+trace_snapshot(const char *src, const char *dest, uint64_t last_ns,
+    trace_progress_fn fn, void *arg, struct trace_snapshot_stats *st,
+    char **cause)
+{
+	return snapshot_at(src, AT_FDCWD, dest, last_ns, fn, arg, st, cause);
+}
+
+int
+trace_snapshot_in(const char *src, int dirfd, const char *name,
+    uint64_t last_ns, struct trace_snapshot_stats *st, char **cause)
+{
+	return snapshot_at(src, dirfd, name, last_ns, NULL, NULL, st, cause);
 }
 
 /* --- a folder of snapshots ------------------------------------------- */
@@ -554,8 +577,21 @@ int
 trace_snapshot_prune(const char *dir, size_t keep, uint64_t max_bytes,
     size_t *removed)
 {
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	int fd2 = dfd >= 0 ? dup(dfd) : -1;
+	int err, dfd = trace_dir_open(dir, &err, NULL);
+
+	*removed = 0;
+	if (dfd < 0)
+		return err;
+	err = trace_snapshot_prune_fd(dfd, keep, max_bytes, removed);
+	close(dfd);
+	return err;
+}
+
+int
+trace_snapshot_prune_fd(int dfd, size_t keep, uint64_t max_bytes,
+    size_t *removed)
+{
+	int fd2 = dup(dfd);
 	DIR *d = fd2 >= 0 ? fdopendir(fd2) : NULL;
 	struct snap_dir *v = NULL;
 	struct dirent *de;
@@ -568,10 +604,10 @@ trace_snapshot_prune(const char *dir, size_t keep, uint64_t max_bytes,
 		err = errno;
 		if (fd2 >= 0)
 			close(fd2);
-		if (dfd >= 0)
-			close(dfd);
 		return err;
 	}
+	/* the copy shares its offset with dfd: read from the start */
+	rewinddir(d);
 	while ((de = readdir(d)) != NULL) {
 		int64_t b;
 
@@ -597,6 +633,5 @@ trace_snapshot_prune(const char *dir, size_t keep, uint64_t max_bytes,
 	for (i = 0; i < n; i++)
 		free(v[i].name);
 	free(v);
-	close(dfd);
 	return 0;
 }

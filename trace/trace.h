@@ -216,6 +216,9 @@ int trace_syscall_fd_arg(unsigned long nr);
  */
 int trace_dir_open(const char *dir, int *err, char **cause);
 
+/* As trace_dir_open, for dir relative to the directory at (or AT_FDCWD). */
+int trace_dir_openat(int at, const char *dir, int *err, char **cause);
+
 /*
  * Open a small file of a trusted directory (argus.pid, status) for
  * reading: never through a symbolic link, never blocking on a FIFO, only
@@ -517,7 +520,9 @@ struct trace_snapshot_stats {
  * Copy the segments of trace directory src holding events of the last
  * last_ns nanoseconds before its newest event (0: all) into dest, telling
  * fn (when not NULL) the bytes taken so far and in all, into dest, which
- * is created or must be empty, while a writer may still append to src.
+ * is created or must be empty and trusted as trace_dir_open trusts (not
+ * another user's, writable by no one else), while a writer may still
+ * append to src; a temporary file is always a new one (O_EXCL).
  * Closed segments are hard linked, else cloned (FICLONE), else copied;
  * the open one is copied up to its last complete chunk and closed with a
  * seek index, so dest is a complete trace on its own. Returns 0, or an
@@ -528,12 +533,24 @@ int trace_snapshot(const char *src, const char *dest, uint64_t last_ns,
     char **cause);
 
 /*
+ * As trace_snapshot, into the new directory name of dirfd (a folder the
+ * caller opened with trace_dir_open): nothing but src is looked up by
+ * path, so a link put in the folder's place meanwhile is never followed.
+ */
+int trace_snapshot_in(const char *src, int dirfd, const char *name,
+    uint64_t last_ns, struct trace_snapshot_stats *st, char **cause);
+
+/*
  * Bound a folder of snapshots (subdirectories holding only segments):
  * delete the first ones by name (names start with their time) until at
  * most keep remain and their files add up to max_bytes at most (0: no
  * size bound); the last one always stays. *removed gets the count.
+ * dir must be trusted (trace_dir_open); else its error.
  */
 int trace_snapshot_prune(const char *dir, size_t keep, uint64_t max_bytes,
+    size_t *removed);
+/* The same for a folder opened by the caller (trace_dir_open). */
+int trace_snapshot_prune_fd(int dirfd, size_t keep, uint64_t max_bytes,
     size_t *removed);
 
 /* --- recorder (trace/record*.c) --------------------------------------- */

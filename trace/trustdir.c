@@ -46,19 +46,26 @@ refuse(int *err, char **cause, int e, char *msg)
 int
 trace_dir_open(const char *dir, int *err, char **cause)
 {
+	return trace_dir_openat(AT_FDCWD, dir, err, cause);
+}
+
+int
+trace_dir_openat(int at, const char *dir, int *err, char **cause)
+{
 	char *d = strip_slashes(dir);
 	struct stat sb;
 	int fd, e;
 
 	if (cause)
 		*cause = NULL;
-	if (lstat(d, &sb) == 0 && S_ISLNK(sb.st_mode)) {
+	if (fstatat(at, d, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISLNK(sb.st_mode)) {
 		fd = refuse(err, cause, ELOOP, xasprintf("%s: is a symbolic "
 		    "link (refused: name the directory itself)", dir));
 		free(d);
 		return fd;
 	}
-	fd = open(d, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	fd = openat(at, d, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	free(d);
 	if (fd < 0) {
 		e = errno == ELOOP ? ENOTDIR : errno;

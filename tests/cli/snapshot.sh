@@ -5,6 +5,9 @@
 # last complete chunk, every command reads it, and it outlives the ring;
 # a hang marked by libargus's watchdog makes the recorder snapshot by
 # itself, named by time and process, bounded in count, listed by status.
+# A destination of another user's is refused at once (FIFOs planted there
+# never block it); a snapshot folder that is a symbolic link, at start or
+# swapped in later, is refused.
 set -u
 B=${B:-build}
 ARGUS=${ARGUS:-./argus}
@@ -117,6 +120,18 @@ done
 [ -n "$before" ] && [ -z "$missing" ] &&
 	ok "--last 0 takes every segment" ||
 	nok "--last 0 takes every segment" "missing:$missing"
+# a destination of another user's, empty or with FIFOs named as the
+# temporary files of the segments: refused at once, nothing written there
+mkdir "$T/dn" "$T/dnf"
+for f in $(ls "$T/live" | grep '^seg-'); do mkfifo "$T/dnf/.$f.tmp"; done
+chown nobody "$T/dn" "$T/dnf" "$T/dnf"/.seg-* 2> /dev/null
+check_err "a destination owned by another user is refused" 1 \
+    timeout 10 $ARGUS snapshot -o "$T/live" "$T/dn"
+grep -q 'owned by uid' "$T/err" && [ -z "$(ls -A "$T/dn")" ] &&
+	ok "... saying whose it is, writing nothing" ||
+	nok "... saying whose it is, writing nothing" "$(cat "$T/err")" "$(ls -A "$T/dn")"
+check_err "a destination of another user's with planted FIFOs ends at once" 1 \
+    timeout 10 $ARGUS snapshot -o "$T/live" "$T/dnf"
 $ARGUS stop -o "$T/live" > /dev/null 2>&1
 
 # --- snapshots at hangs --------------------------------------------------------
@@ -162,3 +177,22 @@ n=$(ls "$T/snaps" | wc -l)
 [ "$n" = 1 ] && grep -q 'hang snapshot in' "$T/err" &&
 	ok "--snapshot-size: the newest stays, older ones go" ||
 	nok "--snapshot-size: the newest stays, older ones go" "$n kept" "$(cat "$T/err")"
+# the snapshot folder a symbolic link: refused at start, and when one is
+# put in its place while recording, the snapshot is refused, never taken
+# through it
+mkdir "$T/elsewhere"
+ln -s "$T/elsewhere" "$T/snaplink"
+check_err "--snapshot-on-hang refuses a symbolic link" 1 \
+    $ARGUS record -q -o "$T/h3" --snapshot-on-hang "$T/snaplink" -- \
+    sh -c "ARGUS_HANG_MS=200 $H sleep 400 > /dev/null"
+grep -q 'symbolic link' "$T/err" && [ -z "$(ls -A "$T/elsewhere")" ] &&
+	ok "... by name, nothing taken" ||
+	nok "... by name, nothing taken" "$(cat "$T/err")" "$(ls -A "$T/elsewhere")"
+$ARGUS record -q -o "$T/h4" --snapshot-on-hang "$T/sn4" -- \
+    sh -c "ln -s '$T/elsewhere' '$T/sn4'; ARGUS_HANG_MS=200 $H sleep 400 > /dev/null" \
+    2> "$T/err"
+grep -q 'snapshot at a hang.*symbolic link' "$T/err" &&
+    [ -z "$(ls -A "$T/elsewhere")" ] &&
+	ok "a snapshot folder swapped for a link while recording is refused" ||
+	nok "a snapshot folder swapped for a link while recording is refused" \
+	    "$(cat "$T/err")" "$(ls -A "$T/elsewhere")"
