@@ -48,8 +48,9 @@ int parse_ropts(const char *name, int argc, char **argv, struct ropts *o);
 
 /*
  * The recording loop shared by record and start. ready_fd (or -1: record)
- * marks the daemon of start: it gets "ok" once recording runs, or the
- * error line; the daemon logs into DIR/argus.log and writes
+ * marks the daemon of start: it gets "ok" once recording runs and its
+ * first segment with events is on disk (or after 5 s without one), or
+ * the error line; the daemon logs into DIR/argus.log and writes
  * DIR/argus.pid, which it removes at its end. Every file the recorder
  * writes in DIR is opened relative to the directory record_open checked
  * (record_dirfd), never by DIR's name. Returns the exit status.

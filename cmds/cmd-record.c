@@ -435,6 +435,29 @@ write_status(int dfd, const struct recorder *r, const char *set,
 }
 
 /*
+ * Until the first chunk of events is on disk (at most 5 s), drain and
+ * flush every 100 ms instead of every second: argus start returns once
+ * the trace has a segment that argus snapshot can take.
+ */
+static void
+await_first_chunk(struct recorder *r)
+{
+	struct record_stats st;
+
+	for (int i = 0; i < 50 && !stop_sig; i++) {
+		struct timespec ts = { 0, POLL_MS * 1000000L };
+
+		nanosleep(&ts, NULL);
+		if (record_poll(r, 1) != 0)
+			return;
+		record_sync(r);
+		record_stats(r, &st);
+		if (st.disk_bytes > 0)
+			return;
+	}
+}
+
+/*
  * The daemon's log (stderr from now on) and pid file, in the trace
  * directory dfd; the pid file is removed at the end by remove_pidfile.
  */
@@ -554,8 +577,10 @@ run_recorder(const char *name, struct ropts *o, int ready_fd, int progress)
 			(void)setpriority(PRIO_PROCESS, 0, -10);
 	}
 	if (is_daemon) {
-		/* log and pid file, now that the directory is ours */
+		/* log and pid file, now that the directory is ours; ready
+		   once a segment with events is on disk */
 		open_daemon_files(dfd);
+		await_first_chunk(r);
 		dprintf(ready_fd, "ok\n");
 		close(ready_fd);
 	}

@@ -7,7 +7,7 @@
 # itself, named by time and process, bounded in count, listed by status.
 # A destination of another user's is refused at once (FIFOs planted there
 # never block it); a snapshot folder that is a symbolic link, at start or
-# swapped in later, is refused.
+# swapped in later, is refused; start returns with a segment to snapshot.
 set -u
 B=${B:-build}
 ARGUS=${ARGUS:-./argus}
@@ -133,6 +133,21 @@ grep -q 'owned by uid' "$T/err" && [ -z "$(ls -A "$T/dn")" ] &&
 check_err "a destination of another user's with planted FIFOs ends at once" 1 \
     timeout 10 $ARGUS snapshot -o "$T/live" "$T/dnf"
 $ARGUS stop -o "$T/live" > /dev/null 2>&1
+
+# --- start, then snapshot at once -----------------------------------------------
+# start returns once the first segment with events is on disk
+bad=""
+for i in 1 2 3; do
+	if ! $ARGUS start -q -o "$T/st$i" > /dev/null 2> "$T/err"; then
+		bad="$bad start: $(cat "$T/err")"
+		continue
+	fi
+	$ARGUS snapshot -o "$T/st$i" "$T/st$i-snap" > /dev/null 2> "$T/err" ||
+		bad="$bad $i: $(cat "$T/err")"
+	$ARGUS stop -o "$T/st$i" > /dev/null 2>&1
+done
+[ -z "$bad" ] && ok "snapshot right after start (3 of 3)" ||
+	nok "snapshot right after start (3 of 3)" "$bad"
 
 # --- snapshots at hangs --------------------------------------------------------
 H=$B/tests/progs/ins-hang
