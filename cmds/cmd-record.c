@@ -108,8 +108,9 @@ parse_ropts(const char *name, int argc, char **argv, struct ropts *o)
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
-	uint64_t v;
+	uint64_t v, seg;
 	char cwd[PATH_MAX];
+	const char *size_arg = NULL, *seg_arg = "64M";
 
 	memset(o, 0, sizeof(*o));
 	o->ro.dir = ARGUS_DEFAULT_TRACE;
@@ -141,17 +142,27 @@ parse_ropts(const char *name, int argc, char **argv, struct ropts *o)
 				return cmd_usage_error(name, "bad size '%s'",
 				    optarg);
 			o->ro.wopts.size_bound = v;
+			size_arg = optarg;
 			break;
 		case 'S':
 			if (parse_size(optarg, &v) != 0 || v == 0)
 				return cmd_usage_error(name,
 				    "bad segment size '%s'", optarg);
+			if (v < TRACE_MIN_SEGMENT)
+				return cmd_usage_error(name, "segment size %s "
+				    "is below the minimum of %uk", optarg,
+				    TRACE_MIN_SEGMENT >> 10);
 			o->ro.wopts.segment_size = v;
+			seg_arg = optarg;
 			break;
 		case 'd':
 			if (parse_duration(optarg, &v) != 0)
 				return cmd_usage_error(name,
 				    "bad duration '%s'", optarg);
+			if (v == 0)
+				return cmd_usage_error(name, "bad duration "
+				    "'%s' (leave --duration out to record "
+				    "until stopped)", optarg);
 			o->duration_ns = v;
 			break;
 		case 'e':
@@ -225,10 +236,12 @@ parse_ropts(const char *name, int argc, char **argv, struct ropts *o)
 	}
 	if (optind < argc)
 		o->command = argv + optind;
-	if (o->ro.wopts.size_bound && o->ro.wopts.segment_size &&
-	    o->ro.wopts.segment_size * 2 > o->ro.wopts.size_bound)
-		return cmd_usage_error(name, "the size bound must hold at "
-		    "least two segments");
+	seg = o->ro.wopts.segment_size ? o->ro.wopts.segment_size :
+	    TRACE_DEFAULT_SEGMENT;
+	if (size_arg && seg * 2 > o->ro.wopts.size_bound)
+		return cmd_usage_error(name, "size bound %s must hold two "
+		    "segments of %s (give a smaller --segment, at least %uk)",
+		    size_arg, seg_arg, TRACE_MIN_SEGMENT >> 10);
 	return -1;
 }
 

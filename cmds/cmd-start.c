@@ -336,6 +336,7 @@ cmd_status(int argc, char **argv)
 	unsigned long long elapsed = 0, fds = 0, cpu = 0, bns = 0, bruns = 0;
 	double rate = 0;
 	pid_t pid = 0;
+	long spid = 0, srunning = 0;	/* the status file's pid, running */
 	struct trace_reader *tr;
 	char *cause = NULL;
 	char b1[16], b2[16];
@@ -392,17 +393,29 @@ cmd_status(int argc, char **argv)
 			bns = v;
 		else if (sscanf(line, "bpf_runs %llu", &v) == 1)
 			bruns = v;
+		else if (sscanf(line, "pid %ld", &spid) == 1 ||
+		    sscanf(line, "running %ld", &srunning) == 1)
+			;
 		else
 			sscanf(line, "rate %lf", &rate);
 		if (nl == NULL)
 			break;
 	}
-	printf("recorder:   %s\n", pid ? "running" : "not running");
+	/* a status still saying "running" with no recorder: it was killed */
 	if (pid)
-		printf("pid:        %d\n", (int)pid);
+		printf("recorder:   running\npid:        %d\n", (int)pid);
+	else if (srunning && spid > 0)
+		printf("recorder:   not running: pid %ld died without stopping "
+		    "(killed or crashed; what follows is its last status)\n",
+		    spid);
+	else
+		printf("recorder:   not running\n");
 	printf("directory:  %s\n", dir);
-	printf("events:     %s set, %llu recorded in %.0f s, %.0f events/s\n",
-	    set, events, (double)elapsed / 1e9, pid ? rate : 0.0);
+	printf("events:     %s set, %llu recorded in %.0f s", set, events,
+	    (double)elapsed / 1e9);
+	if (pid)
+		printf(", %.0f events/s", rate);
+	printf("\n");
 	printf("backend:    %s\n", backend);
 	printf("disk:       %s of %s\n", fmt_bytes(b1, sizeof(b1), disk),
 	    fmt_bytes(b2, sizeof(b2), bound));

@@ -259,6 +259,7 @@ struct trace_writer_opts {
 
 #define TRACE_DEFAULT_BOUND (2ULL << 30)
 #define TRACE_DEFAULT_SEGMENT (64ULL << 20)
+#define TRACE_MIN_SEGMENT (64u << 10)
 
 /*
  * Open a trace directory for appending (created if missing, 0700, or 0750
@@ -632,20 +633,20 @@ const char *record_warning(const struct recorder *r, size_t i);
 const char *record_marker_path(const struct recorder *r);
 
 /*
- * The trace_marker_raw of the recorder running now, for tools that add to
- * its trace (argus watch, argus probe): $ARGUS_MARKER, else the path the
- * recorder publishes in ARGUS_MARKER_PATH_FILE. 0 and buf filled, or -1
- * when no recorder runs.
- */
-int record_marker_find(char *buf, size_t len);
-
-/*
  * The trace directory as record_open opened and checked it, once: the
  * caller writes its own files there (status, pid file) relative to this
  * descriptor, never by the directory's name, which may be renamed and
  * replaced meanwhile. Valid until record_close.
  */
 int record_dirfd(const struct recorder *r);
+
+/*
+ * The trace_marker_raw of the recorder running now, for tools that add to
+ * its trace (argus watch, argus probe): $ARGUS_MARKER, else the path the
+ * recorder publishes in ARGUS_MARKER_PATH_FILE. 0 and buf filled, or -1
+ * when no recorder runs.
+ */
+int record_marker_find(char *buf, size_t len);
 
 /*
  * Read everything the kernel has buffered on every CPU and hand it to the

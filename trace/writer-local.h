@@ -15,7 +15,7 @@
 #include "trace-local.h"
 
 #define DEFAULT_CHUNK (512u << 10)
-#define MIN_SEGMENT (64u << 10)
+#define MIN_SEGMENT TRACE_MIN_SEGMENT
 #define INTERN_SLOTS 1024		/* per chunk; power of two */
 #define NCOLS (COL_FIELDS + TT_NTYPES * COL_STRIDE)
 #define COL_KEEP (64u << 10)		/* a column keeps this much */

@@ -507,13 +507,20 @@ trace_writer_open(struct trace_writer **wp, const char *dir,
 		w->o.size_bound = TRACE_DEFAULT_BOUND;
 	if (w->o.segment_size == 0)
 		w->o.segment_size = TRACE_DEFAULT_SEGMENT;
-	if (w->o.segment_size < MIN_SEGMENT ||
-	    w->o.size_bound < 2 * w->o.segment_size) {
+	if (w->o.segment_size < MIN_SEGMENT) {
 		if (cause)
-			*cause = xasprintf("size bound %llu must hold at least "
-			    "two segments of %llu bytes (segments are at least "
-			    "%u bytes)", (unsigned long long)w->o.size_bound,
+			*cause = xasprintf("segment size %llu bytes is below "
+			    "the minimum of %u bytes",
 			    (unsigned long long)w->o.segment_size, MIN_SEGMENT);
+		free(w);
+		return TRACE_EBOUND;
+	}
+	if (w->o.size_bound < 2 * w->o.segment_size) {
+		if (cause)
+			*cause = xasprintf("size bound %llu bytes must hold "
+			    "two segments of %llu bytes",
+			    (unsigned long long)w->o.size_bound,
+			    (unsigned long long)w->o.segment_size);
 		free(w);
 		return TRACE_EBOUND;
 	}
@@ -641,16 +648,16 @@ trace_writer_stats(const struct trace_writer *w, struct trace_writer_stats *st)
 	    (w->open_seg ? w->segs[w->nsegs - 1].size : 0);
 }
 
-const char *
-trace_writer_error(const struct trace_writer *w)
-{
-	return w->err;
-}
-
 int
 trace_writer_dirfd(const struct trace_writer *w)
 {
 	return w->dirfd;
+}
+
+const char *
+trace_writer_error(const struct trace_writer *w)
+{
+	return w->err;
 }
 
 const char *

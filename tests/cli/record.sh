@@ -75,6 +75,20 @@ done
 [ "$(instances)" -le "$before" ] && ok "no instance left after a full disk" ||
 	nok "no instance left after a full disk"
 
+# Sizes and durations that cannot work say why.
+check_err "--segment below the minimum" 2 $ARGUS record -o "$T/x" --segment 1k
+grep -q 'segment size 1k is below the minimum of 64k' "$T/err" &&
+	ok "... names the minimum segment size" ||
+	nok "... names the minimum segment size" "$(cat "$T/err")"
+check_err "--size below two segments" 2 $ARGUS record -o "$T/x" --size 100k
+grep -q 'size bound 100k must hold two segments of 64M' "$T/err" &&
+	ok "... names the segment size" || nok "... names the segment size" "$(cat "$T/err")"
+check_err "--duration 0 is refused" 2 timeout 10 $ARGUS record -q -o "$T/x" --duration 0
+grep -q 'leave --duration out' "$T/err" &&
+	ok "... saying how to record until stopped" ||
+	nok "... saying how to record until stopped" "$(cat "$T/err")"
+[ -e "$T/x" ] && nok "size errors create nothing" || ok "size errors create nothing"
+
 # --- duration, file modes, group --------------------------------------------
 start=$(date +%s)
 $ARGUS record -q -o "$T/d" --events sched --duration 1
@@ -523,6 +537,24 @@ $ARGUS status -o "$D" > "$T/st" 2>&1
 grep -q '^recorder: *not running' "$T/st" && ok "status after stop" ||
 	nok "status after stop" "$(cat "$T/st")"
 check_err "stop without daemon" 1 $ARGUS stop -o "$D"
+
+# A daemon killed by SIGKILL: status says it died, with its pid, and
+# gives no rate.
+if $ARGUS start -q -o "$T/k9" --events sched > /dev/null 2>&1; then
+	kp=$(cat "$T/k9/argus.pid")
+	kill -KILL "$kp"
+	i=0
+	while [ $i -lt 50 ] && ! gone "$kp"; do sleep 0.1; i=$((i + 1)); done
+	$ARGUS status -o "$T/k9" > "$T/st" 2>&1
+	if grep -q "^recorder: *not running: pid $kp died without stopping" "$T/st" &&
+	    ! grep -q 'events/s' "$T/st"; then
+		ok "status of a killed daemon"
+	else
+		nok "status of a killed daemon" "$(head -n 3 "$T/st")"
+	fi
+else
+	nok "status of a killed daemon" "start failed"
+fi
 
 # Stopping while a program's libargus holds the marker open: tracing_on
 # goes to 0 and the path file goes, libargus lets go, the instance goes.
