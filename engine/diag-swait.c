@@ -12,8 +12,10 @@
  * blocking switches of its first and last slices (struct dswait). A slice
  * continues into the next blocking wait when:
  *  - both are the same call on the same resource (diag_res_key()), a call
- *    that waits with a timeout (poll, select, epoll, sigtimedwait, a read
- *    or receive; futex waits in slices are a lock's turns, diag-poll.c);
+ *    that waits with a timeout (poll, select, epoll, sigtimedwait, a read,
+ *    write, send or receive, a message queue's; futex waits in slices are
+ *    a lock's turns, diag-poll.c) or a lock wait a signal may cut short
+ *    (fcntl, flock: an alarm as its timeout);
  *  - the slice ended by its own timeout, or was interrupted by a signal
  *    that no other user thread sent (the thread's own timer);
  *  - between them the thread only kept its books: at most SLICE_GAP
@@ -35,7 +37,10 @@ static const long sliced[] = { SYS_poll, SYS_ppoll, SYS_select,
 	SYS_epoll_pwait2,
 #endif
 	SYS_rt_sigtimedwait, SYS_read, SYS_readv, SYS_recvfrom, SYS_recvmsg,
-	SYS_accept, SYS_accept4, -1 };
+	SYS_accept, SYS_accept4, SYS_write, SYS_writev, SYS_sendto,
+	SYS_sendmsg, SYS_mq_timedreceive, SYS_mq_timedsend, SYS_semtimedop,
+	/* lock waits a signal interrupts (an alarm as their timeout) */
+	SYS_fcntl, SYS_flock, -1 };
 
 int
 diag_sys_sliced(uint32_t nr)
