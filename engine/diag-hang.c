@@ -421,9 +421,12 @@ listed_wait(struct diag *d, const struct dcand *c, uint32_t ti, uint32_t i)
 	    !diag_outstanding(g, ti, enter, d->o.threshold_ns,
 	    diag_opts_named(&d->o)))
 		return NULL;
+	/* a wait in slices is one, whole, for a thread the user named */
+	uint32_t ns = 1, last = diag_opts_named(&d->o) ?
+	    diag_swait_last(g, ti, i, &ns) : i;
 	/* a wait that goes on past the window ends where the streaming
 	   pass saw it end (the trace's end when it never did) */
-	uint32_t j = diag_wait_end(g, ti, i);
+	uint32_t j = diag_wait_end(g, ti, last);
 	uint64_t end = j < t->nev ? t->ev[j].ts : c->b > d->last_ts ? c->b :
 	    d->last_ts;
 	struct dhang *h = diag_new_hang(d, ti, t->ev[enter].ts, end,
@@ -431,7 +434,8 @@ listed_wait(struct diag *d, const struct dcand *c, uint32_t ti, uint32_t i)
 	if (j >= t->nev && d->hist != NULL)
 		h->pub.ended = end < d->hist->last_ts;
 	h->rank = rank;
-	diag_wait_at(g, ti, i, end, &h->dw);
+	diag_wait_at(g, ti, last, end, &h->dw);
+	diag_swait_widen(g, &h->dw, i, ns);
 	h->pub.start_ns = h->dw.start;
 	h->pub.end_ns = h->dw.end;
 	classify(d, h);

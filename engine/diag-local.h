@@ -215,6 +215,27 @@ void diag_path_compare(struct diag *d, struct dhang *h,
 void diag_path_culprits(struct diag *d, struct dhang *h);
 
 /* diag-swait.c: semantic waits (see there). */
+#define DIAG_SLICE_GAP 50000000ULL	/* the most bookkeeping between two
+					   slices, ns */
+/* Whether a call's result says it came back empty-handed: its timeout
+   (0 of poll and epoll, EAGAIN of sigtimedwait and of a read with a
+   receive timeout, ETIMEDOUT) or a signal (EINTR, or the kernel's
+   restart codes the exit tracepoint sees). */
+int diag_slice_empty(uint32_t nr, int64_t ret);
+/* A wait in slices followed in time order by the streaming search
+   (diag-scan.c), as diag_swait_next() judges one in a graph. */
+struct dsem {
+	int on;			/* being followed */
+	int open;		/* its last slice came back empty: it may go
+				   on */
+	int handed;		/* its thread handed something on since */
+	uint32_t n;		/* slices */
+	uint64_t a;		/* the first slice's blocking switch */
+	struct graph_event en;	/* the first slice's entry */
+	uint64_t key;		/* diag_res_key() of its entries */
+	uint64_t exit_ts;	/* the last slice's exit */
+	uint64_t end;		/* when the last slice ended */
+};
 /* Whether system call nr may wait in timed slices. */
 int diag_sys_sliced(uint32_t nr);
 /* The blocking switch of the slice that continues the wait at switch

@@ -77,6 +77,14 @@ struct sthr {
 	/* hang marks */
 	int begun;
 	uint64_t begun_a;
+	/* a wait in timed slices (named threads, diag-swait.c): the call
+	   in progress blocked (at cb_sw, first, to cb_end), and the
+	   semantic wait being followed */
+	int cb;
+	uint64_t cb_sw, cb_end;
+	uint64_t woken_at;		/* last wake-up or signal from another
+					   thread, in its context */
+	struct dsem sem;
 };
 
 struct scan {
@@ -150,19 +158,31 @@ kstat_of(struct scan *s, struct sthr *t, uint64_t k)
 	return &s->ks.v[*p];
 }
 
-/* An ended wait of t counted on entry en (diag_next_wait()): the
-   shortest and number of waits by resource, and the idle wait. */
+#define IDLE_ONLY (1ULL << 63)	/* in pend: a slice, for the idle wait */
+
+/* The length of an ended wait of t on entry en: the shortest and number
+   of waits by resource (a wait in slices counts once, whole). */
 static void
-count_wait(struct scan *s, struct sthr *t, const struct graph_event *en,
+count_len(struct scan *s, struct sthr *t, const struct graph_event *en,
     uint64_t dt)
 {
-	uint64_t k = diag_res_key(en);
-	struct kstat *x = kstat_of(s, t, k);
+	struct kstat *x = kstat_of(s, t, diag_res_key(en));
 
 	if (dt < x->shortest)
 		x->shortest = dt;
 	x->count++;
 	t->nwaits++;
+}
+
+/* An ended wait (a slice: each one) of t on entry en, for its idle
+   wait. */
+static void
+count_idle(struct scan *s, struct sthr *t, const struct graph_event *en,
+    uint64_t dt)
+{
+	uint64_t k = diag_res_key(en);
+	struct kstat *x = kstat_of(s, t, k);
+
 	if (diag_sys_child(en->aux))
 		return;
 	int lp = diag_sys_poll(en->aux) && ++x->polls >= 3;
@@ -174,6 +194,17 @@ count_wait(struct scan *s, struct sthr *t, const struct graph_event *en,
 		t->idle_best = k;
 		t->idle_loop = lp;
 	}
+}
+
+/* An ended wait of t counted on entry en (diag_next_wait()): both;
+   with IDLE_ONLY in dt, a slice of a semantic wait, its idle part. */
+static void
+count_wait(struct scan *s, struct sthr *t, const struct graph_event *en,
+    uint64_t dt)
+{
+	if (!(dt & IDLE_ONLY))
+		count_len(s, t, en, dt);
+	count_idle(s, t, en, dt & ~IDLE_ONLY);
 }
 
 /* The open entry's key is final (its exit named the file, or another
@@ -214,13 +245,18 @@ wait_ended(struct scan *s, struct sthr *t, uint64_t ts, int end)
 	uint64_t dt = ts - t->sw_ts;
 
 	t->waiting = 0;
+	if (t->cb) {
+		/* a slice: its semantic wait counts at its call's exit */
+		dt |= IDLE_ONLY;
+		t->cb_end = ts;
+	}
 	if (end && t->sw_nw) {
 		if (t->nw_final)
 			count_wait(s, t, &t->nwe, dt);
 		else
 			DPUSH(t->pend, dt);
 	}
-	if (!t->sw_insys)
+	if (!t->sw_insys || t->cb)
 		return;
 	if (!t->lg_set || dt > t->lg_dt) {
 		t->lg_set = 1;
@@ -236,6 +272,61 @@ wait_ended(struct scan *s, struct sthr *t, uint64_t ts, int end)
 	s->c.v[s->c.n - 1].en = t->sw_sys;
 	if (t->insys)	/* its entry is still open: its key may change */
 		DPUSH(t->pc, s->c.n - 1);
+}
+
+/* The semantic wait t followed is over (ended: its last slice ended):
+   counted, and a candidate when past the threshold, as wait_ended()
+   does for one wait. */
+static void
+sem_done(struct scan *s, struct sthr *t, int ended)
+{
+	struct dsem *x = &t->sem;
+	uint64_t dt = x->end - x->a;
+
+	x->on = x->open = 0;
+	if (ended)
+		count_len(s, t, &x->en, dt);
+	if (!t->lg_set || dt > t->lg_dt) {
+		t->lg_set = 1;
+		t->lg_dt = dt;
+		t->lg_sw = x->a;
+		t->lg_seq = UINT32_MAX;		/* its entry is final */
+		t->lg_sys = x->en;
+	}
+	if (dt < s->th)
+		return;
+	add_cand(s, DC_WAIT, t->tid, x->a, x->end);
+	s->c.v[s->c.n - 1].enter_ts = x->en.ts;
+	s->c.v[s->c.n - 1].en = x->en;
+}
+
+/* The call of t that blocked as a slice (t->cb) exited at ts with ret
+   (exited: 0 when the trace ended first): one more slice of the
+   semantic wait followed, or the first of a new one. */
+static void
+sem_slice(struct scan *s, struct sthr *t, uint64_t ts, int64_t ret,
+    int exited)
+{
+	struct dsem *x = &t->sem;
+	uint64_t key = diag_res_key(&t->sys);
+
+	t->cb = 0;
+	if (!(x->on && x->open && x->en.aux == t->sys.aux && x->key == key &&
+	    t->cb_sw <= x->exit_ts + DIAG_SLICE_GAP && !x->handed)) {
+		if (x->on)
+			sem_done(s, t, 1);
+		*x = (struct dsem){ .on = 1, .a = t->cb_sw, .en = t->sys,
+		    .key = key };
+	}
+	x->n++;
+	x->end = t->cb_end;
+	x->exit_ts = ts;
+	x->handed = 0;
+	/* back empty-handed, and not ended by another thread */
+	x->open = exited && diag_slice_empty(t->sys.aux, ret) &&
+	    !(ret != 0 && t->woken_at >= t->cb_sw);
+	if (!x->open)
+		sem_done(s, t, exited);
 }
 
 static int
@@ -366,6 +457,24 @@ own(unsigned type, unsigned sub)
 	    sub == TU_FLAG_READ));
 }
 
+/* t woke, signalled or started thread tid (fork: a new one): between
+   two slices, what t waited for is not what it waits for next; for the
+   woken thread, another thread ended its wait. */
+static void
+handoff(struct scan *s, struct sthr *t, uint64_t tid, int fork)
+{
+	uint64_t *p = hmap_get(&s->bytid, tid);
+
+	if (tid == t->tid)
+		return;
+	int user = p != NULL && s->t[*p].pid != 0 &&
+	    !(s->t[*p].flags & GRAPH_THREAD_KERNEL);
+	if (t->sem.open && (fork || user))
+		t->sem.handed = 1;
+	if (user)
+		s->t[*p].woken_at = s->last_ts;
+}
+
 /* One compact event ge of thread t, as the load pass pushes it. */
 static void
 thread_event(struct scan *s, struct sthr *t, struct graph_event *ge,
@@ -388,6 +497,8 @@ thread_event(struct scan *s, struct sthr *t, struct graph_event *ge,
 	}
 	if (t->waiting && (type == GRAPH_EV_RUN || own(type, ge->sub)))
 		wait_ended(s, t, ge->ts, 1);
+	if (t->sem.open && !t->cb && ge->ts > t->sem.exit_ts + DIAG_SLICE_GAP)
+		sem_done(s, t, 1);	/* no slice came back in time */
 	switch (type) {
 	case GRAPH_EV_RUN:
 		if (!t->run_set) {
@@ -436,7 +547,13 @@ thread_event(struct scan *s, struct sthr *t, struct graph_event *ge,
 		}
 		t->nwe = t->sys;
 		entry_final(s, t);
+		if (t->cb)
+			sem_slice(s, t, ge->ts, (int64_t)ge->key, 1);
 		poll_exit(s, t, &t->sys, ge->ts, (int64_t)ge->key);
+		return;
+	case TT_WAKING: case TT_WAKEUP_NEW: case TT_SIGNAL_GEN: case TT_FORK:
+		handoff(s, t, type == TT_SIGNAL_GEN ? ev->arg[1] : ev->arg[0],
+		    type == TT_FORK);
 		return;
 	case TT_USER:
 		if (ge->sub == TU_HANG_BEGIN || ge->sub == TU_HANG_END)
@@ -445,6 +562,17 @@ thread_event(struct scan *s, struct sthr *t, struct graph_event *ge,
 	}
 	if (!wait)
 		return;
+	/* a wait in a call that may wait in slices, of a named thread
+	   (diag-swait.c); any other wait ends the semantic wait before */
+	if (diag_opts_named(s->o) && t->insys &&
+	    diag_sys_sliced(t->sys.aux)) {
+		if (!t->cb) {
+			t->cb = 1;
+			t->cb_sw = ge->ts;
+		}
+	} else if (t->sem.on) {
+		sem_done(s, t, 1);
+	}
 	/* a wait: a stretch without one ends, a wait begins */
 	if (t->run_set && ge->ts - t->runfrom >= s->th)
 		add_cand(s, DC_RUN, t->tid, t->runfrom, ge->ts);
@@ -709,6 +837,10 @@ diag_scan(struct trace_reader *r, const struct rules *rules,
 		struct sthr *t = &s.t[i];
 		if (t->waiting)
 			wait_ended(&s, t, s.last_ts, 0);
+		if (t->cb)
+			sem_slice(&s, t, s.last_ts, 0, 0);
+		else if (t->sem.on)
+			sem_done(&s, t, 1);
 		if (t->nw && !t->nw_final)
 			entry_final(&s, t);
 		if (t->ps && !t->ps_slices)

@@ -18,7 +18,7 @@
  *    (fcntl, flock: an alarm as its timeout);
  *  - the slice ended by its own timeout, or was interrupted by a signal
  *    that no other user thread sent (the thread's own timer);
- *  - between them the thread only kept its books: at most SLICE_GAP
+ *  - between them the thread only kept its books: at most DIAG_SLICE_GAP
  *    later, without blocking elsewhere or waking another user thread.
  */
 #include <errno.h>
@@ -28,8 +28,6 @@
 
 #include "diag-local.h"
 
-#define MS 1000000ULL
-#define SLICE_GAP (50 * MS)	/* bookkeeping between two slices */
 
 static const long sliced[] = { SYS_poll, SYS_ppoll, SYS_select,
 	SYS_pselect6, SYS_epoll_wait, SYS_epoll_pwait,
@@ -51,11 +49,8 @@ diag_sys_sliced(uint32_t nr)
 	return 0;
 }
 
-/* Whether a call's result says it came back empty-handed: its timeout
-   (0 of poll and epoll, EAGAIN of sigtimedwait and of a read with a
-   receive timeout, ETIMEDOUT) or a signal (EINTR). */
-static int
-empty_result(uint32_t nr, int64_t ret)
+int
+diag_slice_empty(uint32_t nr, int64_t ret)
 {
 	/* the exit tracepoint may see the kernel's restart codes
 	   (ERESTARTSYS 512 to ERESTART_RESTARTBLOCK 516) before they
@@ -129,14 +124,14 @@ diag_swait_next(const struct graph *g, uint32_t ti, uint32_t sw)
 			break;
 		}
 	}
-	if (x == GRAPH_NONE || !empty_result(t->ev[en].aux,
+	if (x == GRAPH_NONE || !diag_slice_empty(t->ev[en].aux,
 	    (int64_t)t->ev[x].key))
 		return GRAPH_NONE;
 	if ((int64_t)t->ev[x].key != 0 &&
 	    other_waker(g, ti, run) != GRAPH_NONE)
 		return GRAPH_NONE;	/* another thread ended it */
 	uint64_t key = diag_res_key(&t->ev[en]), until = t->ev[x].ts +
-	    SLICE_GAP;
+	    DIAG_SLICE_GAP;
 	uint32_t en2 = GRAPH_NONE;
 	for (uint32_t i = x + 1; i < t->nev && t->ev[i].ts <= until; i++) {
 		const struct graph_event *e = &t->ev[i];

@@ -214,6 +214,58 @@ fx_sliced(struct fx *f, uint32_t m, uint32_t w, uint64_t word, unsigned n,
 	f->cpu = 0;
 }
 
+/* tid blocks in nr on res for ms; a timer ends the slice, which
+   returns ret; then tid reads the clock (a slice's bookkeeping). */
+static inline void
+fx_slice(struct fx *f, uint32_t tid, unsigned nr, uint64_t res, uint64_t ms,
+    int64_t ret)
+{
+	fx_block(f, tid, 0, nr, res);
+	f->ts += ms * 1000000ULL;
+	fx_timer_wake(f, 0x9000, tid);
+	fx_run(f, 0, tid);
+	fx_ev(f, tid, TT_SYS_EXIT, nr, (uint64_t)ret, 0, 0);
+	fx_ev(f, tid, TT_SYS_ENTER, SYS_clock_gettime, 1, 0, 0);
+	fx_ev(f, tid, TT_SYS_EXIT, SYS_clock_gettime, 0, 0, 0);
+}
+
+/*
+ * m sends a request to s (waking it) and waits for the reply in poll,
+ * in n slices of 80 ms that time out, then in a last one that s's reply
+ * (socket 0x8001) ends 30 ms in. s runs on CPU 1 the whole time; m
+ * sleeps after it.
+ */
+static inline void
+fx_poll_slices(struct fx *f, uint32_t m, uint32_t s, unsigned n)
+{
+	fx_ev(f, s, TT_SYS_ENTER, SYS_read, 9, 0, 0);
+	fx_ev(f, s, TT_SWITCH, 1, 0, 120, 0);
+	fx_run(f, 0, m);
+	fx_ev(f, m, TT_SYS_ENTER, SYS_write, 3, 0, 0);
+	fx_ev(f, m, TT_WAKING, s, 0, 120, 0);
+	fx_ev(f, m, TT_SYS_EXIT, SYS_write, 8, 0, 0);
+	f->cpu = 1;
+	fx_run(f, 0, s);
+	fx_ev(f, s, TT_SYS_EXIT, SYS_read, 8, 0, 0);
+	f->cpu = 0;
+	for (unsigned k = 0; k < n; k++)
+		fx_slice(f, m, SYS_poll, 0x4000, 80, 0);
+	fx_block(f, m, 0, SYS_poll, 0x4000);
+	f->ts += 30 * 1000000ULL;
+	f->cpu = 1;
+	fx_ev(f, s, TT_SYS_ENTER, SYS_write, 9, 0, 0);
+	fx_ev(f, s, TT_SK_DATA_READY, 0x8001, 1, 0, 0);
+	fx_ev(f, s, TT_WAKING, m, 0, 120, 0);
+	fx_ev(f, s, TT_SYS_EXIT, SYS_write, 8, 0, 0);
+	fx_block(f, s, 0, SYS_read, 9);
+	f->cpu = 0;
+	fx_run(f, 0, m);
+	fx_ev(f, m, TT_SYS_EXIT, SYS_poll, 1, 0, 0);
+	fx_ev(f, m, TT_SOCK_RECV, 0x8001, 1, 0, 10);
+	fx_block(f, m, 0, SYS_nanosleep, 0);
+	f->ts += 5 * 1000000ULL;
+}
+
 /*
  * Write f through the real store in small chunks (1 KiB) into a new
  * directory made from template dir (mkdtemp) and open it: the reader,

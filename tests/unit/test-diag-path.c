@@ -36,58 +36,21 @@ opts(void)
 	return o;
 }
 
-/* M blocks in nr on res for ms; a timer ends the slice, which returns
-   ret; then M reads the clock (bookkeeping). */
+/* M blocks in nr on res for ms, then the slice returns ret. */
 static void
 slice(unsigned nr, uint64_t res, uint64_t ms, int64_t ret)
 {
-	fx_block(&F, M, 0, nr, res);
-	F.ts += ms * MS;
-	fx_timer_wake(&F, TIMER, M);
-	fx_run(&F, 0, M);
-	fx_ev(&F, M, TT_SYS_EXIT, nr, (uint64_t)ret, 0, 0);
-	fx_ev(&F, M, TT_SYS_ENTER, SYS_clock_gettime, 1, 0, 0);
-	fx_ev(&F, M, TT_SYS_EXIT, SYS_clock_gettime, 0, 0, 0);
+	fx_slice(&F, M, nr, res, ms, ret);
 }
 
-/*
- * M sends a request to S (waking it) and waits for the reply in poll,
- * in n slices of 80 ms that time out (each shorter than the 100 ms
- * threshold), then in a last one that S's reply ends 30 ms in. S runs
- * on CPU 1 the whole time (busy: the culprit).
- */
+/* M's request to S, answered after 3 slices of poll and 30 ms more. */
 static void
 sliced_request(unsigned n)
 {
 	fx_init(&F);
 	fx_thread(&F, M, M, "client");
 	fx_thread(&F, S, S, "server");
-	fx_ev(&F, S, TT_SYS_ENTER, SYS_read, 9, 0, 0);
-	fx_ev(&F, S, TT_SWITCH, 1, 0, 120, 0);
-	fx_run(&F, 0, M);
-	fx_ev(&F, M, TT_SYS_ENTER, SYS_write, 3, 0, 0);
-	fx_ev(&F, M, TT_WAKING, S, 0, 120, 0);
-	fx_ev(&F, M, TT_SYS_EXIT, SYS_write, 8, 0, 0);
-	F.cpu = 1;
-	fx_run(&F, 0, S);
-	fx_ev(&F, S, TT_SYS_EXIT, SYS_read, 8, 0, 0);
-	F.cpu = 0;
-	for (unsigned k = 0; k < n; k++)
-		slice(SYS_poll, POLLA, 80, 0);
-	fx_block(&F, M, 0, SYS_poll, POLLA);
-	F.ts += 30 * MS;
-	F.cpu = 1;
-	fx_ev(&F, S, TT_SYS_ENTER, SYS_write, 9, 0, 0);
-	fx_ev(&F, S, TT_SK_DATA_READY, SK, 1, 0, 0);
-	fx_ev(&F, S, TT_WAKING, M, 0, 120, 0);
-	fx_ev(&F, S, TT_SYS_EXIT, SYS_write, 8, 0, 0);
-	fx_block(&F, S, 0, SYS_read, 9);
-	F.cpu = 0;
-	fx_run(&F, 0, M);
-	fx_ev(&F, M, TT_SYS_EXIT, SYS_poll, 1, 0, 0);
-	fx_ev(&F, M, TT_SOCK_RECV, SK, 1, 0, 10);
-	fx_block(&F, M, 0, SYS_nanosleep, 0);
-	F.ts += 5 * MS;
+	fx_poll_slices(&F, M, S, n);
 }
 
 static struct diag *

@@ -351,6 +351,39 @@ Test(diag_search, timed_slices_as_the_whole_graph)
 	cr_assert_eq(same_report(&o, "slices, --tid"), 1);
 }
 
+/* M waits for S's reply in 3 poll slices of 80 ms, then 30 ms more: one
+   wait of 270 ms for the thread named, found alike by both. */
+Test(diag_search, poll_slices_as_the_whole_graph)
+{
+	enum { PM = 310, PS = 311 };
+	struct diag_opts o = { .threshold_ns = 100 * MS, .tid = PM };
+	char dir[] = "/tmp/argus-search-XXXXXX";
+	char dir2[] = "/tmp/argus-search-XXXXXX";
+	unsigned n;
+
+	fx_init(&F);
+	fx_thread(&F, PM, PM, "client");
+	fx_thread(&F, PS, PS, "server");
+	fx_poll_slices(&F, PM, PS, 3);
+	cr_assert_eq(same_report(&o, "poll slices, --tid"), 1);
+	struct trace_reader *r = fx_store(&F, dir);
+	cr_assert_not_null(r);
+	char *b = whole_text(r, &o, &n);
+	cr_assert_not_null(strstr(b, "in 4 timed slices"), "%s", b);
+	free(b);
+	cr_assert_eq(fx_unstore(r, dir), 0);
+	/* not named: four short waits and no hang of the client (the
+	   server's run is one), alike */
+	o.tid = 0;
+	same_report(&o, "poll slices");
+	r = fx_store(&F, dir2);
+	cr_assert_not_null(r);
+	b = whole_text(r, &o, &n);
+	cr_assert_null(strstr(b, ": client (310)"), "%s", b);
+	free(b);
+	cr_assert_eq(fx_unstore(r, dir2), 0);
+}
+
 /* The sparse fixture, stored in dir (a mkdtemp template). */
 static struct trace_reader *
 sparse_store(char *dir)
