@@ -54,6 +54,8 @@ const struct key_binding tui_keys[] = {
 	{ 'r', "r", AC_RECURSE, "recurse: diagnose the selected culprit" },
 	{ 's', "s", AC_TOGGLE_SLICE, "slice-diff pane: switch diff and slice" },
 	{ 'x', "x", AC_SPINNING, "back to the spinning node of the hang" },
+	{ 'p', "p", AC_CPATH, "the hang's critical path (Enter: go to a "
+	  "step; p, q: close)" },
 	{ '}', "}", AC_NEXT_HANG, "next hang" },
 	{ '{', "{", AC_PREV_HANG, "previous hang" },
 };

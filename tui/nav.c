@@ -292,11 +292,13 @@ tui_lanes(struct tui *t)
 	free(t->lanes);
 	t->lanes = xcalloc(n ? n : 1, sizeof(*t->lanes));
 	t->nlanes = 0;
-	/* the hang, its slice, its culprits, its own chain, then the
-	   threads the user walked through */
+	/* the hang and its critical path, its slice, its culprits, its own
+	   chain, then the threads the user walked through */
 	if (hg != NULL) {
 		size_t h = t->pos.hang;
 		pin(t, hg->th.thread, seen);
+		for (size_t i = 0; i < diag_ncpath(t->d, h); i++)
+			pin(t, diag_cpath(t->d, h, i)->th.thread, seen);
 		for (size_t i = 0; i < diag_npath(t->d, h); i++)
 			pin(t, diag_path(t->d, h, i)->th.thread, seen);
 		for (size_t i = 0; i < diag_nculprits(t->d, h); i++)

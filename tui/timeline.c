@@ -6,6 +6,9 @@
  * so a redraw costs lanes x columns whatever the zoom: a cell shows the
  * state that held most of its time, '|' where exactly one vertex starts,
  * and '!' over the hang intervals the diagnosis found on that thread.
+ * Over the part of the current hang where a thread is a step of its
+ * critical path (cpath.c), its cells show '#' where it ran and '~' where
+ * it was blocked, in the path's colour.
  * The cursor is a column (reverse video) at t->pos.cursor; the current
  * vertex is underlined on the current lane. This pane also handles the
  * navigation actions that make sense from any pane (zoom, chain steps,
@@ -135,7 +138,9 @@ ruler(struct tui *t, struct pane *p, int y)
 	wattrset(p->win, A_NORMAL);
 }
 
-/* Tag of a lane: H hang thread, C culprit, S on the slice, ' ' else. */
+/* Tag of a lane: H hang thread, C culprit (of the diagnosis or named by
+   the critical path), P on the critical path, S on the slice, ' '
+   else. */
 static char
 lane_tag(const struct tui *t, uint32_t th)
 {
@@ -149,6 +154,9 @@ lane_tag(const struct tui *t, uint32_t th)
 	for (size_t i = 0; i < diag_nculprits(t->d, h); i++)
 		if (diag_culprit(t->d, h, i)->th.thread == th)
 			return 'C';
+	const struct diag_cstep *cs = tui_cpath_step(t, th);
+	if (cs != NULL)
+		return cs->culprit ? 'C' : 'P';
 	for (size_t i = 0; i < diag_npath(t->d, h); i++)
 		if (diag_path(t->d, h, i)->th.thread == th)
 			return 'S';
@@ -169,9 +177,26 @@ state_attr(const struct tui *t, unsigned s)
 	}
 }
 
+/* Mark the columns of [a, b) in mark[]: 1 blocked on the critical path,
+   2 running on it. */
+static void
+path_mark(const struct tui *t, unsigned nc, uint64_t a, uint64_t b,
+    int running, unsigned char *mark)
+{
+	uint64_t t0 = t->pos.t0, span = t->pos.t1 - t->pos.t0;
+
+	if (b <= a || b <= t0 || a >= t->pos.t1)
+		return;
+	uint64_t x = a > t0 ? a - t0 : 0;
+	uint64_t y = b - t0 < span ? b - t0 : span;
+	for (uint64_t c = x * nc / span; c <= (y - 1) * nc / span && c < nc;
+	    c++)
+		mark[c] = running ? 2 : 1;
+}
+
 static void
 draw_lane(struct tui *t, struct pane *p, int y, uint32_t th,
-    struct view_cell *cells)
+    struct view_cell *cells, unsigned char *mark)
 {
 	unsigned nc = ncols(p);
 	int x0 = name_width(p) + 1, cur = th == t->thread;
@@ -191,6 +216,13 @@ draw_lane(struct tui *t, struct pane *p, int y, uint32_t th,
 		for (uint64_t c = a * nc / span; c <= b * nc / span && c < nc;
 		    c++)
 			cells[c].state = VS_HANG;
+	}
+	/* its part of the critical path: '#' running, '~' blocked */
+	uint64_t b0, b1, r0, r1;
+	memset(mark, 0, nc);
+	if (tui_cpath_span(t, th, &b0, &b1, &r0, &r1)) {
+		path_mark(t, nc, b0, b1, 0, mark);
+		path_mark(t, nc, r0, r1, 1, mark);
 	}
 	snprintf(name, sizeof(name), "%c%s", tag,
 	    tui_thread_label(t, th, lab, sizeof(lab)));
@@ -216,7 +248,11 @@ draw_lane(struct tui *t, struct pane *p, int y, uint32_t th,
 		unsigned s = cells[c].state;
 		chtype ch = (chtype)(unsigned char)state_ch[s];
 		attr_t at = state_attr(t, s);
-		if (cells[c].vertices == 1 && s != VS_HANG) {
+		if (mark[c] != 0 && s != VS_HANG) {
+			/* on the critical path: running or blocked */
+			ch = mark[c] == 2 && s != VS_BLOCKED ? '#' : '~';
+			at = A_BOLD | (t->colour ? COLOR_PAIR(C_CPATH) : 0);
+		} else if (cells[c].vertices == 1 && s != VS_HANG) {
 			ch = '|';
 			at = t->colour ? COLOR_PAIR(C_BOUND) : 0;
 		}
@@ -236,6 +272,7 @@ tl_draw(struct tui *t, struct pane *p)
 	size_t li = lane_index(t);
 	unsigned nc = ncols(p);
 	struct view_cell *cells;
+	unsigned char *mark;
 
 	tui_pane_title(t, p,
 	    "Timeline %s .. %s (%s)  lanes %zu%s%s%s", tui_fmt_time(t,
@@ -255,9 +292,11 @@ tl_draw(struct tui *t, struct pane *p)
 	if (t->lane_top >= t->nlanes)
 		t->lane_top = 0;
 	cells = xcalloc(nc, sizeof(*cells));
+	mark = xmalloc(nc);
 	for (int r = 0; r < rows && t->lane_top + (size_t)r < t->nlanes; r++)
 		draw_lane(t, p, 2 + r, t->lanes[t->lane_top + (size_t)r],
-		    cells);
+		    cells, mark);
+	free(mark);
 	free(cells);
 }
 
@@ -444,6 +483,8 @@ tl_key(struct tui *t, struct pane *p, enum action a)
 			return R_STATUS;
 		}
 		return tui_goto_vertex(t, hg->node, 1);
+	case AC_CPATH:
+		return tui_cpath_show(t);
 	case AC_NEXT_HANG: case AC_PREV_HANG: {
 		size_t n = t->d ? diag_nhangs(t->d) : 0, h = t->pos.hang;
 		if (n == 0) {

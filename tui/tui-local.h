@@ -46,6 +46,7 @@ enum action {
 	AC_ZOOM_IN, AC_ZOOM_OUT, AC_ZOOM_ALL,
 	AC_ENTER, AC_WAKER, AC_WAKEE, AC_BACK, AC_FORWARD, AC_RECURSE,
 	AC_NEXT_HANG, AC_PREV_HANG, AC_TOGGLE_SLICE, AC_SPINNING,
+	AC_CPATH,
 	AC_NACTIONS
 };
 
@@ -114,7 +115,7 @@ struct tui_pos {
 
 /* Colour pairs (when the terminal has colours). */
 enum { C_RUN = 1, C_RUNNABLE, C_BLOCKED, C_HANG, C_BOUND, C_TITLE,
-       C_ERROR, C_PATH, C_CULPRIT, C_CURSOR, C_N };
+       C_ERROR, C_PATH, C_CULPRIT, C_CURSOR, C_CPATH, C_N };
 
 struct tui {
 	/* model (engine/) */
@@ -169,6 +170,12 @@ struct tui {
 	WINDOW *textwin;
 
 	int quit;
+
+	/* the critical path list (cpath.c): open, its selected and first
+	   shown step, its window over the panes below the timeline */
+	int cp_open;
+	size_t cp_sel, cp_top, cp_hang;
+	WINDOW *cpwin;
 };
 
 /* load.c */
@@ -260,6 +267,24 @@ int tui_match(const char *hay, const char *needle);
 void tui_list_scroll(struct pane *p, size_t n);
 /* Generic list movement; returns R_* bits for pane bit. */
 int tui_list_key(struct pane *p, size_t n, enum action a, int bit);
+
+/* cpath.c: the critical path list of the current hang, an overlay on
+   the panes below the timeline, whose keys move in it; Enter takes the
+   timeline to the selected step, q, Esc or p close it. */
+int tui_cpath_show(struct tui *t);
+/* With the list open: handle key ch into *redraw and return 1, or 0 to
+   leave the key to the panes (zoom, history, chain steps...). */
+int tui_cpath_key(struct tui *t, int ch, int *redraw);
+/* Draw the list over the panes (after them). */
+void tui_cpath_draw(struct tui *t);
+void tui_cpath_close(struct tui *t);
+/* The intervals where thread th is a step k >= 1 of the current hang's
+   critical path: while blocked [*b0, *b1) then running [*r0, *r1),
+   within the hang; 0 when th is no such step. */
+int tui_cpath_span(const struct tui *t, uint32_t th, uint64_t *b0,
+    uint64_t *b1, uint64_t *r0, uint64_t *r1);
+/* Step of thread th on the current hang's critical path, or NULL. */
+const struct diag_cstep *tui_cpath_step(const struct tui *t, uint32_t th);
 
 /* timeline.c: free the lane summaries kept between draws. */
 void tui_timeline_free(void);

@@ -272,7 +272,7 @@ show_help(struct tui *t)
 	}
 	ADD("%s", "");
 	ADD("Timeline: = running  - runnable  . blocked  ! hang  "
-	    "| vertex start");
+	    "| vertex start  # ~ on the critical path (running, blocked)");
 #undef ADD
 	tui_show_text(t, "help", lines, n);
 }
@@ -410,6 +410,8 @@ draw(struct tui *t, int what)
 			p->ops->draw(t, p);
 			wnoutrefresh(p->win);
 		}
+		if (t->cp_open)
+			tui_cpath_draw(t);
 	}
 	draw_status(t);
 	doupdate();
@@ -530,6 +532,7 @@ colours(struct tui *t)
 	init_pair(C_PATH, COLOR_CYAN, -1);
 	init_pair(C_CULPRIT, COLOR_RED, -1);
 	init_pair(C_CURSOR, COLOR_BLACK, COLOR_WHITE);
+	init_pair(C_CPATH, COLOR_BLACK, COLOR_CYAN);
 }
 
 static void
@@ -654,6 +657,11 @@ tui_run(struct tui_opts *o)
 				redraw |= text_key(t, ch);
 				continue;
 			}
+			int r;
+			if (t->cp_open && tui_cpath_key(t, ch, &r)) {
+				redraw |= r;
+				continue;
+			}
 			enum action a = tui_key_action(ch);
 			if (a == AC_NONE) {
 				tui_message(t, 1, "unknown key (? for help)");
@@ -667,6 +675,7 @@ tui_run(struct tui_opts *o)
 	tui_extend_wait(t, 0);
 	tui_search_free(t);
 	close_text(t);
+	tui_cpath_close(t);
 	tui_timeline_free();
 	for (int i = 0; i < P_N; i++)
 		if (t->panes[i].win)
