@@ -56,6 +56,8 @@ const struct key_binding tui_keys[] = {
 	{ 'x', "x", AC_SPINNING, "back to the spinning node of the hang" },
 	{ 'p', "p", AC_CPATH, "the hang's critical path (Enter: go to a "
 	  "step; p, q: close)" },
+	{ 'f', "f", AC_FOLD, "fold or show idle kernel threads and the "
+	  "recorder" },
 	{ '}', "}", AC_NEXT_HANG, "next hang" },
 	{ '{', "{", AC_PREV_HANG, "previous hang" },
 };

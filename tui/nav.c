@@ -310,6 +310,9 @@ tui_lanes(struct tui *t)
 		pin(t, graph_thread_find(t->g, t->hist[i].tid), seen);
 	pin(t, t->thread, seen);
 	t->npinned = t->nlanes;
+	t->nfolded = 0;
+	t->fold_t0 = t->pos.t0;
+	t->fold_t1 = t->pos.t1;
 	rest = xcalloc(n ? n : 1, sizeof(*rest));
 	for (uint32_t i = 0; i < n; i++) {
 		const struct graph_thread *gt = graph_thread(t->g, i);
@@ -320,6 +323,10 @@ tui_lanes(struct tui *t)
 		    !tui_match(tui_thread_label(t, i, lab, sizeof(lab)),
 		    t->filter) && !tui_match(gt->process, t->filter))
 			continue;
+		if (!t->unfold && tui_fold_lane(t, i)) {
+			t->nfolded++;
+			continue;
+		}
 		rest[nrest++] = i;
 	}
 	sort_g = t->g;

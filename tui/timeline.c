@@ -8,7 +8,9 @@
  * and '!' over the hang intervals the diagnosis found on that thread.
  * Over the part of the current hang where a thread is a step of its
  * critical path (cpath.c), its cells show '#' where it ran and '~' where
- * it was blocked, in the path's colour.
+ * it was blocked, in the path's colour. Idle kernel threads and the
+ * recorder are folded away (fold.c) unless `f` shows them; the lanes are
+ * folded again when the window moves.
  * The cursor is a column (reverse video) at t->pos.cursor; the current
  * vertex is underlined on the current lane. This pane also handles the
  * navigation actions that make sense from any pane (zoom, chain steps,
@@ -274,12 +276,21 @@ tl_draw(struct tui *t, struct pane *p)
 	struct view_cell *cells;
 	unsigned char *mark;
 
+	/* the idle kernel threads of another window are others */
+	if (!t->unfold && (t->fold_t0 != t->pos.t0 ||
+	    t->fold_t1 != t->pos.t1)) {
+		tui_lanes(t);
+		li = lane_index(t);
+	}
+	char fold[48] = "";
+	if (!t->unfold && t->nfolded > 0)
+		snprintf(fold, sizeof(fold), " (%zu folded: f)", t->nfolded);
 	tui_pane_title(t, p,
-	    "Timeline %s .. %s (%s)  lanes %zu%s%s%s", tui_fmt_time(t,
+	    "Timeline %s .. %s (%s)  lanes %zu%s%s%s%s", tui_fmt_time(t,
 	    t->pos.t0, a, sizeof(a)), tui_fmt_time(t, t->pos.t1, b, sizeof(b)),
 	    fmt_duration(s, sizeof(s), t->pos.t1 - t->pos.t0), t->nlanes,
-	    t->filter[0] ? " filter '" : "", t->filter, t->filter[0] ? "'" :
-	    "");
+	    fold, t->filter[0] ? " filter '" : "", t->filter, t->filter[0] ?
+	    "'" : "");
 	if (rows <= 0)
 		return;
 	ruler(t, p, 1);
@@ -485,6 +496,16 @@ tl_key(struct tui *t, struct pane *p, enum action a)
 		return tui_goto_vertex(t, hg->node, 1);
 	case AC_CPATH:
 		return tui_cpath_show(t);
+	case AC_FOLD:
+		t->unfold = !t->unfold;
+		tui_lanes(t);
+		if (t->unfold)
+			tui_message(t, 0, "all %zu lanes shown (f folds idle "
+			    "kernel threads and the recorder)", t->nlanes);
+		else
+			tui_message(t, 0, "%zu idle kernel thread and recorder "
+			    "lane(s) folded (f shows them)", t->nfolded);
+		return R_ALL;
 	case AC_NEXT_HANG: case AC_PREV_HANG: {
 		size_t n = t->d ? diag_nhangs(t->d) : 0, h = t->pos.hang;
 		if (n == 0) {

@@ -46,7 +46,7 @@ enum action {
 	AC_ZOOM_IN, AC_ZOOM_OUT, AC_ZOOM_ALL,
 	AC_ENTER, AC_WAKER, AC_WAKEE, AC_BACK, AC_FORWARD, AC_RECURSE,
 	AC_NEXT_HANG, AC_PREV_HANG, AC_TOGGLE_SLICE, AC_SPINNING,
-	AC_CPATH,
+	AC_CPATH, AC_FOLD,
 	AC_NACTIONS
 };
 
@@ -176,6 +176,15 @@ struct tui {
 	int cp_open;
 	size_t cp_sel, cp_top, cp_hang;
 	WINDOW *cpwin;
+	/* folded lanes (fold.c): idle kernel threads and the recorder are
+	   left out of t->lanes unless unfold is set; nfolded of them were
+	   for the window [fold_t0, fold_t1) */
+	int unfold;
+	size_t nfolded;
+	uint64_t fold_t0, fold_t1;
+	unsigned rec_gen;	/* t->gen + 1 the recorder was found for */
+	uint32_t rec_pids[8];	/* processes taken for the recorder */
+	size_t nrec;
 };
 
 /* load.c */
@@ -285,6 +294,10 @@ int tui_cpath_span(const struct tui *t, uint32_t th, uint64_t *b0,
     uint64_t *b1, uint64_t *r0, uint64_t *r1);
 /* Step of thread th on the current hang's critical path, or NULL. */
 const struct diag_cstep *tui_cpath_step(const struct tui *t, uint32_t th);
+
+/* fold.c: is thread th left out of the lanes (when folding): an idle
+   kernel thread over the visible window, or a thread of the recorder? */
+int tui_fold_lane(struct tui *t, uint32_t th);
 
 /* timeline.c: free the lane summaries kept between draws. */
 void tui_timeline_free(void);
