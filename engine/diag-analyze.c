@@ -78,7 +78,8 @@ analyze_blocked(struct diag *d, struct dhang *h)
 			/* the normal exchange went through other threads
 			   (a reply made by a worker this time): the hang's
 			   own wake-up chain names who it waited for */
-			diag_recurse(d, h, &lv, h->crit.v, h->crit.n);
+			diag_recurse(d, h, &lv, h->crit.v,
+		    diag_diff_cut(d, &lv, h->crit.v, h->crit.n));
 			if (h->cul.n > 0)
 				dnote(h, "no culprit on the normal path; the "
 				    "culprits are from the hang's own wake-up "
@@ -88,7 +89,8 @@ analyze_blocked(struct diag *d, struct dhang *h)
 		ddead(h, "no similar normal node of %s: used the hang's "
 		    "own wake-up chain", h->pub.th.comm);
 		if (h->crit.n > 0)
-			diag_recurse(d, h, &lv, h->crit.v, h->crit.n);
+			diag_recurse(d, h, &lv, h->crit.v,
+		    diag_diff_cut(d, &lv, h->crit.v, h->crit.n));
 	}
 }
 
@@ -110,7 +112,8 @@ analyze_yield(struct diag *d, struct dhang *h)
 		    h->pub.th.comm, h->pub.wait.resource, h->pub.yields,
 		    (double)(b - a) / 1e6);
 		diag_cpath_steps(g, &h->dw, d->last_ts, &h->crit);
-		diag_recurse(d, h, &lv, h->crit.v, h->crit.n);
+		diag_recurse(d, h, &lv, h->crit.v,
+		    diag_diff_cut(d, &lv, h->crit.v, h->crit.n));
 		return;
 	}
 	if (h->poll_exit != GRAPH_NONE) {

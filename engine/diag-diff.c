@@ -228,6 +228,62 @@ set_blocked(const struct graph *g, uint32_t ti, const struct dwait *w,
 	x->w = *w;
 }
 
+/*
+ * Whether the diff names the thread of step st of level lv's path, into
+ * *x: busy for half the window, or blocked that long on a wait other
+ * than its idle one (a stopped thread never waits for work) that it did
+ * not begin after its part in the path, or waiting in timed slices.
+ */
+static int
+names(struct diag *d, const struct level *lv, const struct diag_step *st,
+    struct dculprit *x)
+{
+	const struct graph *g = d->g;
+	uint32_t ti = st->th.thread;
+	uint64_t len = lv->b - lv->a, ov, from;
+	struct dwait w;
+
+	culprit_init(g, ti, lv, x);
+	if (diag_cpu_time(g, ti, lv->a, lv->b) >= len / 2) {
+		set_busy(d, ti, lv, x);
+		return 1;
+	}
+	if (diag_wait_overlapping(d, ti, lv->a, lv->b, &w, &ov) &&
+	    ov >= len / 2 &&
+	    !(g->th[ti].ev[w.sw].sub & 0x30) &&	/* exited */
+	    (diag_wait_key(g, &w) != diag_idle_key(d, ti) ||
+	    (g->th[ti].ev[w.sw].sub & (DIAG_TASK_STOPPED |
+	    DIAG_TASK_TRACED))) &&
+	    !done_before(g, st, lv, &w)) {
+		set_blocked(g, ti, &w, x);
+		return 1;
+	}
+	if (diag_slices_overlapping(d, ti, lv->a, lv->b, &w, &from, &ov) &&
+	    ov >= len / 2 && !done_before(g, st, lv, &w)) {
+		/* waiting in timed slices most of the window (for a lock
+		   or a turn): blocked, from the first */
+		set_blocked(g, ti, &w, x);
+		x->c.start_ns = x->w.start = from;
+		x->sliced = 1;
+		return 1;
+	}
+	return 0;
+}
+
+size_t
+diag_diff_cut(struct diag *d, const struct level *lv,
+    const struct diag_step *p, size_t n)
+{
+	struct dculprit x;
+
+	for (size_t i = 1; i < n; i++)
+		if (p[i].th.thread != lv->ti &&
+		    diag_user_thread(d->g, p[i].th.thread) &&
+		    names(d, lv, &p[i], &x))
+			return i + 1;
+	return n;
+}
+
 size_t
 diag_diff_path(struct diag *d, const struct level *lv,
     const struct diag_step *p, size_t n, void *out)
@@ -275,33 +331,10 @@ diag_diff_path(struct diag *d, const struct level *lv,
 			continue;
 		DPUSH(done, ti);
 		struct dculprit x;
-		culprit_init(g, ti, lv, &x);
-		uint64_t cpu = diag_cpu_time(g, ti, lv->a, lv->b), ov, from;
-		struct dwait w;
-		if (cpu >= len / 2) {
-			if (cs->n > 0)
-				break;	/* only blocked ones follow the first */
-			set_busy(d, ti, lv, &x);
-		} else if (diag_wait_overlapping(d, ti, lv->a, lv->b, &w,
-		    &ov) && ov >= len / 2 &&
-		    !(g->th[ti].ev[w.sw].sub & 0x30) &&	/* exited */
-		    (diag_wait_key(g, &w) != diag_idle_key(d, ti) ||
-		    /* stopped: never waiting for work */
-		    (g->th[ti].ev[w.sw].sub & (DIAG_TASK_STOPPED |
-		    DIAG_TASK_TRACED))) &&
-		    !done_before(g, &p[i], lv, &w)) {
-			set_blocked(g, ti, &w, &x);
-		} else if (diag_slices_overlapping(d, ti, lv->a, lv->b, &w,
-		    &from, &ov) && ov >= len / 2 &&
-		    !done_before(g, &p[i], lv, &w)) {
-			/* waiting in timed slices most of the window (for
-			   a lock or a turn): blocked, from the first */
-			set_blocked(g, ti, &w, &x);
-			x.c.start_ns = x.w.start = from;
-			x.sliced = 1;
-		} else {
+		if (!names(d, lv, &p[i], &x))
 			continue;
-		}
+		if (x.c.kind == DIAG_BUSY && cs->n > 0)
+			break;	/* only blocked ones follow the first */
 		DPUSH(*cs, x);
 		if (x.c.kind == DIAG_BUSY)
 			break;	/* it ran the whole time: what is behind it

@@ -591,6 +591,12 @@ struct dculprit {
    struct dculprit (cleared first). Returns their number. */
 size_t diag_diff_path(struct diag *d, const struct level *lv,
     const struct diag_step *p, size_t n, void *out);
+/* Of p, a level's own critical path (n steps: the waiter, then each
+   one's waker), the steps up to the first thread the diff names: the
+   culprit of this level; what lies beyond it explains that culprit,
+   at the next depth. n when the diff names none. */
+size_t diag_diff_cut(struct diag *d, const struct level *lv,
+    const struct diag_step *p, size_t n);
 
 /* diag-analyze.c */
 /* Critical path, slice, diff, culprits, cycle, wake-ups, stacks of hang

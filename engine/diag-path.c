@@ -7,7 +7,9 @@
  * a message, pipe data, a signal; a loopback packet delivered in softirq
  * context, or work a kernel worker ran, counts as the thread behind it),
  * then that thread's own last wait before it woke the first, and so on.
- * A thread idle since before the interval does not stop it: the walk
+ * A short wait for I/O the thread started itself (ended by a device's
+ * interrupt) is part of its own work: the walk looks at the wait before
+ * it. A thread idle since before the interval does not stop it: the walk
  * goes on to whoever woke it, and stops once a waker acted before the
  * interval, at a thread running since before it, at a thread's own
  * timer or timeout, at an interrupt from a device, at a thread met
@@ -198,17 +200,38 @@ diag_critical_path(const struct graph *g, uint32_t ti, uint64_t a,
 		s->until = t;
 		s->wait_enter = GRAPH_NONE;
 		n++;
-		/* the last event at or before t, and the wait before it */
-		uint32_t at = diag_event_at(g, cur, t + 1);
-		uint32_t sw = at > 0 ? last_wait(g, cur, at - 1) : GRAPH_NONE;
-		if (sw == GRAPH_NONE) {
+		/* the last event at or before t, and the wait before it;
+		   a short wait for I/O the thread started itself (a device
+		   ended it) is part of its own work: the wait before it */
+		uint64_t ts = t, io = 0;
+		struct dwait dw;
+		uint32_t w = GRAPH_NONE;
+		uint64_t wts = 0;
+		int why = DCS_UNKNOWN, found = 0;
+		for (;;) {
+			uint32_t at = diag_event_at(g, cur, ts + 1);
+			uint32_t sw = at > 0 ? last_wait(g, cur, at - 1) :
+			    GRAPH_NONE;
+			if (sw == GRAPH_NONE)
+				break;
+			diag_swait_at(g, cur, sw, last_ts, &dw);
+			found = 1;
+			if (dw.end < a || dw.run == GRAPH_NONE)
+				break;
+			w = waker_of(g, cur, dw.run, &wts, &s->edge, &why);
+			if (w != GRAPH_NONE || why != DCS_IRQ ||
+			    dw.end - dw.start >= (b - a) / 4 ||
+			    dw.start <= a)
+				break;
+			io += dw.end - dw.start;
+			ts = dw.start;
+		}
+		if (!found) {
 			s->running_ns = t > a ? t - a : 0;
 			*stop = th->nev > 0 && th->ev[0].ts > a ?
 			    DCS_RECSTART : DCS_RAN;
 			break;
 		}
-		struct dwait dw;
-		diag_swait_at(g, cur, sw, last_ts, &dw);
 		s->wait = dw.w;
 		s->wait_enter = dw.enter;
 		s->wait_start = dw.start;
@@ -217,7 +240,8 @@ diag_critical_path(const struct graph *g, uint32_t ti, uint64_t a,
 		uint64_t hi = dw.end < t ? dw.end : t;
 		s->blocked_ns = hi > lo ? hi - lo : 0;
 		lo = dw.end > a ? dw.end : a;
-		s->running_ns = t > lo ? t - lo : 0;
+		s->running_ns = t > lo ? t - lo - (io < t - lo ? io : 0) : 0;
+		s->io_ns = io;
 		if (dw.end < a) {
 			*stop = DCS_RAN;
 			break;
@@ -226,9 +250,6 @@ diag_critical_path(const struct graph *g, uint32_t ti, uint64_t a,
 			*stop = DCS_NEVER;
 			break;
 		}
-		uint64_t wts = 0;
-		int why;
-		uint32_t w = waker_of(g, cur, dw.run, &wts, &s->edge, &why);
 		if (w == GRAPH_NONE) {
 			*stop = dw.w.timed_out ? DCS_TIMER : why;
 			if (dw.w.timed_out)
@@ -281,10 +302,13 @@ diag_cpath_steps(const struct graph *g, const struct dwait *dw,
 	size_t n = diag_critical_path(g, dw->ti, dw->start, dw->end, last_ts,
 	    cs, CPATH_MAX, &stop);
 	for (size_t k = 0; k < n; k++) {
-		struct diag_step st = { .th = cs[k].th, .ts = cs[k].wait_end,
+		/* the waiter's vertex that waited, each waker's that woke */
+		struct diag_step st = { .th = cs[k].th,
 		    .edge = k == 0 ? -1 : edge_kind(cs[k - 1].edge) };
-		st.node = graph_vertex_at(g, cs[k].th.tid, k == 0 ?
-		    cs[k].wait_end : cs[k].until);
+		st.node = k == 0 ? graph_vertex_of_event(g, dw->ti, dw->sw) :
+		    graph_vertex_at(g, cs[k].th.tid, cs[k].until);
+		st.ts = st.node != GRAPH_NONE ? graph_vertex_start(g, st.node) :
+		    cs[k].until;
 		DPUSH(*o, st);
 	}
 	return n;

@@ -221,6 +221,8 @@ follow(struct rec *r, size_t b)
 		/* no twin: its own critical path */
 		ddead(r->h, "%s (%u) was still waiting at the end of "
 		    "the trace and has no similar normal node", comm, tid);
+	} else {
+		r->sub.n = diag_diff_cut(r->d, &nl, r->sub.v, r->sub.n);
 	}
 	diag_span_steps(r->d, r->sub.v, r->sub.n, &r->h->deep_lo,
 	    &r->h->deep_hi);

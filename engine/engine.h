@@ -594,6 +594,9 @@ struct diag_cstep {
 	struct diag_thread waker;
 	int edge;			/* enum diag_cedge */
 	uint64_t blocked_ns, running_ns;
+	uint64_t io_ns;			/* short waits for its own I/O between
+					   its wait and until (running_ns
+					   leaves them out) */
 	int culprit;			/* the path alone names it (enum
 					   diag_cwhy), 0: not */
 	int verdict;			/* enum diag_cverdict, against the
