@@ -666,11 +666,14 @@ scan_event(struct scan *s, const struct trace_event *ev)
 	const char *str = ev->blob;
 	len = ev->blob != NULL ? ev->blob_len : 0;
 	switch (ev->type) {
-	case TT_WAKING: case TT_WAKEUP_NEW:
+	case TT_WAKING: case TT_WAKEUP_NEW: {
 		if (ev->arg[0] == 0)
 			return;
+		uint32_t tid = t->tid;	/* the wakee's entry may move t */
 		(void)thr(s, (uint32_t)ev->arg[0]);
+		t = thr(s, tid);
 		break;
+	}
 	case TT_FORK: {
 		uint32_t ptid = t->tid;
 		struct sthr *c = thr(s, (uint32_t)ev->arg[0]);
