@@ -114,8 +114,10 @@ read_frame(struct trace_reader *r, const struct chunkref *ref,
 		    "index entry (damaged; skipped)");
 		return -1;
 	}
-	if (h->rsize > MAX_RAW_CHUNK || h->csize > MAX_RAW_CHUNK) {
-		rd_report(r, s->path, ref->offset, "chunk too large (skipped)");
+	const char *why = chunk_hdr_impossible(h);
+
+	if (why != NULL) {
+		rd_report(r, s->path, ref->offset, why);
 		return -1;
 	}
 	z = xmalloc(h->csize ? h->csize : 1);

@@ -17,8 +17,6 @@
 #include "common/hmap.h"
 #include "trace-local.h"
 
-#define MAX_RAW_CHUNK (256u << 20)
-
 struct seg {
 	char *path;
 	int fd;

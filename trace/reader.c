@@ -350,7 +350,14 @@ load_index(struct trace_reader *r, uint32_t segi)
 		bad = offs[i] < (i ? offs[i - 1] + CHUNK_HDR_LEN :
 		    s->h.header_len) || offs[i] + CHUNK_HDR_LEN > ioff ||
 		    hs[i].first_ts > hs[i].last_ts;
+		/* no more events than the bytes up to the next can hold */
+		if (i > 0 && hs[i - 1].count > chunk_max_events(offs[i] -
+		    offs[i - 1] - CHUNK_HDR_LEN))
+			bad = 1;
 	}
+	if (!bad && n > 0 && hs[n - 1].count > chunk_max_events(ioff -
+	    offs[n - 1] - CHUNK_HDR_LEN))
+		bad = 1;
 	free(b);
 	if (bad) {
 		rd_report(r, s->path, ioff, "seek index disagrees with the "
@@ -409,6 +416,8 @@ scan_chunks(struct trace_reader *r, uint32_t segi)
 	struct chunk_hdr h;
 
 	while (off < s->size) {
+		const char *why;
+
 		if (off + CHUNK_HDR_LEN > s->size) {
 			rd_report(r, s->path, off, "torn chunk at the end "
 			    "(writer killed or still writing)");
@@ -428,6 +437,16 @@ scan_chunks(struct trace_reader *r, uint32_t segi)
 			if (next == UINT64_MAX)
 				return;
 			off = next;
+		}
+		if ((why = chunk_hdr_impossible(&h)) != NULL) {
+			/* intact (its crc holds), but not a chunk to trust */
+			uint64_t next = resync(s, off + 1, &h);
+
+			rd_report(r, s->path, off, why);
+			if (next == UINT64_MAX)
+				return;
+			off = next;
+			continue;
 		}
 		if (off + CHUNK_HDR_LEN + h.csize > s->size) {
 			rd_report(r, s->path, off, "torn chunk at the end "

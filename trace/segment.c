@@ -126,6 +126,39 @@ chunk_hdr_decode(struct chunk_hdr *h, const uint8_t in[CHUNK_HDR_LEN])
 	return 0;
 }
 
+/* The most events rsize decompressed bytes may hold. */
+static uint32_t
+max_events_raw(uint64_t rsize)
+{
+	uint64_t n = rsize / CHUNK_MIN_EVENT_LEN;
+
+	return n < CHUNK_MAX_EVENTS ? (uint32_t)n : CHUNK_MAX_EVENTS;
+}
+
+uint32_t
+chunk_max_events(uint64_t csize)
+{
+	if (csize > MAX_RAW_CHUNK)
+		csize = MAX_RAW_CHUNK;
+	uint64_t rsize = csize * ZSTD_MAX_EXPANSION;
+
+	return max_events_raw(rsize < MAX_RAW_CHUNK ? rsize : MAX_RAW_CHUNK);
+}
+
+const char *
+chunk_hdr_impossible(const struct chunk_hdr *h)
+{
+	if (h->csize > MAX_RAW_CHUNK || h->rsize > MAX_RAW_CHUNK)
+		return "damaged chunk: larger than a chunk may be (skipped)";
+	if (h->rsize > (uint64_t)h->csize * ZSTD_MAX_EXPANSION)
+		return "damaged chunk: more bytes decompressed than its "
+		    "frame can make (skipped)";
+	if (h->count > max_events_raw(h->rsize))
+		return "damaged chunk: more events than its size can hold "
+		    "(skipped)";
+	return NULL;
+}
+
 void
 seg_header_encode(struct buf *b, const struct seg_header *h)
 {

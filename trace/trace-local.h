@@ -57,11 +57,30 @@ struct chunk_hdr {
 	uint32_t crc;			/* of the 40 bytes before */
 };
 
+/*
+ * What a chunk header may say (argus-trace(5)): at most MAX_RAW_CHUNK
+ * bytes compressed and decompressed; decompressed, at most
+ * ZSTD_MAX_EXPANSION times its compressed size (a zstd block makes 128
+ * KiB at most and takes 4 bytes at least); and at most CHUNK_MAX_EVENTS
+ * events, each of CHUNK_MIN_EVENT_LEN decompressed bytes at least (its
+ * type and its time delta, a varint each). The writer keeps to these,
+ * and readers allocate by a chunk's count only once it holds to them.
+ */
+#define MAX_RAW_CHUNK (256u << 20)
+#define ZSTD_MAX_EXPANSION 32768u
+#define CHUNK_MIN_EVENT_LEN 2
+#define CHUNK_MAX_EVENTS (1u << 22)
+
 uint32_t trace_crc32(uint32_t crc, const void *buf, size_t len);
 
 void chunk_hdr_encode(const struct chunk_hdr *h, uint8_t out[CHUNK_HDR_LEN]);
 /* Returns 0 when magic and crc hold. */
 int chunk_hdr_decode(struct chunk_hdr *h, const uint8_t in[CHUNK_HDR_LEN]);
+/* The most events a chunk of csize compressed bytes may hold. */
+uint32_t chunk_max_events(uint64_t csize);
+/* NULL when the sizes and the count of a decoded header are possible,
+   else why not (a damage report's reason). */
+const char *chunk_hdr_impossible(const struct chunk_hdr *h);
 
 /* --- little-endian and varint helpers --------------------------------- */
 

@@ -237,7 +237,7 @@ trace_writer_add(struct trace_writer *w, const struct trace_event *ev)
 		s->cur_tid = (uint32_t)ev->arg[1];
 	s->count++;
 	w->st.events++;
-	if (s->pending >= w->chunk_size)
+	if (s->pending >= w->chunk_size || s->count >= CHUNK_MAX_EVENTS)
 		return wr_flush_stream(w, idx);
 	return 0;
 }

@@ -1,0 +1,107 @@
+#!/bin/sh
+# damaged.sh: traces damaged in ways a hardening probe found, which every
+# command reading a trace must take: warn once, skip the damage, read the
+# rest (or refuse with one line saying what is wrong):
+#  - a chunk whose header (its CRC made to match) counts 0xffffffff
+#    events: diagnose (whole, --stream, --json), graph, export, dump,
+#    info --events and debug (in a detached tmux) each warn once and go
+#    on, in a data chunk and in the metadata chunk.
+# Made with tests/tools/mktrace; needs python3 (skipped without).
+set -u
+B=${B:-build}
+ARGUS=${ARGUS:-./argus}
+case $ARGUS in /*) ;; *) ARGUS=$(pwd)/$ARGUS ;; esac
+T=$(mktemp -d /tmp/argus-dmg-XXXXXX)
+SUITE=damaged
+. tests/lib.sh
+tmux_sandbox
+skip() { echo "ok damaged: $1 # skip $2"; }
+
+if ! command -v python3 >/dev/null 2>&1; then
+	skip "all" "python3 is not installed"
+	exit 0
+fi
+if ! "$B/tests/tools/mktrace" "$T/a" 100000 65536 >"$T/log" 2>&1; then
+	nok "mktrace" "$(cat "$T/log")"
+	exit 0
+fi
+
+# lie SEG CPU K: the K-th chunk of stream CPU (65535: the metadata's)
+# counts 0xffffffff events, its CRC made to match; the index is cut off
+# so that the chunks are walked. Prints the chunk's offset.
+lie() {
+	python3 - "$@" <<'PY'
+import struct, sys, zlib
+p, cpu, k = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+b = bytearray(open(p, "rb").read())
+o = struct.unpack_from("<I", b, 12)[0]
+i = 0
+while o + 44 <= len(b) and b[o:o + 4] == b"CHNK":
+    if struct.unpack_from("<H", b, o + 4)[0] == cpu:
+        if i == k:
+            struct.pack_into("<I", b, o + 8, 0xffffffff)
+            struct.pack_into("<I", b, o + 40, zlib.crc32(bytes(b[o:o + 40])))
+            print(o)
+        i += 1
+    o += 44 + struct.unpack_from("<I", b, o + 12)[0]
+open(p, "wb").write(b[:o])
+PY
+}
+
+# every_command DIR OFFSET WHAT: each command reading DIR ends with status
+# 0 and one warning, of the chunk at OFFSET
+every_command() {
+	dir=$1 off=$2 what=$3
+	fails=""
+	for c in "diagnose" "diagnose --stream" "diagnose --json" "graph" \
+	    "export -o $T/out.json" "dump" "info --events"; do
+		$ARGUS $c "$dir" >/dev/null 2>"$T/err"
+		rc=$?
+		n=$(grep -c 'warning' "$T/err")
+		if [ $rc -ne 0 ] || [ "$n" -ne 1 ] ||
+		    ! grep -q "offset $off: damaged chunk: more events than its size can hold (skipped)" "$T/err"; then
+			fails="$fails
+$c: status $rc, $n warnings: $(head -n 3 "$T/err")"
+		fi
+	done
+	if [ -z "$fails" ]; then
+		ok "a $what chunk counting 0xffffffff events: every command warns once and goes on"
+	else
+		nok "a $what chunk counting 0xffffffff events: every command warns once and goes on" "$fails"
+	fi
+	if ! command -v tmux >/dev/null 2>&1; then
+		skip "debug: a $what chunk counting 0xffffffff events" "tmux is not installed"
+		return
+	fi
+	rm -f "$T/rc"
+	tm new-session -d -s "$what" -x 120 -y 30 \
+	    "$ARGUS debug $dir 2>$T/derr; echo \$? >$T/rc; sleep 60"
+	n=100
+	while [ $n -gt 0 ] && ! [ -s "$T/rc" ] &&
+	    ! tm capture-pane -p -t "$what" | grep -q Candidates; do
+		sleep 0.1
+		n=$((n - 1))
+	done
+	tm send-keys -t "$what" q
+	n=50
+	while [ $n -gt 0 ] && ! [ -s "$T/rc" ]; do
+		sleep 0.1
+		n=$((n - 1))
+	done
+	if [ "$(cat "$T/rc" 2>/dev/null)" = 0 ]; then
+		ok "debug: a $what chunk counting 0xffffffff events"
+	else
+		nok "debug: a $what chunk counting 0xffffffff events" \
+		    "status $(cat "$T/rc" 2>/dev/null)" "$(head -n 3 "$T/derr")"
+	fi
+	tm kill-session -t "$what" >/dev/null 2>&1
+}
+
+# --- chunks counting more events than they can hold ---------------------
+cp -r "$T/a" "$T/data"
+off=$(lie "$T/data/seg-00000002.argus" 1 2)
+every_command "$T/data" "$off" data
+cp -r "$T/a" "$T/meta"
+off=$(lie "$T/meta/seg-00000002.argus" 65535 0)
+every_command "$T/meta" "$off" metadata
+exit 0
