@@ -172,6 +172,18 @@ struct trace_chunk_buf {
    reading it would). */
 size_t rd_decode_ref(struct trace_reader *r, struct trace_chunk_buf *b,
     const struct chunkref *ref, struct trace_event *evs);
+/* Segments (reader-seg.c): add the file name (at dirfd, or path when
+   dirfd is -1) to r->segs, its header decoded or why it is skipped; add
+   the files seg-*.argus of directory dir (an error code, *cause set
+   when the directory is refused); sort r->segs and skip the ones not to
+   read; warn of the skipped ones; the one-line cause of a trace refused
+   because s, its first segment, is skipped (malloc'd). */
+void rd_add_seg(struct trace_reader *r, int dirfd, const char *name,
+    const char *path);
+int rd_list_dir(struct trace_reader *r, const char *dir, char **cause);
+void rd_sort_segments(struct trace_reader *r);
+void rd_report_skipped(struct trace_reader *r);
+char *rd_skip_cause(const struct seg *s);
 /* Tell the progress callback that a cursor took a chunk. */
 void rd_took_chunk(struct trace_reader *r);
 /* The next chunk of cursor c, decoded ahead (reader-pre.c), into c->dev;

@@ -1,17 +1,15 @@
 /*
  * reader.c: opens a trace directory for reading.
  *
- * At open, every segment's header is decoded and its chunks are listed,
- * from the seek index when the segment is complete and otherwise by
- * walking the chunk headers (resynchronizing on the chunk magic after a
- * damaged header). The chunk references are grouped per CPU stream in
+ * At open, every segment's header is decoded (reader-seg.c) and its
+ * chunks are listed, from the seek index when the segment is complete
+ * and otherwise by walking the chunk headers (resynchronizing on the
+ * chunk magic after a damaged header). The chunk references are grouped per CPU stream in
  * write order (reader-decode.c reads them). Strings and arrays are
  * interned for the reader's life in an arena, found again through a hash
  * table (common/hmap.h) from their hash to a chain of entries.
  */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -458,190 +456,6 @@ scan_chunks(struct trace_reader *r, uint32_t segi)
 	}
 }
 
-static int
-seg_cmp(const void *a, const void *b)
-{
-	const struct seg *x = a, *y = b;
-
-	return x->h.seq < y->h.seq ? -1 : x->h.seq > y->h.seq;
-}
-
-/* Open one segment file and decode its header; returns an error code. */
-static int
-open_seg(struct seg *s, int dirfd, const char *name, const char *path)
-{
-	struct stat sb;
-	uint8_t *p = NULL;
-	size_t need = 4096, have = 0;
-	int err;
-
-	memset(s, 0, sizeof(*s));
-	s->path = xstrdup(path);
-	/* Never through a link in the directory, never blocking on a FIFO. */
-	s->fd = dirfd >= 0 ? openat(dirfd, name, O_RDONLY | O_NOFOLLOW |
-	    O_NONBLOCK | O_CLOEXEC) : open(path, O_RDONLY | O_NONBLOCK |
-	    O_CLOEXEC);
-	if (s->fd < 0)
-		return errno == ELOOP ? EINVAL : errno;
-	if (fstat(s->fd, &sb) != 0)
-		return errno;
-	if (!S_ISREG(sb.st_mode))
-		return EINVAL;
-	s->size = (uint64_t)sb.st_size;
-	s->max_ts = UINT64_MAX;
-	for (;;) {
-		if (need > s->size)
-			need = (size_t)s->size;
-		p = xrealloc(p, need ? need : 1);
-		if (need > have && rd_read_at(s->fd, p + have, need - have, have)) {
-			free(p);
-			return TRACE_ECORRUPT;
-		}
-		have = need;
-		err = seg_header_decode(&s->h, p, have, &need);
-		if (err != EAGAIN)
-			break;
-		if (need > s->size) {
-			err = have < SEG_MAGIC_LEN ? TRACE_EMAGIC : TRACE_ECORRUPT;
-			break;
-		}
-	}
-	free(p);
-	if (err == 0) {
-		/* mtime on the trace clock, plus an hour */
-		int64_t mt = (int64_t)sb.st_mtim.tv_sec * 1000000000LL +
-		    sb.st_mtim.tv_nsec - s->h.realtime_offset;
-
-		if (mt > 0 && (uint64_t)mt < UINT64_MAX - 3600000000000ULL)
-			s->max_ts = (uint64_t)mt + 3600000000000ULL;
-	}
-	return err;
-}
-
-static void
-add_seg(struct trace_reader *r, int dirfd, const char *name, const char *path)
-{
-	r->segs = xreallocarray(r->segs, r->nsegs + 1, sizeof(*r->segs));
-	struct seg *s = &r->segs[r->nsegs];
-	int err = open_seg(s, dirfd, name, path);
-
-	s->info.path = s->path;
-	s->info.size = s->size;
-	s->name_seq = UINT64_MAX;
-	if (name != NULL) {
-		char *end;
-		unsigned long long q = strtoull(name + 4, &end, 10);
-
-		if (end != name + 4 && strcmp(end, ".argus") == 0)
-			s->name_seq = q;
-	}
-	if (err) {
-		s->info.skipped = err;
-		s->info.seq = UINT64_MAX;
-	} else {
-		s->info.seq = s->h.seq;
-	}
-	r->nsegs++;
-}
-
-static int
-list_dir(struct trace_reader *r, const char *dir, char **cause)
-{
-	int err, fd = trace_dir_open(dir, &err, cause);
-	int dfd = fd >= 0 ? dup(fd) : -1;
-	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
-	struct dirent *de;
-
-	if (d == NULL) {
-		if (fd >= 0) {
-			err = errno;
-			close(fd);
-			if (dfd >= 0)
-				close(dfd);
-		}
-		return err;
-	}
-	while ((de = readdir(d)) != NULL) {
-		size_t n = strlen(de->d_name);
-
-		if (strncmp(de->d_name, "seg-", 4) != 0 || n < 10 ||
-		    strcmp(de->d_name + n - 6, ".argus") != 0)
-			continue;
-		char *path = xasprintf("%s/%s", dir, de->d_name);
-
-		add_seg(r, fd, de->d_name, path);
-		free(path);
-	}
-	closedir(d);
-	close(fd);
-	return 0;
-}
-
-static void
-skip_seg(struct seg *s, int err, const char *reason)
-{
-	s->info.skipped = err;
-	s->skip_reason = reason;
-}
-
-/*
- * Keep only the segments of one recording, each once (segments are
- * sorted by their header's sequence number): a file whose name does not
- * say its header's number is a copy; the recording is the id most
- * segments carry (the newest on a tie), segments of another id are
- * strangers; a second segment with the number of a kept one is a
- * duplicate. Segments without an id (older argus) are kept.
- */
-static void
-sort_out_segments(struct trace_reader *r)
-{
-	const uint8_t *best = NULL;
-	size_t best_n = 0;
-	const struct seg *prev = NULL;
-
-	for (size_t i = 0; i < r->nsegs; i++) {
-		struct seg *s = &r->segs[i];
-
-		if (!s->info.skipped && s->name_seq != UINT64_MAX &&
-		    s->name_seq != s->h.seq)
-			skip_seg(s, EEXIST, "its name says another segment "
-			    "than its header (a copy? skipped)");
-	}
-	for (size_t i = 0; i < r->nsegs; i++) {
-		const struct seg *s = &r->segs[i];
-		size_t n = 0;
-
-		if (s->info.skipped || !s->h.has_rec_id)
-			continue;
-		for (size_t j = 0; j < r->nsegs; j++)
-			n += !r->segs[j].info.skipped &&
-			    r->segs[j].h.has_rec_id &&
-			    memcmp(r->segs[j].h.rec_id, s->h.rec_id,
-			    TRACE_REC_ID_LEN) == 0;
-		if (n >= best_n) {
-			best_n = n;
-			best = s->h.rec_id;
-		}
-	}
-	for (size_t i = 0; i < r->nsegs; i++) {
-		struct seg *s = &r->segs[i];
-
-		if (s->info.skipped)
-			continue;
-		if (best && s->h.has_rec_id &&
-		    memcmp(s->h.rec_id, best, TRACE_REC_ID_LEN) != 0) {
-			skip_seg(s, ESTALE, "from another recording (skipped)");
-			continue;
-		}
-		if (prev && prev->h.seq == s->h.seq) {
-			skip_seg(s, EEXIST, "a duplicate of another segment "
-			    "(skipped)");
-			continue;
-		}
-		prev = s;
-	}
-}
-
 /* The bulk view: every chunk, stream after stream, in time order. */
 static void
 build_chunk_map(struct trace_reader *r)
@@ -707,7 +521,7 @@ trace_reader_open(struct trace_reader **rp, const char *path, char **cause)
 	pthread_mutex_init(&r->lock, NULL);
 	int err = 0, first_err = 0;
 	const char *first_path = path;
-	struct seg *newest = NULL;
+	struct seg *newest = NULL, *first = NULL;
 
 	*rp = NULL;
 	if (stat(path, &sb) != 0) {
@@ -715,7 +529,7 @@ trace_reader_open(struct trace_reader **rp, const char *path, char **cause)
 		goto fail;
 	}
 	if (S_ISDIR(sb.st_mode)) {
-		err = list_dir(r, path, cause);
+		err = rd_list_dir(r, path, cause);
 		if (err && cause && *cause) {
 			trace_reader_close(r);
 			return err;
@@ -728,13 +542,11 @@ trace_reader_open(struct trace_reader **rp, const char *path, char **cause)
 			cause = NULL;
 		}
 	} else {
-		add_seg(r, -1, NULL, path);
+		rd_add_seg(r, -1, NULL, path);
 	}
 	if (err)
 		goto fail;
-	if (r->nsegs > 1)
-		qsort(r->segs, r->nsegs, sizeof(*r->segs), seg_cmp);
-	sort_out_segments(r);
+	rd_sort_segments(r);
 	for (size_t i = 0; i < r->nsegs; i++) {
 		struct seg *s = &r->segs[i];
 
@@ -747,6 +559,7 @@ trace_reader_open(struct trace_reader **rp, const char *path, char **cause)
 			if (!first_err) {
 				first_err = s->info.skipped;
 				first_path = s->path;
+				first = s;
 			}
 			continue;
 		}
@@ -759,19 +572,19 @@ trace_reader_open(struct trace_reader **rp, const char *path, char **cause)
 	for (size_t i = 0; i < r->nsegs; i++) {
 		struct seg *s = &r->segs[i];
 
-		if (s->info.skipped) {
-			rd_report(r, s->path, 0, s->skip_reason ?
-			    s->skip_reason : s->info.skipped == EINVAL ?
-			    "not a regular file (skipped)" :
-			    trace_strerror(s->info.skipped));
-			continue;
-		}
-		if (strcmp(s->h.boot_id, newest->h.boot_id) != 0) {
+		if (!s->info.skipped &&
+		    strcmp(s->h.boot_id, newest->h.boot_id) != 0) {
 			s->info.skipped = ESTALE;
-			rd_report(r, s->path, 0, "recorded before the last reboot "
-			    "(skipped)");
-			continue;
+			s->skip_reason = "recorded before the last reboot "
+			    "(skipped)";
 		}
+	}
+	rd_report_skipped(r);
+	for (size_t i = 0; i < r->nsegs; i++) {
+		struct seg *s = &r->segs[i];
+
+		if (s->info.skipped)
+			continue;
 		for (size_t t = 0; t < s->h.nthreads; t++)
 			rd_thread_update(r, &s->h.threads[t]);
 		if (load_index(r, (uint32_t)i) != 0)
@@ -791,6 +604,8 @@ fail:
 		if (err == TRACE_EEMPTY)
 			*cause = xasprintf("%s: no trace segment "
 			    "(seg-*.argus) found", path);
+		else if (first != NULL && first->skip_reason != NULL)
+			*cause = rd_skip_cause(first);
 		else
 			*cause = xasprintf("%s: %s", first_path,
 			    trace_strerror(err));

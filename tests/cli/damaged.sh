@@ -5,8 +5,14 @@
 #  - a chunk whose header (its CRC made to match) counts 0xffffffff
 #    events: diagnose (whole, --stream, --json), graph, export, dump,
 #    info --events and debug (in a detached tmux) each warn once and go
-#    on, in a data chunk and in the metadata chunk.
-# Made with tests/tools/mktrace; needs python3 (skipped without).
+#    on, in a data chunk and in the metadata chunk;
+#  - a directory, a FIFO or a character device (root only) in place of a
+#    segment: one warning saying what the file is, the rest read; alone,
+#    one error line saying it (not "Invalid argument");
+#  - 5000 empty segments, under 1024 descriptors: three warnings, then one
+#    counting the rest, and the trace read.
+# Made with tests/tools/mktrace and mkhang; the chunk lies need python3
+# (skipped without).
 set -u
 B=${B:-build}
 ARGUS=${ARGUS:-./argus}
@@ -17,12 +23,9 @@ SUITE=damaged
 tmux_sandbox
 skip() { echo "ok damaged: $1 # skip $2"; }
 
-if ! command -v python3 >/dev/null 2>&1; then
-	skip "all" "python3 is not installed"
-	exit 0
-fi
-if ! "$B/tests/tools/mktrace" "$T/a" 100000 65536 >"$T/log" 2>&1; then
-	nok "mktrace" "$(cat "$T/log")"
+if ! "$B/tests/tools/mktrace" "$T/a" 100000 65536 >"$T/log" 2>&1 ||
+    ! "$B/tests/tools/mkhang" "$T/mk" >"$T/log" 2>&1; then
+	nok "mktrace, mkhang" "$(cat "$T/log")"
 	exit 0
 fi
 
@@ -97,7 +100,62 @@ $c: status $rc, $n warnings: $(head -n 3 "$T/err")"
 	tm kill-session -t "$what" >/dev/null 2>&1
 }
 
+# --- files that are no segments ------------------------------------------
+# not_segment KIND MAKE...: a KIND made by MAKE... PATH in place of a
+# segment
+not_segment() {
+	kind=$1
+	shift
+	cp -r "$T/mk" "$T/ns"
+	"$@" "$T/ns/seg-00000002.argus"
+	$ARGUS diagnose "$T/ns" >"$T/out" 2>"$T/err"
+	rc=$?
+	if [ $rc -eq 0 ] && [ "$(wc -l <"$T/err")" -eq 1 ] &&
+	    grep -q "seg-00000002.argus at offset 0: $kind, not a regular file (skipped)$" "$T/err" &&
+	    grep -q '^hang 1: app (500) blocked' "$T/out"; then
+		ok "$kind among the segments: one warning saying so"
+	else
+		nok "$kind among the segments: one warning saying so" "status $rc" "$(head -n 3 "$T/err")"
+	fi
+	rm -f "$T/ns/seg-00000001.argus"
+	$ARGUS diagnose "$T/ns" >"$T/out" 2>"$T/err"
+	rc=$?
+	if [ $rc -eq 1 ] && [ "$(wc -l <"$T/err")" -eq 1 ] &&
+	    grep -q "^argus diagnose: .*/seg-00000002.argus: $kind, not a regular file$" "$T/err"; then
+		ok "$kind as the only segment: one error line saying so"
+	else
+		nok "$kind as the only segment: one error line saying so" "status $rc" "$(head -n 3 "$T/err")"
+	fi
+	rm -rf "$T/ns"
+}
+not_segment "a directory" mkdir
+not_segment "a FIFO" mkfifo
+if [ "$(id -u)" = 0 ]; then
+	zero() { mknod -m 600 "$1" c 1 5; }	# as /dev/zero
+	not_segment "a character device" zero
+else
+	skip "a character device in place of a segment" "mknod needs root"
+fi
+
+# --- many empty segments --------------------------------------------------
+cp -r "$T/mk" "$T/empty"
+(cd "$T/empty" && seq -f 'seg-%08g.argus' 2 5001 | xargs touch)
+(ulimit -n 1024; $ARGUS diagnose "$T/empty" >"$T/out" 2>"$T/err")
+rc=$?
+if [ $rc -eq 0 ] && [ "$(grep -c warning "$T/err")" -eq 4 ] &&
+    [ "$(grep -c 'an empty file (skipped)$' "$T/err")" -eq 3 ] &&
+    grep -q 'seg-00000005.argus at offset 0: an empty file (skipped), and 4996 more segments like it (not listed)$' "$T/err" &&
+    grep -q '^hang 1: app (500) blocked' "$T/out"; then
+	ok "5000 empty segments: three warnings and one for the rest"
+else
+	nok "5000 empty segments: three warnings and one for the rest" "status $rc, $(grep -c warning "$T/err") warnings" "$(head -n 5 "$T/err")" "$(tail -n 2 "$T/err")"
+fi
+
 # --- chunks counting more events than they can hold ---------------------
+if ! command -v python3 >/dev/null 2>&1; then
+	skip "chunks counting more events than they can hold" "python3 is not installed"
+	exit 0
+fi
 cp -r "$T/a" "$T/data"
 off=$(lie "$T/data/seg-00000002.argus" 1 2)
 every_command "$T/data" "$off" data
