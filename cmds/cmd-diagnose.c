@@ -77,6 +77,30 @@ parse_at(const char *s, uint64_t first_ts, uint64_t *out)
 	return 0;
 }
 
+/*
+ * Whether the diagnosis at time at found nothing there, said in one line:
+ * with no chosen thread waiting then, --at takes the first chosen thread
+ * (or the one named), and when that one does not run either (at the
+ * trace's very start, say), its "hang" is of no kind and no length. Not
+ * when the answer is a window's that could rest on more.
+ */
+static int
+nothing_at(const struct diag *d, const char *at)
+{
+	const struct diag_hang *h = diag_nhangs(d) == 1 ? diag_hang(d, 0) :
+	    NULL;
+	uint64_t from, to;
+
+	/* a window held to its bound tells its partial answer instead */
+	if (h == NULL || h->kind != DIAG_NONE ||
+	    diag_window_short(d, &from, &to))
+		return 0;
+	cmd_error("diagnose", "nothing to diagnose at %s: no chosen thread "
+	    "waits then, and %s (%u) does not run (choose another time or "
+	    "thread)", at, h->th.comm ? h->th.comm : "?", h->th.tid);
+	return 1;
+}
+
 static int
 num_arg(const char *s, uint64_t max, uint64_t *out)
 {
@@ -313,6 +337,8 @@ cmd_diagnose(int argc, char **argv)
 		cmd_error("diagnose", "%s", cause ? cause : graph_strerror(err));
 		goto out;
 	}
+	if (at != NULL && nothing_at(d, at))
+		goto out;
 	if (json)
 		diag_write_json(d, stdout);
 	else

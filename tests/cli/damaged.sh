@@ -10,7 +10,10 @@
 #    segment: one warning saying what the file is, the rest read; alone,
 #    one error line saying it (not "Invalid argument");
 #  - 5000 empty segments, under 1024 descriptors: three warnings, then one
-#    counting the rest, and the trace read.
+#    counting the rest, and the trace read;
+#  - diagnose --at a time no chosen thread waits or runs (the trace's
+#    start, mkhang's idle app-watchdog): an error saying so, not a hang
+#    of no kind lasting 0.0 ms.
 # Made with tests/tools/mktrace and mkhang; the chunk lies need python3
 # (skipped without).
 set -u
@@ -150,6 +153,18 @@ if [ $rc -eq 0 ] && [ "$(grep -c warning "$T/err")" -eq 4 ] &&
 else
 	nok "5000 empty segments: three warnings and one for the rest" "status $rc, $(grep -c warning "$T/err") warnings" "$(head -n 5 "$T/err")" "$(tail -n 2 "$T/err")"
 fi
+
+# --- diagnose --at where nothing waits or runs ----------------------------
+for how in "" "--whole"; do
+	$ARGUS diagnose $how --tid 502 --at 0 "$T/mk" >"$T/out" 2>"$T/err"
+	rc=$?
+	if [ $rc -eq 1 ] && [ ! -s "$T/out" ] && [ "$(wc -l <"$T/err")" -eq 1 ] &&
+	    grep -q '^argus diagnose: nothing to diagnose at 0: no chosen thread waits then, and app-watchdog (502) does not run' "$T/err"; then
+		ok "diagnose${how:+ $how} --at 0 of an idle thread says there is nothing"
+	else
+		nok "diagnose${how:+ $how} --at 0 of an idle thread says there is nothing" "status $rc" "$(cat "$T/out" "$T/err" | head -n 4)"
+	fi
+done
 
 # --- chunks counting more events than they can hold ---------------------
 if ! command -v python3 >/dev/null 2>&1; then
