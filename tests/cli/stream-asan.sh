@@ -145,8 +145,9 @@ if ! "$ARGUS" record -q --no-instrument -o "$T/rec" -- \
 fi
 seg=$(ls "$T"/rec/seg-*.argus | head -n 1)
 size=$(stat -c %s "$seg")
-# the chunk boundaries: walk the headers (magic, then the frame's size
-# at offset 12) from the segment header's end (its length at 12)
+# the chunk boundaries: walk the headers (magic 0x4b4e4843, then the
+# frame's size at offset 12) from the segment header's end (its length
+# at 12)
 bounds=$(od -An -v -tu1 -w1 "$seg" | awk -v size="$size" '
 	{ b[NR - 1] = $1 }
 	function u32(o) { return b[o] + 256 * (b[o+1] + 256 * (b[o+2] + 256 * b[o+3])) }
