@@ -477,6 +477,7 @@ int diag_lock_culprit(struct diag *d, struct dhang *h,
    select, epoll), a wait for a child, a wait for a signal (sigsuspend,
    sigtimedwait, pause). */
 int diag_sys_poll(uint32_t nr);
+int diag_sys_sleep(uint32_t nr);	/* nanosleep, clock_nanosleep */
 int diag_sys_child(uint32_t nr);
 int diag_sys_sigwait(uint32_t nr);
 

@@ -14,6 +14,11 @@
  * pass would give it (graph-load.c): a switch out of it (a wait when it
  * blocked), a switch into it (a run), its own events in task context.
  *
+ * A named thread's wait in timed slices (diag-swait.c) is followed as
+ * one (struct dsem): its length counts once, whole, and makes one
+ * candidate. The structures are in diag-scan-local.h; what the pass
+ * leaves is settled in diag-scan-end.c.
+ *
  * Everything diag-hang.c decides from the history alone is decided
  * here the same way: which stretches ran past the threshold, which
  * waits are far longer than the thread's other waits on the resource,
@@ -29,76 +34,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 
-#include "diag-local.h"
-
-#define POLL_MIN 3
-
-struct kstat {
-	uint64_t shortest, count;	/* diag_next_wait() waits */
-	uint64_t tot, polls;		/* diag_idle_key() */
-};
-
-struct sthr {
-	uint32_t tid, pid, flags;	/* GRAPH_THREAD_KERNEL, _IRQ */
-	char comm[TRACE_COMM_LEN];
-	/* the open system call (the load's t->sys), and the last entry */
-	int insys, nw, nw_final;
-	struct graph_event sys, nwe;
-	uint32_t seq;			/* entries so far */
-	DARR(uint64_t) pend;		/* ended waits counting on nwe */
-	DARR(size_t) pc;		/* candidates counting on sys */
-	/* the wait in progress */
-	int waiting, sw_nw, sw_insys;
-	uint64_t sw_ts;
-	struct graph_event sw_sys;
-	/* a stretch without a wait */
-	int run_set;
-	uint64_t runfrom;
-	/* its longest wait in a system call */
-	int lg_set;
-	uint64_t lg_dt, lg_sw;
-	uint32_t lg_seq;
-	struct graph_event lg_sys;
-	/* statistics */
-	struct hmap keys;		/* res key -> index in scan.ks */
-	uint64_t nwaits;
-	uint64_t idle_best, idle_bt;
-	int idle_loop;
-	/* the loop waited in at both ends */
-	int first_sys, last_sys, wait_after;
-	uint32_t first_nr;
-	struct graph_event last_en;
-	/* a polling stretch */
-	struct dslices us, usb;	/* timed slices when no thread is named:
-				   being followed, the longest kept */
-	int ps, ps_timed, ps_slices, pt_pending;
-	uint64_t ps_enter, ps_first, ps_last, ps_res;
-	uint32_t ps_n, pt_dist;
-	/* hang marks */
-	int begun;
-	uint64_t begun_a;
-	/* a wait in timed slices (named threads, diag-swait.c): the call
-	   in progress blocked (at cb_sw, first, to cb_end), and the
-	   semantic wait being followed */
-	int cb;
-	uint64_t cb_sw, cb_end;
-	uint64_t woken_at;		/* last wake-up or signal from another
-					   thread, in its context */
-	struct dsem sem;
-};
-
-struct scan {
-	const struct diag_opts *o;
-	const struct rules *rs;
-	uint64_t th;
-	struct sthr *t;
-	size_t nt, capt;
-	struct hmap bytid;		/* tid -> index in t */
-	struct hmap fd;			/* pid << 32 | fd -> kind << 56 | ino */
-	DARR(struct kstat) ks;
-	DARR(struct dcand) c;
-	uint64_t last_ts, first_ts;
-};
+#include "diag-scan-local.h"
 
 static struct sthr *
 thr(struct scan *s, uint32_t tid)
@@ -335,12 +271,6 @@ poll_nr(uint32_t nr)
 	return nr == SYS_poll || nr == SYS_ppoll || nr == SYS_select ||
 	    nr == SYS_pselect6 || nr == SYS_epoll_wait ||
 	    nr == SYS_epoll_pwait;
-}
-
-static int
-sleep_nr(uint32_t nr)
-{
-	return nr == SYS_nanosleep || nr == SYS_clock_nanosleep;
 }
 
 /* The polling stretch of t ends at end (diag-poll.c, poll_hang()). */
@@ -586,7 +516,7 @@ thread_event(struct scan *s, struct sthr *t, struct graph_event *ge,
 	if (t->last_sys == TT_SYS_ENTER)
 		t->wait_after = 1;
 	if (t->ps && t->insys) {
-		if (sleep_nr(t->sys.aux)) {
+		if (diag_sys_sleep(t->sys.aux)) {
 			t->ps_timed = 1;
 		} else if (poll_nr(t->sys.aux) || t->sys.aux == SYS_futex) {
 			t->pt_pending = 1;
@@ -735,87 +665,6 @@ scan_batch(void *arg, const struct trace_event *evs, size_t n)
 		scan_event(arg, &evs[i]);
 }
 
-/* diag_selected() over the names and processes of the scan. */
-static int
-selected(const struct scan *s, const struct sthr *t, int main_only)
-{
-	const struct diag_opts *o = s->o;
-	uint64_t *p = hmap_get(&s->bytid, t->pid);
-	const char *pname = p != NULL ? s->t[*p].comm : t->comm;
-
-	if ((t->flags & (GRAPH_THREAD_KERNEL | GRAPH_THREAD_IRQ)) ||
-	    t->pid == 0)
-		return 0;
-	for (size_t r = 0; s->rs != NULL && r < s->rs->n; r++) {
-		const struct rule *ru = &s->rs->v[r];
-		if ((ru->verb == RV_IGNORE_PROC &&
-		    rules_match_name(ru->pat, pname)) ||
-		    (ru->verb == RV_IGNORE_THREAD &&
-		    rules_match_name(ru->pat, t->comm)))
-			return 0;
-	}
-	if (o->tid != 0)
-		return t->tid == o->tid;
-	if (o->pid != 0 && t->pid != o->pid)
-		return 0;
-	if (o->comm != NULL)
-		return strcmp(t->comm, o->comm) == 0 ||
-		    (t->tid == t->pid && strcmp(pname, o->comm) == 0);
-	return !main_only || t->tid == t->pid;
-}
-
-/* The idle wait of t (diag_idle_key()), with the loop seen at both
-   ends of the recording when no loop turned three times. */
-static uint64_t
-idle_key(const struct sthr *t)
-{
-	if (t->idle_loop)
-		return t->idle_best;
-	if (t->first_sys == TT_SYS_EXIT && diag_sys_poll(t->first_nr) &&
-	    t->last_sys == TT_SYS_ENTER && t->last_en.aux == t->first_nr &&
-	    t->wait_after)
-		return diag_res_key(&t->last_en);
-	return t->idle_best;
-}
-
-/* How a wait of t on c->en for c->b - c->a compares with the thread's
-   other waits there (kernel_thread_hangs()): far longer, or alone. */
-static void
-compare(const struct scan *s, const struct dcand *c, const struct sthr *t,
-    int *far, int *alone)
-{
-	uint64_t len = c->b - c->a, k = diag_res_key(&c->en);
-	uint64_t *p = hmap_get(&t->keys, k);
-	const struct kstat *x = p != NULL ? &s->ks.v[*p] : NULL;
-
-	*far = x != NULL && x->shortest <= len / 2;
-	*alone = x == NULL || x->count <= 1;
-}
-
-/* Whether candidate c (its thread t) still makes a hang: marks only
-   when some thread has marks; waits far longer than the others there
-   and not the idle one (rank 0), or that may wait for a request or a
-   lock (rank 1, decided in the graph). */
-static int
-keep(struct scan *s, struct dcand *c, const struct sthr *t, int marks)
-{
-	int far, alone;
-
-	if (marks)
-		return c->what == DC_MARK && selected(s, t, 0);
-	if (c->what == DC_MARK || !selected(s, t, 1))
-		return 0;
-	if (c->what != DC_WAIT)
-		return 1;
-	compare(s, c, t, &far, &alone);
-	if (far && diag_res_key(&c->en) != idle_key(t)) {
-		c->rank = 0;
-		return 1;
-	}
-	c->rank = 1;
-	return (far || alone) && !sleep_nr(c->en.aux);
-}
-
 int
 diag_scan(struct trace_reader *r, const struct rules *rules,
     const struct diag_opts *o, struct dscan *out)
@@ -835,7 +684,6 @@ diag_scan(struct trace_reader *r, const struct rules *rules,
 	for (size_t i = 0; i < trace_reader_nthreads(r); i++)
 		load_thread(&s, trace_reader_thread_at(r, i));
 	/* the end of the trace: what never ended ends there */
-	int marks = 0;
 	for (size_t i = 0; i < s.nt; i++) {
 		struct sthr *t = &s.t[i];
 		if (t->waiting)
@@ -852,75 +700,7 @@ diag_scan(struct trace_reader *r, const struct rules *rules,
 		if (t->begun)
 			add_cand(&s, DC_MARK, t->tid, t->begun_a, s.last_ts);
 	}
-	for (size_t i = 0; i < s.c.n; i++) {
-		struct dcand *c = &s.c.v[i];
-		if (c->b == UINT64_MAX)
-			c->b = s.last_ts;
-		if (c->what == DC_MARK &&
-		    selected(&s, &s.t[*hmap_get(&s.bytid, c->tid)], 0))
-			marks = 1;
-	}
-	/* the candidates that still make hangs */
-	size_t k = 0;
-	for (size_t i = 0; i < s.c.n; i++) {
-		struct dcand *c = &s.c.v[i];
-		if (keep(&s, c, &s.t[*hmap_get(&s.bytid, c->tid)], marks))
-			s.c.v[k++] = *c;
-	}
-	s.c.n = k;
-	/* the longest wait, for a report without hangs */
-	out->lg_dt = 0;
-	for (size_t i = 0; i < s.nt; i++) {
-		struct sthr *t = &s.t[i];
-		if (!selected(&s, t, 1))
-			continue;
-		out->nsel++;
-		out->nwaits += t->nwaits;
-		diag_slices_keep(&out->sl, &t->usb);
-		if (t->lg_set && (!out->lg_set || t->lg_dt > out->lg_dt)) {
-			out->lg_set = 1;
-			out->lg_dt = t->lg_dt;
-			out->lg.what = DC_LONGEST;
-			out->lg.tid = t->tid;
-			out->lg.a = t->lg_sw;
-			out->lg.b = t->lg_sw + t->lg_dt;
-			out->lg.enter_ts = t->lg_sys.ts;
-			out->lg.en = t->lg_sys;
-			int far, alone;
-			compare(&s, &out->lg, t, &far, &alone);
-			if (t->lg_dt < s.th)
-				out->lg_why = "shorter than the threshold";
-			else if (!far && !alone)
-				out->lg_why = "not longer than its other "
-				    "waits there";
-			else if (sleep_nr(t->lg_sys.aux))
-				out->lg_why = "a sleep";
-			else
-				out->lg_why = "an idle wait (nothing handed "
-				    "to another thread before it)";
-		}
-	}
-	/* the idle waits of every thread, for the windows */
-	hmap_init(&out->idle);
-	hmap_init(&out->loops);
-	for (size_t i = 0; i < s.nt; i++) {
-		const struct sthr *t = &s.t[i];
-		*hmap_put(&out->idle, t->tid, 0, NULL) = idle_key(t) + 1;
-		if (t->idle_loop)
-			*hmap_put(&out->loops, t->tid, 0, NULL) = 1;
-		hmap_free(&s.t[i].keys);
-		free(s.t[i].pend.v);
-		free(s.t[i].pc.v);
-	}
-	out->c = s.c.v;
-	out->nc = s.c.n;
-	out->first_ts = s.first_ts;
-	out->last_ts = s.last_ts;
-	out->threshold_ns = s.th;
-	free(s.t);
-	free(s.ks.v);
-	hmap_free(&s.bytid);
-	hmap_free(&s.fd);
+	diag_scan_settle(&s, out);
 	return 0;
 }
 

@@ -64,6 +64,12 @@ diag_sys_poll(uint32_t nr)
 }
 
 int
+diag_sys_sleep(uint32_t nr)
+{
+	return is_sys(nr, sleeps);
+}
+
+int
 diag_sys_child(uint32_t nr)
 {
 	return is_sys(nr, children);
