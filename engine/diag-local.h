@@ -18,6 +18,8 @@
 #include "engine-local.h"
 
 #define DIAG_SCAN 96		/* events scanned around a wait */
+#define DIAG_SLICE_GAP 50000000ULL	/* the most bookkeeping between two
+					   slices, ns (diag-swait.c) */
 
 
 /* DARR and DPUSH, the growable arrays of the results: common/array.h. */
@@ -215,8 +217,6 @@ void diag_path_compare(struct diag *d, struct dhang *h,
 void diag_path_culprits(struct diag *d, struct dhang *h);
 
 /* diag-swait.c: semantic waits (see there). */
-#define DIAG_SLICE_GAP 50000000ULL	/* the most bookkeeping between two
-					   slices, ns */
 /* Whether a call's result says it came back empty-handed: its timeout
    (0 of poll and epoll, EAGAIN of sigtimedwait and of a read with a
    receive timeout, ETIMEDOUT) or a signal (EINTR, or the kernel's
@@ -399,6 +399,16 @@ static inline int
 diag_poll_timed_slice(uint32_t nr, int64_t ret)
 {
 	return nr == SYS_futex && ret == -ETIMEDOUT;
+}
+/* Whether a call between two timed slices on a futex (entered at
+   enter, its exit at exit) is a lock taken quickly on the way, which
+   does not end the slices: a futex call (another word) of at most
+   DIAG_SLICE_GAP, as an interpreter takes its global lock again after
+   each slice (CPython's lock.acquire(timeout) in a loop). */
+static inline int
+diag_quick_lock(uint32_t nr, uint64_t enter, uint64_t exit)
+{
+	return nr == SYS_futex && exit - enter <= DIAG_SLICE_GAP;
 }
 /* Whether the user named the threads to diagnose (--pid, --tid,
    --comm): they say it hung. Only then are timed slices a hang: a

@@ -287,6 +287,17 @@ diag_slices_overlapping(const struct diag *d, uint32_t ti, uint64_t a,
 		const struct graph_event *e = &t->ev[j];
 		int close = 0;
 		if (e->type == TT_SYS_ENTER) {
+			uint32_t x = j + 1;
+			while (x < t->nev && x < j + DIAG_SCAN &&
+			    t->ev[x].type != TT_SYS_EXIT &&
+			    t->ev[x].type != TT_SYS_ENTER)
+				x++;
+			if (n > 0 && diag_res_key(e) != key && x < t->nev &&
+			    t->ev[x].type == TT_SYS_EXIT &&
+			    diag_quick_lock(e->aux, e->ts, t->ev[x].ts)) {
+				j = x;		/* a lock taken on the way */
+				continue;
+			}
 			if (n > 0 && (e->aux != SYS_futex ||
 			    diag_res_key(e) != key))
 				close = 1;	/* another call: the run ended */

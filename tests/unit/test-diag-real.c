@@ -452,6 +452,51 @@ Test(diag_real, timed_slices_never_woken_or_split_are_none)
 }
 
 /*
+ * M waits on FUTEX_W in 40 slices of 5 ms, taking another lock (a quick
+ * futex wait on the interpreter's word, as CPython retakes its global
+ * lock) after every fourth: the slices go on; W wakes M after them.
+ */
+Test(diag_real, timed_slices_with_a_lock_taken_between)
+{
+	fx_init(&F);
+	fx_thread(&F, M, M, "main");
+	fx_thread(&F, W, M, "worker");
+	F.cpu = 1;
+	fx_run(&F, 0, W);
+	F.cpu = 0;
+	for (unsigned k = 0; k < 40; k++) {
+		if (k % 4 == 3) {
+			fx_block(&F, M, 0, SYS_futex, 0x7300);
+			F.ts += 100000ULL;
+			fx_run(&F, 0, M);
+			fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+		}
+		timed_slice(M);
+	}
+	fx_block(&F, M, 0, SYS_futex, FUTEX_W);
+	F.ts += 3 * MS;
+	F.cpu = 1;
+	fx_ev(&F, W, TT_WAKING, M, 0, 120, 0);
+	F.cpu = 0;
+	fx_run(&F, 0, M);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	fx_block(&F, M, 0, SYS_read, 5);
+	F.ts += 5 * MS;
+	F.cpu = 1;
+	fx_block(&F, W, 0, SYS_nanosleep, 0);
+	F.cpu = 0;
+
+	struct graph *g;
+	struct diag *d;
+	const struct diag_hang *x = hang_of_m(DIAG_YIELD, &g, &d);
+	cr_expect(x->slices);
+	cr_expect_geq(x->yields, 40);
+	cr_expect_geq(x->end_ns - x->start_ns, 200 * MS);
+	diag_free(d);
+	graph_free(g);
+}
+
+/*
  * P joins W (a futex wait); W waits on FUTEX_W in 40 slices of 5 ms,
  * each ended by its timeout, while H runs on CPU 1; H then wakes W,
  * whose exit wakes P. W, waiting in slices most of P's wait, is blocked
