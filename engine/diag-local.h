@@ -401,14 +401,17 @@ diag_poll_timed_slice(uint32_t nr, int64_t ret)
 	return nr == SYS_futex && ret == -ETIMEDOUT;
 }
 /* Whether a call between two timed slices on a futex (entered at
-   enter, its exit at exit) is a lock taken quickly on the way, which
+   enter, its exit at exit with ret) is a lock taken quickly on the way, which
    does not end the slices: a futex call (another word) of at most
    DIAG_SLICE_GAP, as an interpreter takes its global lock again after
    each slice (CPython's lock.acquire(timeout) in a loop). */
 static inline int
-diag_quick_lock(uint32_t nr, uint64_t enter, uint64_t exit)
+diag_quick_lock(uint32_t nr, uint64_t enter, uint64_t exit, int64_t ret)
 {
-	return nr == SYS_futex && exit - enter <= DIAG_SLICE_GAP;
+	/* a wait on it that timed out is a slice of another wait (for
+	   that lock, in slices of its own) */
+	return nr == SYS_futex && exit - enter <= DIAG_SLICE_GAP &&
+	    ret != -ETIMEDOUT;
 }
 /* Whether the user named the threads to diagnose (--pid, --tid,
    --comm): they say it hung. Only then are timed slices a hang: a

@@ -316,7 +316,8 @@ diag_poll_exit(struct diag *d, struct dpoll *p, uint32_t enter, uint32_t i)
 	if (s->first != GRAPH_NONE && s->slices) {
 		/* slices back to back: any other call ends them, but a
 		   lock taken quickly on the way */
-		if (res != s->res && diag_quick_lock(en->aux, en->ts, e->ts))
+		if (res != s->res && diag_quick_lock(en->aux, en->ts, e->ts,
+		    (int64_t)e->key))
 			return;
 		if (res == s->res && slice &&
 		    en->ts - t->ev[s->last].ts <= gap) {

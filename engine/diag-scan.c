@@ -322,7 +322,7 @@ poll_exit(struct scan *s, struct sthr *t, const struct graph_event *en,
 	if (t->ps && t->ps_slices) {
 		/* slices back to back: any other call ends them, but a
 		   lock taken quickly on the way (diag-poll.c) */
-		if (res != t->ps_res && diag_quick_lock(en->aux, en->ts, ts))
+		if (res != t->ps_res && diag_quick_lock(en->aux, en->ts, ts, ret))
 			return;
 		if (res == t->ps_res && slice && en->ts - t->ps_last <= gap) {
 			t->ps_last = ts;

@@ -294,7 +294,8 @@ diag_slices_overlapping(const struct diag *d, uint32_t ti, uint64_t a,
 				x++;
 			if (n > 0 && diag_res_key(e) != key && x < t->nev &&
 			    t->ev[x].type == TT_SYS_EXIT &&
-			    diag_quick_lock(e->aux, e->ts, t->ev[x].ts)) {
+			    diag_quick_lock(e->aux, e->ts, t->ev[x].ts,
+			    (int64_t)t->ev[x].key)) {
 				j = x;		/* a lock taken on the way */
 				continue;
 			}
