@@ -10,7 +10,7 @@ _argus_opts() {
 		    --snapshot-size -q --quiet -h --help" ;;
 	stop|status) echo "-o --output -h --help" ;;
 	diagnose) echo "--pid --tid --comm --at --threshold --pick --rules --json --whole --stream
-		    --memory -h --help" ;;
+		    --memory --critical-path -h --help" ;;
 	debug) echo "--pid --tid --comm --at --rules --no-default-rules --list-keys
 		    -h --help" ;;
 	info) echo "--segments --threads --events -h --help" ;;
