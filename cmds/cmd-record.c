@@ -508,6 +508,23 @@ remove_pidfile(int dfd)
 		unlinkat(dfd, "argus.pid", 0);
 }
 
+/*
+ * The recorder could not start, for cause (freed here): the waiting
+ * parent of a daemon (ready_fd >= 0, closed here) reads cause, and it is
+ * reported as the command's error. Returns the exit status, 1.
+ */
+static int
+start_failed(const char *name, int ready_fd, char *cause)
+{
+	if (ready_fd >= 0) {
+		dprintf(ready_fd, "%s\n", cause);
+		close(ready_fd);
+	}
+	cmd_error(name, "%s", cause);
+	free(cause);
+	return 1;
+}
+
 int
 run_recorder(const char *name, struct ropts *o, int ready_fd, int progress)
 {
@@ -530,24 +547,12 @@ run_recorder(const char *name, struct ropts *o, int ready_fd, int progress)
 
 	if (o->snap_dir && (hs = hangsnap_new(o->ro.dir, o->snap_dir,
 	    o->snap_keep, o->snap_bytes, &cause)) == NULL) {
-		if (ready_fd >= 0) {
-			dprintf(ready_fd, "%s\n", cause);
-			close(ready_fd);
-		}
-		cmd_error(name, "%s", cause);
-		free(cause);
-		return 1;
+		return start_failed(name, ready_fd, cause);
 	}
 	err = record_open(&r, &o->ro, &cause);
 	if (err) {
 		hangsnap_free(hs, name);
-		if (ready_fd >= 0) {
-			dprintf(ready_fd, "%s\n", cause);
-			close(ready_fd);
-		}
-		cmd_error(name, "%s", cause);
-		free(cause);
-		return 1;
+		return start_failed(name, ready_fd, cause);
 	}
 	/* ours until the end, whatever happens to the directory's name */
 	dfd = fcntl(record_dirfd(r), F_DUPFD_CLOEXEC, 3);
