@@ -72,3 +72,78 @@ tmux_sandbox() {
 	trap 'exit 1' INT TERM HUP
 }
 tm() { tmux -S "$T/tmux.sock" -f "$T/tmux.conf" "$@"; }
+
+# --- argus debug in a detached tmux (after tmux_sandbox) --------------------
+# SESS names the current session; screen, keys and the rest act on it.
+
+# TTY_MODES: a shell command that prints the terminal's modes among
+# icanon, -icanon, echo and -echo on one line ("icanon echo" once the
+# terminal is restored), for debug_start's AFTER.
+TTY_MODES="stty -a | tr ' ' '\\n' | grep -x -e -icanon -e icanon -e echo -e -echo | tr '\\n' ' '; echo"
+
+# need_tmux: true when tmux is installed; otherwise prints a "skip"
+# line for the whole script and is false.
+need_tmux() {
+	command -v tmux >/dev/null 2>&1 && return 0
+	echo "skip ${SUITE:+$SUITE: }all (tmux is not installed)"
+	return 1
+}
+
+# mkhang_trace DIR: writes the deterministic hang trace of
+# tests/tools/mkhang into DIR; when that fails, says so in a "not ok"
+# line and is false. Needs B and T.
+mkhang_trace() {
+	if ! "$B/tests/tools/mkhang" "$1" >"$T/mk.log" 2>&1; then
+		nok "mkhang" "$(cat "$T/mk.log")"
+		return 1
+	fi
+}
+
+# debug_start W H PREFIX AFTER ARGS...: a new session of W columns and H
+# lines, its name in SESS, whose pane runs "PREFIX $ARGUS debug ARGS",
+# then prints EXIT=STATUS, runs the shell command AFTER (may be empty)
+# and stays for 120 s. Then the previous session, if any, is closed: in
+# that order, since a server left with no session exits, and a
+# new-session racing with that exit finds no server.
+debug_start() {
+	_w=$1 _h=$2 _pre=$3 _after=$4
+	shift 4
+	_old=${SESS:-}
+	_nsess=$((${_nsess:-0} + 1))
+	SESS=s$_nsess
+	tm new-session -d -s "$SESS" -x "$_w" -y "$_h" \
+	    "$_pre $ARGUS debug $*; echo EXIT=\$?; ${_after:+$_after; }sleep 120"
+	[ -n "$_old" ] && tm kill-session -t "$_old" >/dev/null 2>&1
+	return 0
+}
+
+# screen: the text of the session's pane.
+screen() { tm capture-pane -p -t "$SESS"; }
+# keys KEY...: types the keys (tmux send-keys names) into the pane.
+keys() { tm send-keys -t "$SESS" "$@"; }
+# status_line: the last line of the pane that is not empty.
+status_line() { screen | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}' | tail -n 1; }
+
+# wait_for PATTERN [SECONDS]: true as soon as a line of the screen
+# matches PATTERN (grep -E), polled every 0.1 s; false after SECONDS
+# (default 10) without a match.
+wait_for() {
+	_wn=$(( ${2:-10} * 10 ))
+	while [ $_wn -gt 0 ]; do
+		screen | grep -Eq -- "$1" && return 0
+		sleep 0.1
+		_wn=$((_wn - 1))
+	done
+	return 1
+}
+
+# argus_pid: the process id of the program the pane's shell runs (argus).
+argus_pid() { pgrep -P "$(tm display -p -t "$SESS" '#{pane_pid}')" | head -n 1; }
+
+# restored: after argus ended, the pane printed the modes of a restored
+# terminal (AFTER was TTY_MODES) within 2 s, and the alternate screen
+# is off.
+restored() {
+	wait_for '^icanon echo' 2 &&
+	    ! tm display -p -t "$SESS" '#{alternate_on}' | grep -q 1
+}

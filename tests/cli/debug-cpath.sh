@@ -36,19 +36,6 @@ if [ ! -x "$scn" ] || ! "$ARGUS" record --help >/dev/null 2>&1; then
 	exit 0
 fi
 
-screen() { tm capture-pane -p -t s; }
-keys() { tm send-keys -t s "$@"; }
-status_line() { screen | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}' | tail -n 1; }
-# wait_for PATTERN [SECONDS]: until the screen matches (grep -E).
-wait_for() {
-	n=$(( ${2:-10} * 10 ))
-	while [ $n -gt 0 ]; do
-		screen | grep -Eq -- "$1" && return 0
-		sleep 0.1
-		n=$((n - 1))
-	done
-	return 1
-}
 # title_lanes: "N" or "N F" from the timeline's title (lanes, folded).
 title_lanes() {
 	screen | sed -n '1s/.* lanes \([0-9]*\)\( (\([0-9]*\) folded: f)\)\{0,1\}.*/\1 \3/p' |
@@ -85,7 +72,7 @@ if [ "$np" -lt 2 ] || [ -z "$culprit" ]; then
 	exit 0
 fi
 
-tm new-session -d -s s -x 120 -y 40 "$ARGUS debug --comm lockio $T/lockio; echo EXIT=\$?; sleep 120"
+debug_start 120 40 "" "" --comm lockio "$T/lockio"
 if ! wait_for 'Spinning node' 20; then
 	nok "argus debug opens the lockio recording" "$(screen)"
 	exit 0

@@ -17,45 +17,16 @@ T=$(mktemp -d /tmp/argus-exit-XXXXXX)
 SUITE=debug-exit
 . tests/lib.sh
 tmux_sandbox
-if ! command -v tmux >/dev/null 2>&1; then
-	echo "skip debug-exit: all (tmux is not installed)"
-	exit 0
-fi
-if ! "$B/tests/tools/mkhang" "$T/mk" >"$T/mk.log" 2>&1; then
-	nok "mkhang" "$(cat "$T/mk.log")"
-	exit 0
-fi
+need_tmux || exit 0
+mkhang_trace "$T/mk" || exit 0
 
-nsess=0
-SESS=""
 # start [SHELL-PREFIX] TRACE: a new session running argus debug TRACE
 # (the previous one is closed) without core files; when argus ends, the
 # pane prints its exit status and the terminal modes.
 start() {
 	pre=""
 	[ $# -gt 1 ] && { pre=$1; shift; }
-	old=$SESS
-	nsess=$((nsess + 1))
-	SESS=s$nsess
-	tm new-session -d -s "$SESS" -x 130 -y 30 \
-	    "ulimit -c 0; $pre $ARGUS debug $1; echo EXIT=\$?; stty -a | tr ' ' '\\n' | grep -x -e -icanon -e icanon -e echo -e -echo | tr '\\n' ' '; echo; sleep 120"
-	[ -n "$old" ] && tm kill-session -t "$old" >/dev/null 2>&1
-}
-screen() { tm capture-pane -p -t "$SESS"; }
-keys() { tm send-keys -t "$SESS" "$@"; }
-wait_for() {
-	n=$(( ${2:-10} * 10 ))
-	while [ $n -gt 0 ]; do
-		screen | grep -Eq -- "$1" && return 0
-		sleep 0.1
-		n=$((n - 1))
-	done
-	return 1
-}
-argus_pid() { pgrep -P "$(tm display -p -t "$SESS" '#{pane_pid}')" | head -n 1; }
-restored() {
-	wait_for '^icanon echo' 2 &&
-	    ! tm display -p -t "$SESS" '#{alternate_on}' | grep -q 1
+	debug_start 130 30 "ulimit -c 0; $pre" "$TTY_MODES" "$1"
 }
 
 # --- every signal that ends a program -----------------------------------------

@@ -18,40 +18,13 @@ T=$(mktemp -d /tmp/argus-files-XXXXXX)
 SUITE=debug-files
 . tests/lib.sh
 tmux_sandbox
-if ! command -v tmux >/dev/null 2>&1; then
-	echo "skip debug-files: all (tmux is not installed)"
-	exit 0
-fi
-if ! "$B/tests/tools/mkhang" "$T/mk" >"$T/mk.log" 2>&1; then
-	nok "mkhang" "$(cat "$T/mk.log")"
-	exit 0
-fi
+need_tmux || exit 0
+mkhang_trace "$T/mk" || exit 0
 
-nsess=0
-SESS=""
-# start "VAR=VALUE..." ARGS...: a new session running argus debug ARGS with
+# start "VAR=VALUE..." TRACE: a new session running argus debug TRACE with
 # the variables set (the previous one is closed); when argus ends, the
 # pane prints its exit status.
-start() {
-	old=$SESS
-	nsess=$((nsess + 1))
-	SESS=s$nsess
-	tm new-session -d -s "$SESS" -x 140 -y 30 \
-	    "env $1 $ARGUS debug $2; echo EXIT=\$?; sleep 120"
-	[ -n "$old" ] && tm kill-session -t "$old" >/dev/null 2>&1
-}
-screen() { tm capture-pane -p -t "$SESS"; }
-status_line() { screen | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}' | tail -n 1; }
-keys() { tm send-keys -t "$SESS" "$@"; }
-wait_for() {
-	n=$(( ${2:-10} * 10 ))
-	while [ $n -gt 0 ]; do
-		screen | grep -Eq -- "$1" && return 0
-		sleep 0.1
-		n=$((n - 1))
-	done
-	return 1
-}
+start() { debug_start 140 30 "env $1" "" "$2"; }
 # session VARS: open the debugger, run one command line, quit; the
 # screen after the exit is in $T/after.
 session() {

@@ -16,38 +16,13 @@ T=$(mktemp -d /tmp/argus-keys-XXXXXX)
 SUITE=debug-keys
 . tests/lib.sh
 tmux_sandbox
-if ! command -v tmux >/dev/null 2>&1; then
-	echo "skip debug-keys: all (tmux is not installed)"
-	exit 0
-fi
-if ! "$B/tests/tools/mkhang" "$T/mk" >"$T/mk.log" 2>&1; then
-	nok "mkhang" "$(cat "$T/mk.log")"
-	exit 0
-fi
+need_tmux || exit 0
+mkhang_trace "$T/mk" || exit 0
 
-nsess=0
-SESS=""
-# The new session starts before the old one ends: a server left with no
-# session exits, and a new-session racing with that exit finds no server.
-start() {
-	old=$SESS
-	nsess=$((nsess + 1))
-	SESS=s$nsess
-	tm new-session -d -s "$SESS" -x 100 -y 30 \
-	    "$ARGUS debug $*; echo EXIT=\$?; stty -a | tr ' ' '\\n' | grep -x -e -icanon -e icanon -e echo -e -echo | tr '\\n' ' '; echo; sleep 120"
-	[ -n "$old" ] && tm kill-session -t "$old" >/dev/null 2>&1
-}
-screen() { tm capture-pane -p -t "$SESS"; }
-keys() { tm send-keys -t "$SESS" "$@"; }
-wait_for() {
-	n=$(( ${2:-10} * 10 ))
-	while [ $n -gt 0 ]; do
-		screen | grep -Eq -- "$1" && return 0
-		sleep 0.1
-		n=$((n - 1))
-	done
-	return 1
-}
+# start ARGS...: a new session running argus debug ARGS (the previous one
+# is closed); when argus ends, the pane prints its exit status and the
+# terminal modes.
+start() { debug_start 100 30 "" "$TTY_MODES" "$@"; }
 alive() { ! screen | grep -q '^EXIT='; }
 
 # --- item 2: M-x in the command line --------------------------------------
@@ -71,10 +46,9 @@ done
 for sig in SEGV ABRT; do
 	start "$T/mk"
 	wait_for 'Spinning node' 10
-	pid=$(pgrep -P "$(tm display -p -t "$SESS" '#{pane_pid}')" | head -n 1)
+	pid=$(argus_pid)
 	kill -$sig "$pid" 2>/dev/null
-	if wait_for '^EXIT=1[0-9][0-9]' 5 && wait_for '^icanon echo' 2 &&
-	    ! tm display -p -t "$SESS" '#{alternate_on}' | grep -q 1; then
+	if wait_for '^EXIT=1[0-9][0-9]' 5 && restored; then
 		ok "SIG$sig restores the terminal"
 	else
 		nok "SIG$sig restores the terminal" "$(screen | grep -v '^$' | tail -n 3)"
@@ -155,7 +129,7 @@ else
 fi
 start "$T/bad"
 wait_for 'Spinning node|Timeline' 10
-pid=$(pgrep -P "$(tm display -p -t "$SESS" '#{pane_pid}')" | head -n 1)
+pid=$(argus_pid)
 keys g L
 sleep 1
 keys q

@@ -37,52 +37,23 @@ fi
 # start W H ARGS...: a new session running argus debug ARGS (the previous
 # one is closed); when argus ends, the pane prints its exit status and
 # the terminal modes.
-nsess=0
-SESS=""
 start() {
 	w=$1 h=$2
 	shift 2
-	[ -n "$SESS" ] && tm kill-session -t "$SESS" >/dev/null 2>&1
-	nsess=$((nsess + 1))
-	SESS=s$nsess
-	tm new-session -d -s "$SESS" -x "$w" -y "$h" \
-	    "$ARGUS debug $*; echo EXIT=\$?; stty -a | tr ' ' '\\n' | grep -x -e -icanon -e icanon -e echo -e -echo | tr '\\n' ' '; echo; sleep 120"
+	debug_start "$w" "$h" "" "$TTY_MODES" "$@"
 }
 # start_with "VAR=VALUE..." W H ARGS...: start with these variables set.
 start_with() {
-	vars=$1
-	shift
-	a0=$ARGUS
-	ARGUS="env $vars $a0"
-	start "$@"
-	ARGUS=$a0
-}
-screen() { tm capture-pane -p -t "$SESS"; }
-status_line() { screen | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}' | tail -n 1; }
-keys() { tm send-keys -t "$SESS" "$@"; }
-
-# wait_for PATTERN [SECONDS]: until the screen matches (grep -E).
-wait_for() {
-	n=$(( ${2:-10} * 10 ))
-	while [ $n -gt 0 ]; do
-		screen | grep -Eq -- "$1" && return 0
-		sleep 0.1
-		n=$((n - 1))
-	done
-	return 1
+	vars=$1 w=$2 h=$3
+	shift 3
+	debug_start "$w" "$h" "env $vars" "$TTY_MODES" "$@"
 }
 
 # thread_now: the thread label of the status line ("app-worker:501").
 thread_now() { status_line | sed -n 's/.* \([^ |]*:[0-9]*\) | .*/\1/p' | sed 's/:[0-9]*$//'; }
 
-# an idle session keeps the server up while test sessions come and go
-tm new-session -d -s keep -x 80 -y 24 "sleep 600"
-
 # --- the deterministic trace ------------------------------------------------
-if ! "$B/tests/tools/mkhang" "$T/mk" >"$T/mk.log" 2>&1; then
-	nok "mkhang" "$(cat "$T/mk.log")"
-	exit 0
-fi
+mkhang_trace "$T/mk" || exit 0
 
 start 120 40 "$T/mk"
 if wait_for 'Spinning node' && screen | grep -q 'HANG blocked' &&
@@ -391,9 +362,7 @@ keys q
 rm -rf "$T/big"
 
 # no colours (vt100) at 80x24
-tm kill-session -t "$SESS" >/dev/null 2>&1
-SESS=vt100
-tm new-session -d -s "$SESS" -x 80 -y 24 "TERM=vt100 $ARGUS debug $T/mk; echo EXIT=\$?; sleep 60"
+debug_start 80 24 "TERM=vt100" "" "$T/mk"
 if wait_for 'Spinning node' 5 && screen | grep -q '^Happ:500 *\.*!!!'; then
 	ok "no colours at 80x24: states read as characters"
 else
