@@ -166,10 +166,16 @@ step=$(( size / 400 > STEP ? size / 400 : STEP ))
 dstep=$(( size / 24 > 16 * STEP ? size / 24 : 16 * STEP ))
 cut=$T/cut
 mkdir -m 700 "$cut"
-cuts=$( { echo "$bounds" | awk '{ print $1 - 1; print $1; print $1 + 1 }'
+# cut_points STEP: the sizes to cut the segment to, in order, each once:
+# every chunk boundary and one byte either side, and every STEP bytes
+# from 1, those between 0 and the segment's size (both left out)
+cut_points() {
+	{ echo "$bounds" | awk '{ print $1 - 1; print $1; print $1 + 1 }'
 	i=1
-	while [ $i -lt "$size" ]; do echo $i; i=$((i + step)); done; } |
-	awk -v size="$size" '$1 > 0 && $1 < size' | sort -n -u)
+	while [ $i -lt "$size" ]; do echo $i; i=$((i + $1)); done; } |
+	awk -v size="$size" '$1 > 0 && $1 < size' | sort -n -u
+}
+cuts=$(cut_points "$step")
 fails=""
 nc=0
 for c in $cuts; do
@@ -188,10 +194,7 @@ if ! command -v tmux >/dev/null 2>&1; then
 	skip "debug's search: a recorded segment cut short" "tmux is not installed"
 	exit 0
 fi
-dcuts=$( { echo "$bounds" | awk '{ print $1 - 1; print $1; print $1 + 1 }'
-	i=1
-	while [ $i -lt "$size" ]; do echo $i; i=$((i + dstep)); done; } |
-	awk -v size="$size" '$1 > 0 && $1 < size' | sort -n -u)
+dcuts=$(cut_points "$dstep")
 fails=""
 nc=0
 ns=0
