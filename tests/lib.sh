@@ -137,6 +137,22 @@ wait_for() {
 	return 1
 }
 
+# until_changed OLD CMD...: the output of CMD (a probe of the screen)
+# as soon as it is not empty and differs from OLD, polled every 0.1 s;
+# after 3 s without that, its last output.
+until_changed() {
+	_was=$1
+	shift
+	_cn=30
+	while [ $_cn -gt 0 ]; do
+		_cv=$("$@")
+		[ -n "$_cv" ] && [ "$_cv" != "$_was" ] && break
+		sleep 0.1
+		_cn=$((_cn - 1))
+	done
+	echo "$_cv"
+}
+
 # argus_pid: the process id of the program the pane's shell runs (argus).
 argus_pid() { pgrep -P "$(tm display -p -t "$SESS" '#{pane_pid}')" | head -n 1; }
 

@@ -42,16 +42,7 @@ title_lanes() {
 	    sed 's/ *$//'
 }
 # title_change OLD: the title's lanes once they differ from OLD (3 s).
-title_change() {
-	n=30
-	while [ $n -gt 0 ]; do
-		v=$(title_lanes)
-		[ -n "$v" ] && [ "$v" != "$1" ] && break
-		sleep 0.1
-		n=$((n - 1))
-	done
-	echo "$v"
-}
+title_change() { until_changed "$1" title_lanes; }
 # lane_labels N: the labels of the first N lanes ("lk-worker:501").
 lane_labels() { screen | sed -n "3,$((2 + $1))p" | cut -c2-22 | sed 's/ *$//'; }
 

@@ -115,16 +115,7 @@ fi
 # zoom: + halves the window, - doubles it back, 0 shows the whole trace
 span() { screen | sed -n '1s/.*(\([0-9.]* [a-z]*\)).*/\1/p'; }
 # span_change OLD: the span once it differs from OLD (3 s at most)
-span_change() {
-	n=30
-	while [ $n -gt 0 ]; do
-		v=$(span)
-		[ -n "$v" ] && [ "$v" != "$1" ] && break
-		sleep 0.1
-		n=$((n - 1))
-	done
-	echo "$v"
-}
+span_change() { until_changed "$1" span; }
 wait_for 'Timeline .*\(' 5
 s0=$(span)
 keys +
