@@ -4,7 +4,8 @@
  * slices of poll or epoll is one wait, whole, timed out only when its
  * last slice was; a slice another thread ended by a signal ends it), the
  * critical path (wake-ups walked back from the end of a hang, through a
- * thread idle since before it, to a thread's own timer or its run) and
+ * thread idle since before it and past a thread's own short I/O, to a
+ * thread's own timer or its run) and
  * the culprits the path names that the diff did not.
  *
  * Threads: M the client that hangs; S a server thread of another
@@ -197,6 +198,60 @@ Test(diag_path, path_goes_through_an_idle_relay_to_its_root)
 	}
 	cr_expect(worker, "the worker that slept is a culprit");
 	cr_expect(!relay, "the relay is not");
+	diag_free(d);
+	graph_free(g);
+}
+
+/*
+ * M waits on a futex until X wakes it. X had slept 300 ms on its own
+ * timer, then flushed a file (fdatasync, 1 ms, ended by a disk's
+ * interrupt) before it woke M: the flush is X's own work, so the path
+ * ends at X's sleep (its own timer), not at the disk.
+ */
+Test(diag_path, own_io_wait_is_part_of_the_work)
+{
+	struct graph *g;
+
+	fx_init(&F);
+	fx_thread(&F, M, M, "client");
+	fx_thread(&F, X, S, "worker");
+	fx_ev(&F, X, TT_SYS_ENTER, SYS_read, 9, 0, 0);
+	fx_ev(&F, X, TT_SWITCH, 1, 0, 120, 0);
+	fx_run(&F, 0, M);
+	fx_ev(&F, M, TT_WAKING, X, 0, 120, 0);
+	fx_block(&F, M, X, SYS_futex, 0x7100);
+	fx_ev(&F, X, TT_SYS_EXIT, SYS_read, 8, 0, 0);
+	fx_block(&F, X, 0, SYS_nanosleep, 0);
+	F.ts += 300 * MS;
+	fx_timer_wake(&F, TIMER, X);
+	fx_run(&F, 0, X);
+	fx_ev(&F, X, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
+	fx_ev(&F, X, TT_SYS_ENTER, SYS_fdatasync, 5, 0, 0);
+	fx_ev(&F, X, TT_SWITCH, 2, 0, 120, 0);	/* D: uninterruptible */
+	F.ts += 1 * MS;
+	F.ctx = TRACE_CTX_HARDIRQ;
+	fx_ev(&F, 0, TT_IRQ_ENTRY, 30, 0, 0, 0);
+	fx_blob(&F, "nvme0q1");
+	fx_ev(&F, 0, TT_WAKING, X, 0, 120, 0);
+	fx_ev(&F, 0, TT_IRQ_EXIT, 30, 1, 0, 0);
+	F.ctx = TRACE_CTX_TASK;
+	fx_run(&F, 0, X);
+	fx_ev(&F, X, TT_SYS_EXIT, SYS_fdatasync, 0, 0, 0);
+	fx_ev(&F, X, TT_WAKING, M, 0, 120, 0);
+	fx_block(&F, X, M, SYS_read, 9);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	fx_block(&F, M, 0, SYS_nanosleep, 0);
+	F.ts += 5 * MS;
+	struct diag *d = diagnose(&g);
+	cr_assert_geq(diag_nhangs(d), 1);
+	cr_assert_eq(diag_ncpath(d, 0), 2, "%zu steps", diag_ncpath(d, 0));
+	const struct diag_cstep *x = diag_cpath(d, 0, 1);
+	cr_expect_eq(x->th.tid, X);
+	cr_expect_str_eq(x->wait.type, "sleep");
+	cr_expect_geq(x->io_ns, 900000);
+	cr_expect_eq(x->culprit, DCW_ROOT);
+	cr_expect_eq(diag_cpath_stop(d, 0), DCS_TIMER, "ends at %s",
+	    diag_cstop_name(diag_cpath_stop(d, 0)));
 	diag_free(d);
 	graph_free(g);
 }
