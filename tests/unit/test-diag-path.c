@@ -138,6 +138,24 @@ Test(diag_path, slice_ended_by_another_threads_signal_ends_the_wait)
 	graph_free(g);
 }
 
+/* M hands a request to X (idle in a read), then waits on a futex; X
+   sleeps 300 ms on its own timer and runs again. */
+static void
+request_to_a_sleeper(void)
+{
+	fx_ev(&F, X, TT_SYS_ENTER, SYS_read, 9, 0, 0);
+	fx_ev(&F, X, TT_SWITCH, 1, 0, 120, 0);
+	fx_run(&F, 0, M);
+	fx_ev(&F, M, TT_WAKING, X, 0, 120, 0);
+	fx_block(&F, M, X, SYS_futex, 0x7100);
+	fx_ev(&F, X, TT_SYS_EXIT, SYS_read, 8, 0, 0);
+	fx_block(&F, X, 0, SYS_nanosleep, 0);
+	F.ts += 300 * MS;
+	fx_timer_wake(&F, TIMER, X);
+	fx_run(&F, 0, X);
+	fx_ev(&F, X, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
+}
+
 /*
  * M waits for a reply (futex, the reply handed by R); R, idle in its
  * event loop since before the hang, is woken by a plain wake-up from X,
@@ -161,17 +179,7 @@ Test(diag_path, path_goes_through_an_idle_relay_to_its_root)
 		fx_ev(&F, R, TT_SYS_EXIT, SYS_epoll_wait, 1, 0, 0);
 	}
 	fx_block(&F, R, 0, SYS_epoll_wait, LOOP);
-	fx_ev(&F, X, TT_SYS_ENTER, SYS_read, 9, 0, 0);
-	fx_ev(&F, X, TT_SWITCH, 1, 0, 120, 0);
-	fx_run(&F, 0, M);
-	fx_ev(&F, M, TT_WAKING, X, 0, 120, 0);
-	fx_block(&F, M, X, SYS_futex, 0x7100);
-	fx_ev(&F, X, TT_SYS_EXIT, SYS_read, 8, 0, 0);
-	fx_block(&F, X, 0, SYS_nanosleep, 0);
-	F.ts += 300 * MS;
-	fx_timer_wake(&F, TIMER, X);
-	fx_run(&F, 0, X);
-	fx_ev(&F, X, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
+	request_to_a_sleeper();
 	fx_ev(&F, X, TT_WAKING, R, 0, 120, 0);
 	fx_block(&F, X, R, SYS_read, 9);
 	fx_ev(&F, R, TT_SYS_EXIT, SYS_epoll_wait, 1, 0, 0);
@@ -215,17 +223,7 @@ Test(diag_path, own_io_wait_is_part_of_the_work)
 	fx_init(&F);
 	fx_thread(&F, M, M, "client");
 	fx_thread(&F, X, S, "worker");
-	fx_ev(&F, X, TT_SYS_ENTER, SYS_read, 9, 0, 0);
-	fx_ev(&F, X, TT_SWITCH, 1, 0, 120, 0);
-	fx_run(&F, 0, M);
-	fx_ev(&F, M, TT_WAKING, X, 0, 120, 0);
-	fx_block(&F, M, X, SYS_futex, 0x7100);
-	fx_ev(&F, X, TT_SYS_EXIT, SYS_read, 8, 0, 0);
-	fx_block(&F, X, 0, SYS_nanosleep, 0);
-	F.ts += 300 * MS;
-	fx_timer_wake(&F, TIMER, X);
-	fx_run(&F, 0, X);
-	fx_ev(&F, X, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
+	request_to_a_sleeper();
 	fx_ev(&F, X, TT_SYS_ENTER, SYS_fdatasync, 5, 0, 0);
 	fx_ev(&F, X, TT_SWITCH, 2, 0, 120, 0);	/* D: uninterruptible */
 	F.ts += 1 * MS;
