@@ -163,3 +163,38 @@ restored() {
 	wait_for '^icanon echo' 2 &&
 	    ! tm display -p -t "$SESS" '#{alternate_on}' | grep -q 1
 }
+
+# check NAME STATUS [DETAIL]: ok NAME when STATUS is 0, else not ok.
+check() { if [ "$2" = 0 ]; then ok "$1"; else nok "$1" "${3:-}"; fi; }
+
+# ins_instance TAG NAME: a tracefs instance of our own (argus-TAG-PID)
+# for the records of libargus (tests/cli/instrument*.sh): sets LIB (the
+# library), P (the test programs), INST, MK (its raw marker) and TMP,
+# all removed at exit; says "not ok NAME-setup" and exits 1 when the
+# instance cannot be made. Then run CMD... runs CMD with libargus
+# recording into it (a fresh buffer): the decoded records in $TMP/rec,
+# its stdout and stderr in $TMP/out and $TMP/err; its status is CMD's.
+ins_instance() {
+	LIB=$(cd "$B" && pwd)/libargus.so
+	P=$B/tests/progs
+	_tr=/sys/kernel/tracing
+	[ -d $_tr/instances ] || mount -t tracefs nodev $_tr 2>/dev/null
+	INST=$_tr/instances/argus-$1-$$
+	TMP=$(mktemp -d)
+	trap 'rmdir "$INST" 2>/dev/null; rm -rf "$TMP"' EXIT
+	trap 'exit 1' INT TERM
+	if ! mkdir "$INST" 2>/dev/null; then
+		echo "not ok $2-setup (cannot create a tracefs instance)"
+		exit 1
+	fi
+	echo 1 >"$INST/tracing_on"
+	MK=$INST/trace_marker_raw
+	run() {
+		echo >"$INST/trace"
+		ARGUS_MARKER=$MK LD_PRELOAD=$LIB "$@" >"$TMP/out" \
+		    2>"$TMP/err"
+		rc=$?
+		"$P/ins-decode" <"$INST/trace" >"$TMP/rec"
+		return $rc
+	}
+}

@@ -16,35 +16,9 @@ set -u
 B=${B:-build}
 ARGUS=${ARGUS:-./argus}
 case $ARGUS in /*) ;; *) ARGUS=$(pwd)/$ARGUS ;; esac
-LIB=$(cd "$B" && pwd)/libargus.so
-P=$B/tests/progs
-TR=/sys/kernel/tracing
-[ -d $TR/instances ] || mount -t tracefs nodev $TR 2>/dev/null
-INST=$TR/instances/argus-hard-$$
-TMP=$(mktemp -d)
-cleanup() { rmdir "$INST" 2>/dev/null; rm -rf "$TMP"; }
-trap cleanup EXIT INT TERM
-
 SUITE=
 . tests/lib.sh
-check() { if [ "$2" = 0 ]; then ok "$1"; else nok "$1" "${3:-}"; fi; }
-
-if ! mkdir "$INST" 2>/dev/null; then
-	echo "not ok instrument-hardening-setup (cannot create a tracefs instance)"
-	exit 1
-fi
-echo 1 >"$INST/tracing_on"
-MK=$INST/trace_marker_raw
-
-# run CMD... with libargus recording into the instance (fresh buffer);
-# decoded records go to $TMP/rec, the program's stdout to $TMP/out
-run() {
-	echo >"$INST/trace"
-	ARGUS_MARKER=$MK LD_PRELOAD=$LIB "$@" >"$TMP/out" 2>"$TMP/err"
-	rc=$?
-	"$P/ins-decode" <"$INST/trace" >"$TMP/rec"
-	return $rc
-}
+ins_instance hard instrument-hardening
 size() { wc -c <"$1" | tr -d ' '; }
 
 # --- a daemon closes the library's descriptor and opens its own file ----------

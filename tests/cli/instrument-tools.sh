@@ -21,7 +21,6 @@ trap cleanup EXIT INT TERM
 
 SUITE=
 . tests/lib.sh
-check() { if [ "$2" = 0 ]; then ok "$1"; else nok "$1" "${3:-}"; fi; }
 
 if ! mkdir "$INST" 2>/dev/null; then
 	echo "not ok instrument-tools-setup (cannot create a tracefs instance)"

@@ -6,35 +6,9 @@
 set -u
 B=${B:-build}
 ARGUS=${ARGUS:-./argus}
-LIB=$(cd "$B" && pwd)/libargus.so
-P=$B/tests/progs
-TR=/sys/kernel/tracing
-[ -d $TR/instances ] || mount -t tracefs nodev $TR 2>/dev/null
-INST=$TR/instances/argus-test-$$
-TMP=$(mktemp -d)
-cleanup() { rmdir "$INST" 2>/dev/null; rm -rf "$TMP"; }
-trap cleanup EXIT INT TERM
-
 SUITE=
 . tests/lib.sh
-check() { if [ "$2" = 0 ]; then ok "$1"; else nok "$1" "${3:-}"; fi; }
-
-if ! mkdir "$INST" 2>/dev/null; then
-	echo "not ok instrument-setup (cannot create a tracefs instance)"
-	exit 1
-fi
-echo 1 >"$INST/tracing_on"
-MK=$INST/trace_marker_raw
-
-# run CMD... with libargus recording into the instance (fresh buffer);
-# decoded records go to $TMP/rec, the program's stdout to $TMP/out
-run() {
-	echo >"$INST/trace"
-	ARGUS_MARKER=$MK LD_PRELOAD=$LIB "$@" >"$TMP/out" 2>"$TMP/err"
-	rc=$?
-	"$P/ins-decode" <"$INST/trace" >"$TMP/rec"
-	return $rc
-}
+ins_instance test instrument
 count() { grep -c " $1 " "$TMP/rec"; }
 hex2dec() { printf '%d' "$1"; }
 
@@ -188,7 +162,7 @@ else
 fi
 
 # --- the recorder stops: libargus lets its instance go ------------------------
-I2=$TR/instances/argus-test2-$$
+I2=${INST%-*}2-$$
 if mkdir "$I2" 2>/dev/null; then
 	ARGUS_MARKER=$I2/trace_marker_raw LD_PRELOAD=$LIB "$P/ins-hang" sleep 3000 \
 	    >/dev/null &
