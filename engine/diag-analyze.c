@@ -65,8 +65,13 @@ analyze_blocked(struct diag *d, struct dhang *h)
 	struct level lv = { .ti = ti, .node = h->pub.node, .dw = h->dw,
 	    .a = h->pub.start_ns, .b = h->pub.end_ns };
 
-	/* the hang's own wake-up chain: its critical path */
-	diag_cpath_steps(g, &h->dw, d->last_ts, &h->crit);
+	/* the hang's own wake-up chain: its critical path, walked over
+	   the hang already when the hang is its wait */
+	if (h->dw.run != GRAPH_NONE && h->dw.start == h->pub.start_ns &&
+	    h->dw.end == h->pub.end_ns)
+		diag_cpath_as_steps(g, &h->dw, h->cp.v, h->cp.n, &h->crit);
+	else
+		diag_cpath_steps(g, &h->dw, d->last_ts, &h->crit);
 	if (h->dw.w.timed_out)
 		dnote(h, "the wait ended by its timeout (%.0f ms)",
 		    (double)h->dw.w.timeout_ns / 1e6);

@@ -206,6 +206,9 @@ size_t diag_critical_path(const struct graph *g, uint32_t ti, uint64_t a,
    a DARR of struct diag_step; returns how many (0: it never ended). */
 size_t diag_cpath_steps(const struct graph *g, const struct dwait *dw,
     uint64_t last_ts, void *out);
+/* The same from the path cs (n steps) already walked over dw's span. */
+void diag_cpath_as_steps(const struct graph *g, const struct dwait *dw,
+    const struct diag_cstep *cs, size_t n, void *out);
 
 /* diag-pathdiff.c: the verdicts of hang h's critical path steps against
    the path of the normal run's wait twin (NULL: none), and which steps
@@ -229,7 +232,6 @@ struct dsem {
 	int open;		/* its last slice came back empty: it may go
 				   on */
 	int handed;		/* its thread handed something on since */
-	uint32_t n;		/* slices */
 	uint64_t a;		/* the first slice's blocking switch */
 	struct graph_event en;	/* the first slice's entry */
 	uint64_t key;		/* diag_res_key() of its entries */

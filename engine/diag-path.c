@@ -289,18 +289,12 @@ edge_kind(int e)
 	}
 }
 
-size_t
-diag_cpath_steps(const struct graph *g, const struct dwait *dw,
-    uint64_t last_ts, void *out)
+void
+diag_cpath_as_steps(const struct graph *g, const struct dwait *dw,
+    const struct diag_cstep *cs, size_t n, void *out)
 {
 	DARR(struct diag_step) *o = out;
-	struct diag_cstep cs[CPATH_MAX];
-	int stop;
 
-	if (dw->run == GRAPH_NONE)
-		return 0;
-	size_t n = diag_critical_path(g, dw->ti, dw->start, dw->end, last_ts,
-	    cs, CPATH_MAX, &stop);
 	for (size_t k = 0; k < n; k++) {
 		/* the waiter's vertex that waited, each waker's that woke */
 		struct diag_step st = { .th = cs[k].th,
@@ -311,5 +305,19 @@ diag_cpath_steps(const struct graph *g, const struct dwait *dw,
 		    cs[k].until;
 		DPUSH(*o, st);
 	}
+}
+
+size_t
+diag_cpath_steps(const struct graph *g, const struct dwait *dw,
+    uint64_t last_ts, void *out)
+{
+	struct diag_cstep cs[CPATH_MAX];
+	int stop;
+
+	if (dw->run == GRAPH_NONE)
+		return 0;
+	size_t n = diag_critical_path(g, dw->ti, dw->start, dw->end, last_ts,
+	    cs, CPATH_MAX, &stop);
+	diag_cpath_as_steps(g, dw, cs, n, out);
 	return n;
 }

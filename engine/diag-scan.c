@@ -254,7 +254,6 @@ sem_slice(struct scan *s, struct sthr *t, uint64_t ts, int64_t ret,
 		*x = (struct dsem){ .on = 1, .a = t->cb_sw, .en = t->sys,
 		    .key = key };
 	}
-	x->n++;
 	x->end = t->cb_end;
 	x->exit_ts = ts;
 	x->handed = 0;
