@@ -189,6 +189,19 @@ analyze_yield(struct diag *d, struct dhang *h)
 	    c.th.comm, c.th.tid, (double)(wts - graph_first_ts(g)) / 1e9);
 }
 
+/* Events the recorder lost in [a, b] (a loss is stamped with the last
+   event its CPU kept before it). */
+static uint64_t
+lost_during(const struct graph *g, uint64_t a, uint64_t b)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < g->nlosts; i++)
+		if (g->losts[i].ts >= a && g->losts[i].ts <= b)
+			n += g->losts[i].n;
+	return n;
+}
+
 void
 diag_analyze(struct diag *d, struct dhang *h)
 {
@@ -196,6 +209,7 @@ diag_analyze(struct diag *d, struct dhang *h)
 	uint32_t ti = h->pub.th.thread;
 
 	diag_clear_results(h);
+	h->pub.lost = lost_during(g, h->pub.start_ns, h->pub.end_ns);
 	/* the backbone: the critical path over the hang */
 	DGROW(h->cp.v, h->cp.cap, 32, 32);
 	h->cp.n = diag_critical_path(g, ti, h->pub.start_ns, h->pub.end_ns,

@@ -198,6 +198,10 @@ diag_write_hang_text_n(const struct diag *d, size_t h, size_t number,
 	} else if (x->kind == DIAG_YIELD) {
 		fprintf(f, "  %u yields or short sleeps\n", x->yields);
 	}
+	if (x->lost > 0)
+		fprintf(f, "  warning: the recorder lost %" PRIu64 " events "
+		    "during this hang: a chain may stop short of its culprit\n",
+		    x->lost);
 	if (diag_options(d)->cpath_only) {
 		diag_write_cpath_text(d, h, f);
 		return;
@@ -445,6 +449,7 @@ diag_write_hang_json(const struct diag *d, size_t h, FILE *f)
 		jwait(f, &x->wait);
 	else
 		fprintf(f, "null");
+	fprintf(f, ",\"lost_events\":%" PRIu64, x->lost);
 	if (diag_options(d)->cpath_only) {
 		fputc(',', f);
 		diag_write_cpath_json(d, h, f);

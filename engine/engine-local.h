@@ -114,6 +114,10 @@ struct graph {
 	uint64_t *uargv;		/* pairs: arg, arg2 */
 	size_t nuargv, capuargv;
 	uint64_t trace_events, lost;
+	struct glost {			/* a loss the recorder noticed */
+		uint64_t ts, n;		/* when, and events lost before */
+	} *losts;			/* in load order */
+	size_t nlosts, caplosts;
 	uint64_t first_ts;		/* earliest event loaded */
 	uint64_t lead_from;		/* a window: where the search for the
 					   calls and waits open at win_from

@@ -452,6 +452,9 @@ struct diag_hang {
 					   them ended by their timeout) */
 	uint64_t cpu_ns;		/* time running or runnable (not
 					   blocked) during the hang */
+	uint64_t lost;			/* events the recorder lost during
+					   the hang (its chains may stop
+					   short) */
 };
 /* Whether yield hang x retried a system call on a resource (refused
    attempts, or timed slices): its wait names the call; else it yielded

@@ -323,6 +323,8 @@ graph_load_event(struct graph *g, const struct trace_event *ev)
 		return;
 	case TT_LOST:
 		g->lost += ev->arg[0];
+		DGROW(g->losts, g->caplosts, g->nlosts + 1, 16);
+		g->losts[g->nlosts++] = (struct glost){ ev->ts, ev->arg[0] };
 		return;
 	case TT_THREAD: {
 		struct trace_thread tt = { .tid = (uint32_t)ev->arg[0],

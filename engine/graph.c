@@ -51,6 +51,7 @@ graph_free(struct graph *g)
 	free(g->strs);
 	free(g->frames);
 	free(g->maps);
+	free(g->losts);
 	free(g->leader);
 	free(g->pub);
 	hmap_free(&g->tidmap);

@@ -129,6 +129,10 @@ rows(struct tui *t, struct nrows *r)
 		else if (hg->kind == DIAG_YIELD)
 			snprintf(r->head[r->nhead++], 200, "%u yields or "
 			    "short sleeps", hg->yields);
+		if (hg->lost > 0)
+			snprintf(r->head[r->nhead++], 200, "warning: the "
+			    "recorder lost %llu events during this hang",
+			    (unsigned long long)hg->lost);
 		if (diag_watch_hint(t->d, t->pos.hang) != NULL)
 			snprintf(r->head[r->nhead++], 200, "hint: %s",
 			    diag_watch_hint(t->d, t->pos.hang));

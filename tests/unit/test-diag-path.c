@@ -286,3 +286,47 @@ Test(diag_path, report_of_the_path_alone)
 	diag_free(d);
 	graph_free(g);
 }
+
+/* The recorder's loss of n events stamped just after event i (a TT_LOST
+   record, as the recorder writes one when its buffer overflowed). */
+static void
+lose_after(size_t i, uint64_t n)
+{
+	cr_assert_lt(F.n, FX_MAX);
+	memmove(&F.ev[i + 2], &F.ev[i + 1], (F.n - i - 1) * sizeof(F.ev[0]));
+	F.n++;
+	memset(&F.ev[i + 1], 0, sizeof(F.ev[0]));
+	F.ev[i + 1].ts = F.ev[i].ts;
+	F.ev[i + 1].type = TT_LOST;
+	F.ev[i + 1].arg[0] = n;
+}
+
+/* Events lost during a hang are counted in it and reported (the chain
+   may stop short there); a loss before it is not. */
+Test(diag_path, events_lost_during_the_hang_are_reported)
+{
+	struct graph *g;
+
+	sliced_request(3);
+	lose_after(F.n / 2, 7);
+	lose_after(0, 1000);
+	struct diag *d = diagnose(&g);
+	cr_assert_eq(diag_nhangs(d), 1);
+	cr_expect_eq(diag_hang(d, 0)->lost, 7);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	diag_write_text(d, f, 0);
+	fclose(f);
+	cr_expect_not_null(strstr(buf, "the recorder lost 7 events during "
+	    "this hang"), "%s", buf);
+	free(buf);
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	diag_write_json(d, f);
+	fclose(f);
+	cr_expect_not_null(strstr(buf, "\"lost_events\":7,"), "%s", buf);
+	free(buf);
+	diag_free(d);
+	graph_free(g);
+}
