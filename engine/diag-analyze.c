@@ -209,6 +209,8 @@ diag_analyze(struct diag *d, struct dhang *h)
 	uint32_t ti = h->pub.th.thread;
 
 	diag_clear_results(h);
+	if (h->found != NULL)
+		dnote(h, "%s", h->found);
 	h->pub.lost = lost_during(g, h->pub.start_ns, h->pub.end_ns);
 	/* the backbone: the critical path over the hang */
 	DGROW(h->cp.v, h->cp.cap, 32, 32);

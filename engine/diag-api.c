@@ -180,6 +180,7 @@ static void
 hang_free(struct dhang *h)
 {
 	diag_clear_results(h);
+	free(h->found);
 	free(h->notes.v);
 	free(h->sim.v);
 	free(h->path.v);

@@ -346,8 +346,36 @@ from_kernel(struct diag *d)
 		h->pub.start_ns = h->dw.start;
 		h->pub.end_ns = h->dw.end;
 		classify(d, h);
-		dnote(h, "the longest wait of the thread chosen, although "
-		    "%s", lg.why);
+		h->found = xasprintf("the longest wait of the thread "
+		    "chosen, although %s", lg.why);
+		return;
+	}
+	struct dwait pw;
+	if (diag_opts_named(&d->o) && lg.ti != GRAPH_NONE &&
+	    diag_pwait_longest(d->g, d->g->th[lg.ti].pid,
+	    d->o.threshold_ns, d->last_ts, &pw)) {
+		/* no thread of it waited throughout, but the process did
+		   (a runtime's tasks on threads of its own) */
+		struct dhang *h = diag_new_hang(d, pw.ti, 0, 0,
+		    DIAG_SRC_KERNEL);
+		h->rank = 2;
+		h->dw = pw;
+		h->pub.start_ns = pw.start;
+		h->pub.end_ns = pw.end;
+		classify(d, h);
+		if (h->pub.kind == DIAG_BLOCKED) {
+			h->dw = pw;	/* the whole wait, its slices */
+			h->pub.wait = pw.w;
+			h->pub.node = graph_vertex_of_event(d->g, pw.ti,
+			    pw.sw);
+		}
+		h->found = xasprintf("no thread of %s (%u) waited "
+		    "throughout, but the process did: for %.0f ms no thread "
+		    "of another process woke or messaged one of its threads, "
+		    "nor one of its threads one of theirs, and they ran "
+		    "little (a runtime running its tasks on threads of its "
+		    "own)", d->g->th[pw.ti].comm, d->g->th[pw.ti].pid,
+		    (double)(pw.end - pw.start) / 1e6);
 		return;
 	}
 	free(d->why);
@@ -440,8 +468,8 @@ listed_wait(struct diag *d, const struct dcand *c, uint32_t ti, uint32_t i)
 	h->pub.end_ns = h->dw.end;
 	classify(d, h);
 	if (rank == 2)
-		dnote(h, "the longest wait of the thread chosen, although "
-		    "%s", c->why != NULL ? c->why : "");
+		h->found = xasprintf("the longest wait of the thread "
+		    "chosen, although %s", c->why != NULL ? c->why : "");
 	return h;
 }
 

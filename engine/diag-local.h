@@ -76,6 +76,8 @@ struct dhang {
 					   at the hang's start) */
 	DARR(char *) dead;
 	DARR(char *) notes;
+	char *found;			/* how the search came to it (a note
+					   kept across analyses), or NULL */
 	DARR(struct diag_stack) stk;
 	DARR(struct dsyms) syms;	/* symbol arrays of stk (owned) */
 	uint32_t cyc_tids[64];
@@ -258,6 +260,24 @@ void diag_swait_at(const struct graph *g, uint32_t ti, uint32_t sw,
    one at switch first (nothing when n <= 1). */
 void diag_swait_widen(const struct graph *g, struct dwait *dw,
     uint32_t first, uint32_t n);
+
+/* diag-path.c: who ended thread ti's wait where it ran again at event
+   run: a user thread (returned, *wts the time it did, *edge how: enum
+   diag_cedge; a softirq's delivery or a kernel worker's run counts as
+   the thread behind it), else GRAPH_NONE with *stop saying why there is
+   none (its own timer, a device's interrupt, nothing recorded). */
+uint32_t diag_waker_of(const struct graph *g, uint32_t ti, uint32_t run,
+    uint64_t *wts, int *edge, int *stop);
+
+/* diag-pwait.c: the longest wait of process pid as a whole, of at least
+   min_ns: a gap between two crossings of its border (a wake-up, message,
+   pipe data, signal or spawn between one of its user threads and one of
+   another process) that ends with one in, while its threads ran for at
+   most a tenth of it. Returns 1 with *dw the wait of the thread that
+   crossing woke, from its first blocking wait in the gap (the slices:
+   its waits there), else 0. */
+int diag_pwait_longest(const struct graph *g, uint32_t pid, uint64_t min_ns,
+    uint64_t last_ts, struct dwait *dw);
 
 /* diag.c */
 void diag_thread_fill(const struct graph *g, uint32_t ti,

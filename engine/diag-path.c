@@ -72,14 +72,8 @@ cedge_of(unsigned k)
 	}
 }
 
-/*
- * Who ended thread ti's wait where it ran again at event run: a user
- * thread (returned, *wts the time it did, *edge how), else GRAPH_NONE
- * with *stop saying why there is none (its own timer, a device's
- * interrupt, nothing recorded).
- */
-static uint32_t
-waker_of(const struct graph *g, uint32_t ti, uint32_t run, uint64_t *wts,
+uint32_t
+diag_waker_of(const struct graph *g, uint32_t ti, uint32_t run, uint64_t *wts,
     int *edge, int *stop)
 {
 	uint32_t v = graph_vertex_of_event(g, ti, run), lim = run;
@@ -218,7 +212,7 @@ diag_critical_path(const struct graph *g, uint32_t ti, uint64_t a,
 			found = 1;
 			if (dw.end < a || dw.run == GRAPH_NONE)
 				break;
-			w = waker_of(g, cur, dw.run, &wts, &s->edge, &why);
+			w = diag_waker_of(g, cur, dw.run, &wts, &s->edge, &why);
 			if (w != GRAPH_NONE || why != DCS_IRQ ||
 			    dw.end - dw.start >= (b - a) / 4 ||
 			    dw.start <= a)
