@@ -123,8 +123,12 @@ cmd_info(int argc, char **argv)
 	printf("%-12s%s\n", "trace:", path);
 	printf("%-12s%s, kernel %s, %u CPUs, clock %s, format %u\n", "host:",
 	    in->hostname, in->release, in->ncpus, in->clock, in->version);
-	printf("%-12s%s\n", "recorder:", in->recorder ? in->recorder :
-	    "unknown (not written by this argus's recorder)");
+	if (in->recorder != NULL && in->recorder_pid != 0)
+		printf("%-12s%s, pid %u\n", "recorder:", in->recorder,
+		    in->recorder_pid);
+	else
+		printf("%-12s%s\n", "recorder:", in->recorder ? in->recorder :
+		    "unknown (not written by this argus's recorder)");
 	if (in->nchunks) {
 		print_wall("start:", in->first_ts, in->realtime_offset);
 		print_wall("end:", in->last_ts, in->realtime_offset);

@@ -181,7 +181,8 @@ load_ref(struct trace_reader *r, struct cursor *c, const struct chunkref *ref,
 		c->prev = xmalloc(np * sizeof(*c->prev));
 		c->prev_cap = np;
 	}
-	memset(c->prev, 0, np * sizeof(*c->prev));
+	if (np > 0)	/* a segment of no types: prev may be NULL */
+		memset(c->prev, 0, np * sizeof(*c->prev));
 	c->nblobs = 0;
 	return 0;
 }

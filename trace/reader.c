@@ -492,6 +492,7 @@ fill_info(struct trace_reader *r, const struct seg *newest)
 	in->boot_id = rd_intern(r, newest->h.boot_id, strlen(newest->h.boot_id));
 	in->recorder = newest->h.recorder ? rd_intern(r, newest->h.recorder,
 	    strlen(newest->h.recorder)) : NULL;
+	in->recorder_pid = newest->h.recorder_pid;
 	in->ncpus = newest->h.ncpus;
 	in->version = newest->h.version;
 	in->realtime_offset = newest->h.realtime_offset;

@@ -605,6 +605,7 @@ record_open(struct recorder **rp, const struct record_opts *o, char **cause)
 		wo.zstd_level = 3;
 	wo.ncpus = r->ncpus;
 	wo.recorder = r->bpf ? "bpf" : "tracefs";
+	wo.recorder_pid = (uint32_t)getpid();
 	r->bound = wo.size_bound ? wo.size_bound : TRACE_DEFAULT_BOUND;
 	/* Wall clock minus trace clock, sampled tightly. */
 	{

@@ -211,6 +211,14 @@ seg_header_encode(struct buf *b, const struct seg_header *h)
 		buf_varint(b, n);
 		buf_put(b, h->recorder, n);
 	}
+	if (h->recorder_pid != 0) {
+		uint8_t pid[4];
+
+		put_le32(pid, h->recorder_pid);
+		buf_varint(b, SEG_EXT_RECORDER_PID);
+		buf_varint(b, sizeof(pid));
+		buf_put(b, pid, sizeof(pid));
+	}
 	if (h->has_rec_id) {
 		buf_varint(b, SEG_EXT_REC_ID);
 		buf_varint(b, TRACE_REC_ID_LEN);
@@ -398,6 +406,8 @@ seg_header_decode(struct seg_header *h, const uint8_t *p, size_t len,
 		if (tag == SEG_EXT_REC_ID && n == TRACE_REC_ID_LEN) {
 			memcpy(h->rec_id, c.p, TRACE_REC_ID_LEN);
 			h->has_rec_id = 1;
+		} else if (tag == SEG_EXT_RECORDER_PID && n == 4) {
+			h->recorder_pid = get_le32(c.p);
 		} else if (tag == SEG_EXT_RECORDER && n > 0 &&
 		    n <= SEG_EXT_RECORDER_MAX && h->recorder == NULL) {
 			h->recorder = xmalloc((size_t)n + 1);

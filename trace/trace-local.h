@@ -44,6 +44,8 @@ extern const struct type_desc trace_types[TT_NTYPES];
 #define SEG_EXT_REC_ID 1		/* extension tag: the recording's id */
 #define SEG_EXT_RECORDER 2		/* extension tag: the backend's name */
 #define SEG_EXT_RECORDER_MAX 32	/* its longest length */
+#define SEG_EXT_RECORDER_PID 3	/* extension tag: the recorder's pid,
+				   4 bytes little-endian */
 
 struct chunk_hdr {
 	uint32_t magic;
@@ -233,6 +235,7 @@ struct seg_header {
 	uint32_t ncpus;
 	char *clock, *hostname, *release, *boot_id;
 	char *recorder;			/* extension SEG_EXT_RECORDER, or NULL */
+	uint32_t recorder_pid;		/* SEG_EXT_RECORDER_PID, or 0 */
 	/* schema: file type id -> local type (TT_NONE when unknown) */
 	uint32_t ntypes;
 	uint16_t *type_map;

@@ -253,6 +253,9 @@ struct trace_writer_opts {
 	const char *boot_id;	/* NULL: /proc/sys/kernel/random/boot_id */
 	const char *recorder;	/* backend named in the headers ("bpf",
 				   "tracefs"), or NULL; kept, not copied */
+	uint32_t recorder_pid;	/* the recording process, in the headers
+				   (0: none), so that readers can tell
+				   its threads from the traced ones */
 	unsigned format;	/* 0: TRACE_FORMAT_VERSION; 1: the event
 				   rows of argus before format 2 (tests) */
 };
@@ -326,6 +329,7 @@ struct trace_info {
 	const char *clock;
 	const char *boot_id;
 	const char *recorder;		/* backend that recorded, or NULL */
+	uint32_t recorder_pid;		/* its process, 0 when not recorded */
 	uint32_t ncpus;
 	uint32_t version;
 	int64_t realtime_offset;	/* of the newest segment */

@@ -314,6 +314,7 @@ open_segment(struct trace_writer *w, uint64_t first_ts)
 	h.release = w->release;
 	h.boot_id = w->boot_id;
 	h.recorder = (char *)w->o.recorder;	/* only read */
+	h.recorder_pid = w->o.recorder_pid;
 	h.version = w->o.format;
 	h.threads = w->threads;
 	h.nthreads = w->nthreads;

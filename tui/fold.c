@@ -8,12 +8,13 @@
  *    lane that was in interrupts) at most FOLD_RUN_PERMILLE of the
  *    visible window, which covers one without any event in it. The window changes with every zoom and pan, so
  *    the timeline asks again when it does (t->fold_t0, fold_t1).
- *  - the recorder: the trace does not name the process that recorded it,
- *    but the recorder never records its own system calls (every thread of
- *    it with BPF, its main thread with tracefs). A process is taken for
- *    the recorder when its main thread is named "argus", ran in the trace
- *    and has not one system call event there; all its threads fold. The
- *    list (t->rec_pids, a few at most) is made once per model (t->gen).
+ *  - the recorder: its process, as the trace's headers name it. A trace
+ *    of an older argus does not name it, but the recorder never records
+ *    its own system calls (every thread of it with BPF, its main thread
+ *    with tracefs): a process is also taken for a recorder when its main
+ *    thread is named "argus", ran in the trace and has not one system
+ *    call event there. All their threads fold. The list (t->rec_pids, a
+ *    few at most) is made once per model (t->gen).
  *
  * Threads pinned by tui_lanes() (the hang, its paths and culprits, the
  * threads visited) never fold: tui_lanes() asks only about the others.
@@ -48,12 +49,17 @@ find_recorder(struct tui *t)
 	size_t n = graph_nthreads(t->g);
 
 	t->nrec = 0;
+	const struct trace_info *in = t->reader != NULL ?
+	    trace_reader_info(t->reader) : NULL;
+	if (in != NULL && in->recorder_pid != 0)
+		t->rec_pids[t->nrec++] = in->recorder_pid;
 	for (uint32_t i = 0; i < n && t->nrec < ARRAY_SIZE(t->rec_pids);
 	    i++) {
 		const struct graph_thread *gt = graph_thread(t->g, i);
 		if (gt->tid != gt->pid || gt->pid == 0 || gt->nevents == 0 ||
 		    (gt->flags & GRAPH_THREAD_KERNEL) ||
-		    strcmp(gt->comm, "argus") != 0 || has_syscall(t->g, i))
+		    strcmp(gt->comm, "argus") != 0 || has_syscall(t->g, i) ||
+		    (t->nrec > 0 && t->rec_pids[0] == gt->pid))
 			continue;
 		t->rec_pids[t->nrec++] = gt->pid;
 	}

@@ -238,13 +238,18 @@ elif ! command -v bpftool > /dev/null ||
     2> "$T/bk.err"; then
 	ok "bpf backend # SKIP $(cat "$T/bk.err" 2>/dev/null)"
 else
-	$ARGUS info "$T/bk" 2>/dev/null | grep -q '^recorder: *bpf$' &&
+	$ARGUS info "$T/bk" 2>/dev/null | grep -q '^recorder: *bpf, pid [1-9]' &&
 		ok "bpf backend named in the trace" ||
 		nok "bpf backend named in the trace" "$($ARGUS info "$T/bk" | grep recorder)"
-	$ARGUS record -q -o "$T/tf" --backend tracefs --events sched --duration 0.3
-	$ARGUS info "$T/tf" 2>/dev/null | grep -q '^recorder: *tracefs$' &&
-		ok "tracefs backend named in the trace" ||
-		nok "tracefs backend named in the trace"
+	# the recorder's process too, so that readers tell it apart
+	$ARGUS record -q -o "$T/tf" --backend tracefs --events sched \
+	    --duration 0.3 &
+	rp=$!
+	wait $rp
+	$ARGUS info "$T/tf" 2>/dev/null | grep -q "^recorder: *tracefs, pid $rp\$" &&
+		ok "tracefs backend and the recorder's pid named in the trace" ||
+		nok "tracefs backend and the recorder's pid named in the trace" \
+		    "pid $rp; $($ARGUS info "$T/tf" | grep recorder)"
 	p0=$(bpfprogs)
 	l0=$(bpftool link show 2>/dev/null | grep -c .)
 	pin0=$(find /sys/fs/bpf 2>/dev/null | wc -l)

@@ -102,7 +102,7 @@ if [ "${ARGUS_BACKEND:-auto}" != tracefs ] &&
     > /dev/null 2>&1; then
 	want=bpf
 fi
-got=$(sed -n 's/^recorder: *//p' "$T/info")
+got=$(sed -n 's/^recorder: *\([a-z]*\).*/\1/p' "$T/info")
 [ "$got" = "$want" ] && ok "the service records with the $want backend" ||
 	nok "the service records with the $want backend" "recorder: $got"
 $ARGUS dump "$T/state/trace" --type fd | grep -q nobody-file &&

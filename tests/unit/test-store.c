@@ -926,3 +926,41 @@ Test(store, write_error_is_sticky_and_clean)
 	fix_rm_rf(dir);
 	free(dir);
 }
+
+/* The recorder's backend and pid, header extensions, come back; a trace
+   written without them names neither. */
+Test(store, recorder_and_its_pid_named)
+{
+	for (int named = 0; named < 2; named++) {
+		char *dir = fix_tmpdir();
+		struct trace_writer_opts o = { .size_bound = 1ULL << 30,
+		    .segment_size = 64ULL << 20, .ncpus = FIX_NCPUS,
+		    .group = (gid_t)-1, .hostname = "testhost",
+		    .release = "6.0-test", .boot_id = "boot-1" };
+		struct trace_writer *w;
+		struct trace_event e;
+		char *cause = NULL;
+
+		if (named) {
+			o.recorder = "bpf";
+			o.recorder_pid = 4242;
+		}
+		cr_assert_eq(trace_writer_open(&w, dir, &o, &cause), 0);
+		fix_gen_event(&e, 0);
+		cr_assert_eq(trace_writer_add(w, &e), 0);
+		cr_assert_eq(trace_writer_close(w), 0);
+		struct trace_reader *r = fix_open_reader(dir);
+		const struct trace_info *in = trace_reader_info(r);
+		if (named) {
+			cr_assert_not_null(in->recorder);
+			cr_expect_str_eq(in->recorder, "bpf");
+			cr_expect_eq(in->recorder_pid, 4242);
+		} else {
+			cr_expect_null(in->recorder);
+			cr_expect_eq(in->recorder_pid, 0);
+		}
+		trace_reader_close(r);
+		fix_rm_rf(dir);
+		free(dir);
+	}
+}
