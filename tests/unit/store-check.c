@@ -51,6 +51,20 @@ fix_open_writer(const char *dir, uint64_t bound, uint64_t seg,
 	return w;
 }
 
+void
+fix_write_gen(const char *dir, size_t n)
+{
+	struct trace_writer *w = fix_open_writer(dir, 1ULL << 30, 64ULL << 20,
+	    0);
+	struct trace_event e;
+
+	for (size_t i = 0; i < n; i++) {
+		fix_gen_event(&e, i);
+		cr_assert_eq(trace_writer_add(w, &e), 0);
+	}
+	cr_assert_eq(trace_writer_close(w), 0);
+}
+
 struct trace_reader *
 fix_open_reader(const char *dir)
 {

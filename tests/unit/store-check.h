@@ -15,6 +15,9 @@ void fix_rm_rf(const char *dir);
 struct trace_writer *fix_open_writer(const char *dir, uint64_t bound,
     uint64_t seg, unsigned format);
 struct trace_reader *fix_open_reader(const char *dir);
+/* A trace in dir of the generator's events 0 to n - 1 (fix_gen_event()),
+   its segments of 64 MiB at most, written and closed. */
+void fix_write_gen(const char *dir, size_t n);
 /* Assert that two events are the same (time, type, thread, CPU, context,
    fields and blob). */
 void fix_assert_same(const struct trace_event *a, const struct trace_event *b);

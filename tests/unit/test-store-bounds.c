@@ -140,17 +140,10 @@ Test(store_bounds, header_past_its_sizes_costs_its_chunk)
 	for (size_t l = 0; l < sizeof(lies) / sizeof(lies[0]); l++) {
 		char *dir = fix_tmpdir();
 		char *seg = xasprintf("%s/seg-00000001.argus", dir);
-		struct trace_writer *w = fix_open_writer(dir, 1ULL << 30,
-		    64ULL << 20, 0);
-		struct trace_event e;
 		const size_t n = 30000;
 		uint32_t lost = 0;
 
-		for (size_t i = 0; i < n; i++) {
-			fix_gen_event(&e, i);
-			cr_assert_eq(trace_writer_add(w, &e), 0);
-		}
-		cr_assert_eq(trace_writer_close(w), 0);
+		fix_write_gen(dir, n);
 		uint64_t at = lie_in_header(seg, 3, -1, lies[l], &lost);
 		struct trace_reader *r = fix_open_reader(dir);
 
@@ -217,17 +210,10 @@ Test(store_bounds, index_count_past_its_span)
 {
 	char *dir = fix_tmpdir();
 	char *seg = xasprintf("%s/seg-00000001.argus", dir);
-	struct trace_writer *w = fix_open_writer(dir, 1ULL << 30,
-	    64ULL << 20, 0);
-	struct trace_event e;
 	const size_t n = 30000;
 	size_t len;
 
-	for (size_t i = 0; i < n; i++) {
-		fix_gen_event(&e, i);
-		cr_assert_eq(trace_writer_add(w, &e), 0);
-	}
-	cr_assert_eq(trace_writer_close(w), 0);
+	fix_write_gen(dir, n);
 
 	uint8_t *b = slurp(seg, &len);
 	uint64_t ioff = get_le64(b + len - TRAILER_LEN);
