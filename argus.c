@@ -235,6 +235,11 @@ cmd_progress(const char *name, const char *what, struct trace_reader *r)
 	free(label);
 	if (p == NULL)
 		return NULL;
+	/* chunks are the work; events are what a user counts */
+	const struct trace_info *in = trace_reader_info(r);
+	if (in->nchunks > 0)
+		progress_set_rate(p, "events", (double)in->nevents /
+		    (double)in->nchunks);
 	cp = xcalloc(1, sizeof(*cp));
 	cp->p = p;
 	cp->r = r;

@@ -9,7 +9,9 @@
  * whole graph) and prints the text report or the JSON object.
  */
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,7 +26,7 @@ static const char diagnose_usage[] =
     "usage: argus diagnose [TRACE] [--pid PID | --tid TID | --comm NAME]\n"
     "                      [--at TIME] [--threshold MS] [--pick N]\n"
     "                      [--rules FILE]... [--json] [--whole | --stream]\n"
-    "                      [--memory SIZE] [--critical-path]\n"
+    "                      [--memory SIZE] [--critical-path] [--stats]\n"
     "\n"
     "Find the hangs in TRACE (default " ARGUS_DEFAULT_TRACE ") and explain\n"
     "them: what the hung thread did, similar normal nodes, the normal\n"
@@ -55,6 +57,10 @@ static const char diagnose_usage[] =
     "                   in the memory bound)\n"
     "  --memory SIZE    the most memory its graphs may take (default 2G,\n"
     "                   at most 4/5 of the memory available)\n"
+    "  --stats          then, on standard error, where the time went:\n"
+    "                   the streaming pass, the graphs built and the\n"
+    "                   analysis, in seconds and nanoseconds per event,\n"
+    "                   and the peak memory\n"
     "  -h, --help       show this help\n";
 
 static int
@@ -127,6 +133,32 @@ on_search(void *arg, uint64_t done, uint64_t total)
 	progress_update(b->cands, done, total);
 }
 
+/* --stats: st, and total_ns for the whole command, on standard error. */
+static void
+print_stats(const struct diag_stats *st, uint64_t total_ns)
+{
+	struct rusage ru;
+
+	if (st->pass_ns > 0)
+		fprintf(stderr, "argus diagnose: pass: %" PRIu64 " events in "
+		    "%.2f s, %.1f ns/event, %" PRIu64 " candidate hang%s\n",
+		    st->pass_events, (double)st->pass_ns / 1e9,
+		    st->pass_events ? (double)st->pass_ns /
+		    (double)st->pass_events : 0.0, st->candidates,
+		    st->candidates == 1 ? "" : "s");
+	uint64_t gns = st->load_ns + st->build_ns;
+	fprintf(stderr, "argus diagnose: graphs: %" PRIu64 " built of %" PRIu64
+	    " events in %.2f s, %.1f ns/event (loading %.2f s, finishing "
+	    "%.2f s)\n", st->graphs, st->graph_events, (double)gns / 1e9,
+	    st->graph_events ? (double)gns / (double)st->graph_events : 0.0,
+	    (double)st->load_ns / 1e9, (double)st->build_ns / 1e9);
+	if (getrusage(RUSAGE_SELF, &ru) != 0)
+		ru.ru_maxrss = 0;
+	fprintf(stderr, "argus diagnose: analysis: %.2f s; total %.2f s, peak "
+	    "memory %.0f MiB\n", (double)st->analysis_ns / 1e9,
+	    (double)total_ns / 1e9, (double)ru.ru_maxrss / 1024.0);
+}
+
 int
 cmd_diagnose(int argc, char **argv)
 {
@@ -142,11 +174,14 @@ cmd_diagnose(int argc, char **argv)
 		{ "critical-path", no_argument, NULL, 'P' },
 		{ "whole", no_argument, NULL, 'W' },
 		{ "stream", no_argument, NULL, 'S' },
+		{ "stats", no_argument, NULL, 's' },
 		CMD_MEMORY_OPTION,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct diag_opts o = { 0 };
+	struct diag_stats st = { 0 };
+	uint64_t t0 = now_ns();
 	struct cmd_rules_opts ro = { 0 };
 	const char *at = NULL;
 	int c, json = 0, whole = 0, stream = 0, rc = 1, nsel = 0;
@@ -207,6 +242,9 @@ cmd_diagnose(int argc, char **argv)
 			break;
 		case 'S':
 			stream = 1;
+			break;
+		case 's':
+			o.stats = &st;
 			break;
 		case CMD_OPT_MEMORY:
 			if ((rc = cmd_memory_option("diagnose", optarg)) != 0) {
@@ -319,7 +357,9 @@ cmd_diagnose(int argc, char **argv)
 			    graph_strerror(err));
 			goto out;
 		}
+		diag_stats_add_graph(o.stats, g);
 	}
+	uint64_t ta = now_ns();
 	uint64_t first = in->first_ts;
 	if (first == 0 || (graph_first_ts(g) != 0 && graph_first_ts(g) < first))
 		first = graph_first_ts(g);
@@ -344,7 +384,11 @@ cmd_diagnose(int argc, char **argv)
 	else
 		diag_write_text(d, stdout, first);
 	rc = fflush(stdout) == 0 ? 0 : 1;
+	if (o.stats != NULL)
+		st.analysis_ns += now_ns() - ta;
 out:
+	if (o.stats != NULL && rc == 0)
+		print_stats(&st, now_ns() - t0);
 	free(cause);
 	diag_free(d);
 	graph_free(g);

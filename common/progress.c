@@ -1,8 +1,12 @@
 /*
  * progress.c: the progress bar of progress.h. A struct progress holds the
  * label, the total, the start time and the time of the last redraw; the
- * line is "label [#####.....]  42%" drawn with a carriage return.
+ * line is "label [#####.....]  42%", then, once a second has passed,
+ * the rate ("35.2M events/s", when progress_set_rate() named a unit)
+ * and the time left at the rate so far, drawn with a carriage return
+ * and blanks over what a longer line before left.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +26,9 @@ struct progress {
 	uint64_t delay;
 	int drawn;
 	int ended;		/* 100% drawn */
+	int width;		/* columns of the line last drawn */
+	char *unit;		/* progress_set_rate()'s, or NULL */
+	double per;		/* units per unit of work */
 };
 
 struct progress *
@@ -43,6 +50,60 @@ progress_new(const char *label, uint64_t total)
 	    parse_u64(e, &v) == 0 && v < 3600000)
 		p->delay = v * 1000000ULL;
 	return p;
+}
+
+void
+progress_set_rate(struct progress *p, const char *unit, double per)
+{
+	if (p == NULL)
+		return;
+	free(p->unit);
+	p->unit = unit != NULL ? xstrdup(unit) : NULL;
+	p->per = per;
+}
+
+/* n as "35.2M", "812k", "17". */
+static void
+si(char *b, size_t len, double n)
+{
+	if (n >= 1e9)
+		snprintf(b, len, "%.1fG", n / 1e9);
+	else if (n >= 1e6)
+		snprintf(b, len, "%.1fM", n / 1e6);
+	else if (n >= 1e3)
+		snprintf(b, len, "%.0fk", n / 1e3);
+	else
+		snprintf(b, len, "%.0f", n);
+}
+
+/* What follows the percentage: the rate and the time left, once a
+   second of work gives them some meaning; "" before. */
+static void
+tail(const struct progress *p, uint64_t done, uint64_t now, char *b,
+    size_t len)
+{
+	double secs = (double)(now - p->start) / 1e9;
+	char r[32];
+	size_t n = 0;
+
+	b[0] = '\0';
+	if (secs < 1.0 || done == 0)
+		return;
+	if (p->unit != NULL) {
+		si(r, sizeof(r), (double)done * p->per / secs);
+		n = (size_t)snprintf(b, len, "  %s %s/s", r, p->unit);
+	}
+	if (done < p->total && n < len) {
+		uint64_t left = (uint64_t)(secs * (double)(p->total - done) /
+		    (double)done + 0.5);
+		if (left >= 3600)
+			snprintf(b + n, len - n, "  %" PRIu64 ":%02" PRIu64
+			    ":%02" PRIu64 " left", left / 3600,
+			    left / 60 % 60, left % 60);
+		else
+			snprintf(b + n, len - n, "  %" PRIu64 ":%02" PRIu64
+			    " left", left / 60, left % 60);
+	}
 }
 
 void
@@ -75,8 +136,15 @@ progress_update(struct progress *p, uint64_t done, uint64_t total)
 	memset(bar, '#', fill);
 	memset(bar + fill, '.', WIDTH - fill);
 	bar[WIDTH] = '\0';
-	fprintf(stderr, "\r%s [%s] %3u%%", p->label, bar,
-	    (unsigned)(done * 100 / p->total));
+	char t[80];
+	tail(p, done, now, t, sizeof(t));
+	int w = fprintf(stderr, "\r%s [%s] %3u%%%s", p->label, bar,
+	    (unsigned)(done * 100 / p->total), t) - 1;
+	/* blanks over the end of a longer line before */
+	if (w < p->width)
+		fprintf(stderr, "%*s", p->width - w, "");
+	if (w > p->width)
+		p->width = w;
 }
 
 void
@@ -84,8 +152,10 @@ progress_free(struct progress *p)
 {
 	if (p == NULL)
 		return;
+	int w = (int)strlen(p->label) + WIDTH + 8;
 	if (p->drawn)
-		fprintf(stderr, "\r%*s\r", (int)strlen(p->label) + WIDTH + 8, "");
+		fprintf(stderr, "\r%*s\r", p->width > w ? p->width : w, "");
+	free(p->unit);
 	free(p->label);
 	free(p);
 }

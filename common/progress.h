@@ -17,6 +17,9 @@ struct progress;
 /* A bar labelled label ("argus info: reading") for total units of work
    (0: unknown, a spinner). NULL when standard error is not a terminal. */
 struct progress *progress_new(const char *label, uint64_t total);
+/* Show the rate of the work as per * done units of unit a second
+   ("events": "35.2M events/s"), next to the time left. */
+void progress_set_rate(struct progress *p, const char *unit, double per);
 /* done units of work of total (total 0: keep the one given before). */
 void progress_update(struct progress *p, uint64_t done, uint64_t total);
 /* Erase the bar and free it. */

@@ -484,3 +484,17 @@ diag_add_node(struct diag *d, uint32_t v, size_t *hp)
 	*hp = d->h.n - 1;
 	return 0;
 }
+
+void
+diag_stats_add_graph(struct diag_stats *st, const struct graph *g)
+{
+	struct graph_stats gs;
+
+	if (st == NULL || g == NULL)
+		return;
+	graph_get_stats(g, &gs);
+	st->graphs++;
+	st->graph_events += gs.trace_events;
+	st->load_ns += gs.load_ns;
+	st->build_ns += gs.build_ns;
+}

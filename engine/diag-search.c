@@ -253,6 +253,8 @@ run_group(struct search *s, const struct wcand *v, size_t n, uint64_t from,
 	for (size_t k = 0; k < n; k++)
 		cs[k] = s->c[v[k].c];
 	int err = graph_build_window(s->r, s->rules, from, to, &g, cause);
+	uint64_t t0 = now_ns();
+	diag_stats_add_graph(s->o->stats, err == 0 ? g : NULL);
 	if (err == 0)
 		err = diag_new_listed(g, s->o, &s->sc, cs, n, &d, cause);
 	else
@@ -300,6 +302,8 @@ run_group(struct search *s, const struct wcand *v, size_t n, uint64_t from,
 	}
 	/* those not sent back to a larger window are settled */
 	s->settled += n - (s->next.n + s->tiles.n - again);
+	if (s->o->stats != NULL)
+		s->o->stats->analysis_ns += now_ns() - t0;
 	progress(s);
 	diag_free(d);
 	graph_free(g);
@@ -466,6 +470,7 @@ why_none(struct search *s, char **cause, int *err)
 	    sc->lg.b + SEC, &g, cause);
 	if (*err)
 		return NULL;
+	diag_stats_add_graph(s->o->stats, g);
 	uint32_t ti = graph_thread_find(g, sc->lg.tid), sw = GRAPH_NONE;
 	char *w = NULL;
 	if (ti != GRAPH_NONE) {
@@ -579,7 +584,13 @@ diag_search(struct trace_reader *r, const struct rules *rules,
 			*cause = xstrdup(trace_strerror(err));
 		return GRAPH_ETRACE;
 	}
+	uint64_t t0 = now_ns();
 	diag_scan(r, rules, o, &s.sc);
+	if (o->stats != NULL) {
+		o->stats->pass_ns += now_ns() - t0;
+		o->stats->pass_events += trace_reader_info(r)->nevents;
+		o->stats->candidates += s.sc.nc;
+	}
 	s.first = s.sc.first_ts;
 	s.last = s.sc.last_ts;
 	/* windows of about SEARCH_EVENTS events before each candidate,

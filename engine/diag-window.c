@@ -341,7 +341,11 @@ diag_at_window(struct trace_reader *r, const struct rules *rules,
 		int err = graph_build_window(r, rules, from, to, &g, cause);
 		if (err)
 			return err;
+		diag_stats_add_graph(o->stats, g);
+		uint64_t t0 = now_ns();
 		err = diag_new(g, o, &d, cause);
+		if (o->stats != NULL)
+			o->stats->analysis_ns += now_ns() - t0;
 		if (err && (from != 0 || to != UINT64_MAX)) {
 			/* a thread the options name may lie outside */
 			if (cause != NULL) {

@@ -407,7 +407,26 @@ struct diag_opts {
 	void *progress_arg;
 	int cpath_only;		/* reports: each hang and its critical path
 				   alone (diagnose --critical-path) */
+	struct diag_stats *stats;	/* diag_search(), diag_at_window():
+					   where the time went, added to
+					   when not NULL */
 };
+
+/* Where a diagnosis spent its time (diagnose --stats). */
+struct diag_stats {
+	uint64_t pass_events, pass_ns;	/* the streaming pass (diag_search())
+					   over the trace's events */
+	uint64_t candidates;		/* the candidate hangs it found */
+	uint64_t graphs;		/* graphs built (whole, or windows) */
+	uint64_t graph_events;		/* events read into them */
+	uint64_t load_ns, build_ns;	/* their reading and loading (the build
+					   streamed alongside), and the ends
+					   of their builds */
+	uint64_t analysis_ns;		/* the diagnosis in them, with the
+					   reports */
+};
+/* Add the figures of graph g (one more graph built) to st. */
+void diag_stats_add_graph(struct diag_stats *st, const struct graph *g);
 
 /* What a thread waited for (blocked nodes and culprits). */
 struct diag_wait {

@@ -181,6 +181,28 @@ if [ -x "$B/tests/tools/mkhang" ] && "$B/tests/tools/mkhang" "$T/mk" \
 	# socket's last read and a send to it, so the send had no peer and
 	# did not begin a vertex (the renderer's picked node began earlier)
 	same_stream "kept sock-owner" tests/cli/traces/sock-owner
+	# --stats: the report unchanged on stdout, where the time went on
+	# stderr: the pass (with --stream), the graphs, the analysis
+	$ARGUS diagnose --json "$T/mk" > "$T/plain" 2> /dev/null
+	$ARGUS diagnose --json --stats "$T/mk" > "$T/out" 2> "$T/err"
+	if [ $? -eq 0 ] && cmp -s "$T/plain" "$T/out" &&
+	    [ "$(wc -l < "$T/err")" = 2 ] &&
+	    grep -q '^argus diagnose: graphs: 1 built of [1-9][0-9]* events in [0-9.]* s, [0-9.]* ns/event' "$T/err" &&
+	    grep -q '^argus diagnose: analysis: [0-9.]* s; total [0-9.]* s, peak memory [1-9][0-9]* MiB$' "$T/err"; then
+		ok "--stats: the whole build's figures on stderr"
+	else
+		nok "--stats: the whole build's figures" "$(cat "$T/err")"
+	fi
+	n=$($ARGUS info --events "$T/mk" | sed -n 's/^events: *\([0-9]*\) read.*/\1/p')
+	ARGUS_WINDOW_EVENTS=200 $ARGUS diagnose --stream --stats "$T/mk" \
+	    > /dev/null 2> "$T/err"
+	if [ $? -eq 0 ] && [ "$(wc -l < "$T/err")" = 3 ] &&
+	    grep -q "^argus diagnose: pass: $n events in [0-9.]* s, [0-9.]* ns/event, [1-9][0-9]* candidate hangs*$" "$T/err" &&
+	    grep -q '^argus diagnose: graphs: [1-9][0-9]* built of [1-9]' "$T/err"; then
+		ok "--stream --stats: the pass over $n events, then the windows"
+	else
+		nok "--stream --stats" "$n events" "$(cat "$T/err")"
+	fi
 	$ARGUS diagnose --stream --at 1 "$T/mk" > "$T/out" 2> "$T/err"
 	if [ $? -eq 2 ] && grep -q 'not with --at' "$T/err"; then
 		ok "--stream with --at: usage error"

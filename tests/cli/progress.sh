@@ -64,6 +64,15 @@ if "$B/tests/tools/mkhang" "$T/mk" > /dev/null 2>&1; then
 else
 	nok "mkhang"
 fi
+# past a second of work: the events a second and the time left
+"$B/tests/tools/mktrace" "$T/big" 2000000 > /dev/null
+on_tty rate "$ARGUS" dump "$T/big"
+if grep -q "argus dump: reading \[[#.]*\] *[0-9]*%  [0-9.]*[kMG]* events/s  [0-9]*:[0-9][0-9] left" "$T/rate.log"; then
+	ok "dump: the events a second and the time left"
+else
+	nok "dump: the events a second and the time left" \
+	    "$(cat -v "$T/rate.log" | tr '^' '\n' | tail -3)"
+fi
 DELAY= on_tty quick "$ARGUS" info "$T/t"
 unset DELAY
 grep -q 'argus info: reading' "$T/quick.log" &&
