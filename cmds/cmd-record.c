@@ -53,7 +53,7 @@ usage_record(FILE *f, const char *name)
 	    "usage: argus %s [-o DIR] [--size SIZE] [--segment SIZE]\n"
 	    "       [--duration SECONDS] [--events SET] [--buffer-kb N]\n"
 	    "       [--group GROUP] [--backend auto|bpf|tracefs]\n"
-	    "       [--no-instrument] [-q]\n"
+	    "       [--no-instrument] [--net] [-q]\n"
 	    "       [--snapshot-on-hang DIR [--snapshot-max N]"
 	    " [--snapshot-size SIZE]]%s\n"
 	    "\n"
@@ -70,6 +70,9 @@ usage_record(FILE *f, const char *name)
 	    "  --backend NAME      bpf, tracefs or auto (default: auto, BPF\n"
 	    "                      where it loads, else tracefs)\n"
 	    "  --no-instrument     kernel events only: no libargus records\n"
+	    "  --net               also the sends of TCP messages to other hosts,\n"
+	    "                      so that the traces of several hosts pair\n"
+	    "                      their messages (BPF backend)\n"
 	    "  --snapshot-on-hang DIR  when an instrumented program marks a hang,\n"
 	    "                      snapshot the last minute into a new directory\n"
 	    "                      of DIR (see argus-snapshot(1))\n"
@@ -99,6 +102,7 @@ parse_ropts(const char *name, int argc, char **argv, struct ropts *o)
 		{ "buffer-kb", required_argument, NULL, 'b' },
 		{ "group", required_argument, NULL, 'g' },
 		{ "no-instrument", no_argument, NULL, 'N' },
+		{ "net", no_argument, NULL, 'n' },
 		{ "backend", required_argument, NULL, 'B' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "snapshot-on-hang", required_argument, NULL, 'H' },
@@ -197,6 +201,9 @@ parse_ropts(const char *name, int argc, char **argv, struct ropts *o)
 			    !record_have_bpf())
 				return cmd_usage_error(name, "this argus was "
 				    "built without the BPF backend");
+			break;
+		case 'n':
+			o->ro.net_sends = 1;
 			break;
 		case 'N':
 			o->no_instrument = 1;

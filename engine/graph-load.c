@@ -317,6 +317,7 @@ graph_load_event(struct graph *g, const struct trace_event *ev)
 		g->first_ts = ev->ts;
 	switch (ev->type) {
 	case TT_NONE: case TT_MIGRATE:
+	case TT_SOCK_ADDR:	/* a connection's addresses: not used yet */
 		return;
 	case TT_MMAP:
 		load_mmap(g, ev);

@@ -69,6 +69,7 @@ rec_bpf_decode_page(struct recorder *r, const uint8_t *page, size_t len)
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <arpa/inet.h>
 #include <linux/types.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -123,8 +124,8 @@ static const struct {
 	[RB_WQ_END] = { TT_WQ_END, 2, 0 },
 	[RB_SIGNAL_GEN] = { TT_SIGNAL_GEN, 4, 0 },
 	[RB_SIGNAL_DELIVER] = { TT_SIGNAL_DELIVER, 3, 0 },
-	[RB_SOCK_SEND] = { TT_SOCK_SEND, 5, 0 },
-	[RB_SOCK_RECV] = { TT_SOCK_RECV, 5, 0 },
+	[RB_SOCK_SEND] = { TT_SOCK_SEND, 6, 0 },
+	[RB_SOCK_RECV] = { TT_SOCK_RECV, 6, 0 },
 	[RB_SK_DATA_READY] = { TT_SK_DATA_READY, 3, 0 },
 	[RB_SYS_ENTER] = { TT_SYS_ENTER, 6, 0 },
 	[RB_SYS_EXIT] = { TT_SYS_EXIT, 2, 0 },
@@ -133,6 +134,7 @@ static const struct {
 	[RB_FILELOCK] = { TT_FILELOCK, 6, 0 },
 	[RB_FD_INO] = { TT_FD, 4, 0 },	/* not kept: see dec_one() */
 	[RB_BLOCK] = { TT_SYS_ENTER, 9, 0 },	/* and TT_SWITCH: dec_one() */
+	[RB_SOCK_ADDR] = { TT_SOCK_ADDR, 8, 0 },	/* text: sock_addr() */
 	[RB_LOST] = { TT_LOST, 1, 0 },
 };
 
@@ -270,7 +272,7 @@ static const struct progspec progs[] = {
 	{ "locks_remove_posix", RECORD_SET_DEFAULT },
 	{ "sys_exit", RECORD_SET_FULL },
 	{ "rseq_update", RECORD_SET_DEFAULT },
-	{ "sock_send_length", RECORD_SET_FULL },
+	{ "sock_send_length", RECORD_SET_FULL },	/* or net_sends */
 	{ "sys_enter", RECORD_SET_FULL },
 };
 
@@ -400,6 +402,13 @@ rec_bpf_open(struct recorder *r, const struct record_opts *o, char **cause)
 		}
 		free(tn);
 	}
+	/* --net: the sends of TCP messages to other hosts */
+	if (o->net_sends && o->set < RECORD_SET_FULL && !skipped(
+	    "sock_send_length") && prog_of(b->skel, "sock_send_length") &&
+	    btf__find_by_name_kind(vmlinux, "btf_trace_sock_send_length",
+	    BTF_KIND_TYPEDEF) >= 0)
+		bpf_program__set_autoload(prog_of(b->skel, "sock_send_length"),
+		    true);
 	btf__free(vmlinux);
 	b->skel->rodata->self_tgid = (uint32_t)getpid();
 	b->skel->rodata->full = o->set == RECORD_SET_FULL;
@@ -683,6 +692,58 @@ rec_bpf_read(struct recorder *r)
 
 /* --- decoding (the decoding thread) ------------------------------------- */
 
+/* "ADDR:PORT" of an address of family fam (a: IPv4's in a[0], IPv6's
+   in a[0..2)) into b; an IPv4 address mapped into IPv6 as IPv4. */
+static void
+put_addr(char *b, size_t len, unsigned fam, const uint64_t *a, unsigned port)
+{
+	char t[INET6_ADDRSTRLEN];
+	uint8_t x[16];
+
+	if (fam == AF_INET) {
+		uint32_t v = (uint32_t)a[0];
+		inet_ntop(AF_INET, &v, t, sizeof(t));
+		snprintf(b, len, "%s:%u", t, port);
+		return;
+	}
+	memcpy(x, &a[0], 8);
+	memcpy(x + 8, &a[1], 8);
+	static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	    0xff, 0xff };
+	if (memcmp(x, mapped, 12) == 0) {
+		inet_ntop(AF_INET, x + 12, t, sizeof(t));
+		snprintf(b, len, "%s:%u", t, port);
+		return;
+	}
+	inet_ntop(AF_INET6, x, t, sizeof(t));
+	snprintf(b, len, "[%s]:%u", t, port);
+}
+
+/* A TCP socket's addresses (RB_SOCK_ADDR), as a metadata record. */
+static void
+sock_addr(struct recorder *r, struct trace_event *ev, const uint64_t *a)
+{
+	char l[INET6_ADDRSTRLEN + 16], rm[INET6_ADDRSTRLEN + 16];
+	char text[2 * sizeof(l) + 2];
+	unsigned fam = (unsigned)a[1];
+
+	if (fam != AF_INET && fam != AF_INET6)
+		return;
+	put_addr(l, sizeof(l), fam, &a[4], (unsigned)(a[3] & 0xffff));
+	put_addr(rm, sizeof(rm), fam, fam == AF_INET ? &a[5] : &a[6],
+	    (unsigned)(a[3] >> 16 & 0xffff));
+	int n = snprintf(text, sizeof(text), "%s %s", l, rm);
+	memset(ev->arg, 0, sizeof(ev->arg));
+	ev->arg[0] = a[0];
+	ev->arg[1] = fam;
+	ev->arg[2] = a[2];
+	ev->cpu = TRACE_CPU_META;
+	ev->ts = rec_meta_ts(r, ev->ts);
+	ev->blob = text;
+	ev->blob_len = (uint32_t)n;
+	rec_add(r, ev);
+}
+
 static void
 dec_one(struct recorder *r, const uint8_t *p, size_t len)
 {
@@ -739,6 +800,9 @@ dec_one(struct recorder *r, const uint8_t *p, size_t len)
 		ev.blob_len = (uint32_t)strlen(str);
 	}
 	switch (h.kind) {
+	case RB_SOCK_ADDR:
+		sock_addr(r, &ev, a);
+		return;
 	case RB_FD_INO:
 		/* written now, from what the programs saw when /proc says
 		   another file */
@@ -799,6 +863,14 @@ rec_bpf_decode_page(struct recorder *r, const uint8_t *page, size_t len)
 			break;
 		dec_one(r, page + off + 8, n);
 		off += 8 + ((n + 7) & ~(size_t)7);
+	}
+	/* segments begun so far: a socket's addresses are written again
+	   in each segment it sends or receives in */
+	if (r->bpf != NULL && r->bpf->skel->bss != NULL) {
+		struct trace_writer_stats st;
+		trace_writer_stats(r->w, &st);
+		r->bpf->skel->bss->sock_gen = (uint32_t)(st.segments +
+		    st.deleted);
 	}
 }
 

@@ -575,6 +575,10 @@ record_open(struct recorder **rp, const struct record_opts *o, char **cause)
 		free(bcause);
 		err = 0;
 	}
+	if (r->bpf == NULL && o->net_sends)
+		rec_warn(r, "--net: the tracefs backend records no sequence "
+		    "numbers of messages; the traces of several hosts will "
+		    "not pair them");
 	/* With BPF the instance only carries libargus's marker, which
 	   nobody reads there: the smallest buffer. */
 	snprintf(val, sizeof(val), "%u", r->bpf ? 4 :

@@ -49,10 +49,10 @@ const struct type_desc trace_types[TT_NTYPES] = {
 	    "sig", "target", "code", "result"),
 	T(TT_SIGNAL_DELIVER, "signal_deliver", "usd", BK_NONE, NULL,
 	    "sig", "code", "handler"),
-	T(TT_SOCK_SEND, "sock_send", "duusu", BK_NONE, NULL,
-	    "sk", "family", "protocol", "ret", "flags"),
-	T(TT_SOCK_RECV, "sock_recv", "duusu", BK_NONE, NULL,
-	    "sk", "family", "protocol", "ret", "flags"),
+	T(TT_SOCK_SEND, "sock_send", "duusuu", BK_NONE, NULL,
+	    "sk", "family", "protocol", "ret", "flags", "seq"),
+	T(TT_SOCK_RECV, "sock_recv", "duusuu", BK_NONE, NULL,
+	    "sk", "family", "protocol", "ret", "flags", "seq"),
 	T(TT_SK_DATA_READY, "sk_data_ready", "duu", BK_NONE, NULL,
 	    "sk", "family", "protocol"),
 	T(TT_SYS_ENTER, "sys_enter", "uddddd", BK_NONE, NULL,
@@ -70,6 +70,8 @@ const struct type_desc trace_types[TT_NTYPES] = {
 	T(TT_LOST, "lost", "u", BK_NONE, NULL, "count"),
 	T(TT_FILELOCK, "filelock", "uduusd", BK_NONE, NULL,
 	    "op", "ino", "dev", "type", "ret", "owner"),
+	T(TT_SOCK_ADDR, "sock_addr", "duu", BK_STR, "tuple",
+	    "sk", "family", "protocol"),
 };
 
 static const char *const user_kinds[TU_NKINDS] = {

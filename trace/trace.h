@@ -82,8 +82,8 @@ enum trace_type {
 	TT_SIGNAL_GEN,		/* sig, target tid, code, result */
 	TT_SIGNAL_DELIVER,	/* sig, code, handler */
 	/* sockets */
-	TT_SOCK_SEND,		/* sk, family, protocol, ret, flags */
-	TT_SOCK_RECV,		/* sk, family, protocol, ret, flags */
+	TT_SOCK_SEND,		/* sk, family, protocol, ret, flags, seq */
+	TT_SOCK_RECV,		/* sk, family, protocol, ret, flags, seq */
 	TT_SK_DATA_READY,	/* sk, family, protocol */
 	/* syscalls */
 	TT_SYS_ENTER,		/* nr, a0, a1, a2, a3, a4 */
@@ -99,6 +99,9 @@ enum trace_type {
 	/* file locks */
 	TT_FILELOCK,		/* op (enum trace_filelock_op), ino, dev,
 				   type | flags << 8, ret, owner */
+	TT_SOCK_ADDR,		/* sk, family, protocol; blob the local and
+				   remote address and port, "ADDR:PORT
+				   ADDR:PORT" (IPv6 in brackets) */
 	TT_NTYPES
 };
 
@@ -594,6 +597,9 @@ struct record_opts {
 	unsigned buffer_kb;		/* kernel buffer per CPU; 0: 8192 */
 	int marker_file;		/* publish ARGUS_MARKER_PATH_FILE */
 	int backend;			/* enum record_backend */
+	int net_sends;			/* also the sends of TCP messages to
+					   other hosts, with their sequence
+					   (BPF; in the full set always) */
 	int bpf_stats;			/* have the kernel count the BPF
 					   programs' run time (two clock
 					   reads a run, for every BPF program

@@ -111,6 +111,37 @@ Test(graph, peer_set_splits_batch_loop)
 	graph_free(g);
 }
 
+/* A connection's addresses (a sock_addr record of the metadata stream)
+   change nothing in the graph: same events, vertices, edges, messages. */
+Test(graph, sock_addr_records_change_nothing)
+{
+	struct graph_stats st[2];
+	uint64_t t1, t2;
+
+	for (int with = 0; with < 2; with++) {
+		server_fixture(300, &t1, &t2);
+		if (with) {
+			unsigned cpu = F.cpu;
+			F.cpu = TRACE_CPU_META;
+			fx_ev(&F, 100, TT_SOCK_ADDR, 0x5001, 2, 6, 0);
+			F.cpu = cpu;
+			fx_ev(&F, 100, TT_SOCK_RECV, 0x5001, 1, 0, 10);
+		} else {
+			fx_ev(&F, 100, TT_SOCK_RECV, 0x5001, 1, 0, 10);
+		}
+		struct graph *g = fx_build(&F, NULL);
+		cr_assert_not_null(g);
+		graph_get_stats(g, &st[with]);
+		graph_free(g);
+	}
+	cr_assert_eq(st[0].events, st[1].events);
+	cr_assert_eq(st[0].vertices, st[1].vertices);
+	cr_assert_eq(st[0].edges, st[1].edges);
+	cr_assert_eq(st[0].messages, st[1].messages);
+	cr_assert_eq(st[1].trace_events, st[0].trace_events + 1,
+	    "the record was read");
+}
+
 Test(graph, peer_set_keeps_one_peer_together)
 {
 	uint64_t t1, t2;

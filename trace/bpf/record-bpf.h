@@ -52,8 +52,8 @@ enum rb_kind {
 	RB_WQ_END,		/* work, function */
 	RB_SIGNAL_GEN,		/* sig, target tid, code, result */
 	RB_SIGNAL_DELIVER,	/* sig, code, handler */
-	RB_SOCK_SEND,		/* sk, family, protocol, ret, flags */
-	RB_SOCK_RECV,		/* sk, family, protocol, ret, flags */
+	RB_SOCK_SEND,		/* sk, family, protocol, ret, flags, seq */
+	RB_SOCK_RECV,		/* sk, family, protocol, ret, flags, seq */
 	RB_SK_DATA_READY,	/* sk, family, protocol */
 	RB_SYS_ENTER,		/* nr, a0..a4 */
 	RB_SYS_EXIT,		/* nr, ret */
@@ -68,6 +68,14 @@ enum rb_kind {
 				   next_prio: the entry of the call a task
 				   blocks in and its switch, in one record
 				   (one write into the ring, not two) */
+	RB_SOCK_ADDR,		/* sk, family, protocol, lport | rport << 16,
+				   then the local and remote addresses
+				   (IPv4: one field each, then two of 0;
+				   IPv6: the local address's two fields,
+				   then the remote's, bytes in network
+				   order), for
+				   the first message of a TCP socket in a
+				   segment (sock_gen) */
 	RB_NKINDS
 };
 

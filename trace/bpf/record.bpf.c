@@ -46,6 +46,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
 
 #include "record-bpf.h"
 
@@ -772,13 +773,114 @@ int BPF_PROG(on_sig_deliver, int sig, struct kernel_siginfo *info,
 	return 0;
 }
 
+/*
+ * The identity of a TCP connection's messages, so that a send recorded
+ * on one host pairs with its receive recorded on another: each
+ * message's first sequence number (the sock_send or sock_recv record's
+ * sixth field), and the connection's addresses and ports, written once
+ * a segment (RB_SOCK_ADDR) when a socket first sends or receives in it:
+ * sock_gen counts the segments begun (the loader bumps it), the
+ * socket's storage the one it was last written in.
+ */
+volatile __u32 sock_gen;
+
+struct skaddr {
+	__u32 gen;	/* sock_gen + 1 when written, 0: never */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct skaddr);
+} skaddr SEC(".maps");
+
+#define AF_INET 2
+#define AF_INET6 10
+#define IPPROTO_TCP 6
+
+/* A TCP socket's first sequence number of the ret bytes just sent (or
+   received): 0 for another socket. */
+static __always_inline __u64
+tcp_first_seq(struct sock *sk, int ret, int send)
+{
+	struct tcp_sock *tp = (struct tcp_sock *)sk;
+	__u32 end;
+
+	if (sk->sk_protocol != IPPROTO_TCP || ret <= 0)
+		return 0;
+	end = send ? BPF_CORE_READ(tp, write_seq) :
+	    BPF_CORE_READ(tp, copied_seq);
+	return (__u64)(__u32)(end - (__u32)ret);
+}
+
+/* Write sk's addresses when not written yet in this segment. */
+static __always_inline int
+sock_addr(struct sock *sk)
+{
+	__u16 fam = sk->__sk_common.skc_family;
+	struct skaddr *a;
+	__u32 gen = sock_gen + 1;
+
+	if (sk->sk_protocol != IPPROTO_TCP ||
+	    (fam != AF_INET && fam != AF_INET6))
+		return 0;
+	a = bpf_sk_storage_get(&skaddr, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (!a || a->gen == gen)
+		return 0;
+	a->gen = gen;
+	__u64 ports = (__u64)sk->__sk_common.skc_num |
+	    (__u64)bpf_ntohs(sk->__sk_common.skc_dport) << 16;
+	if (fam == AF_INET) {
+		EMIT(8, RB_SOCK_ADDR, cur_tid(), (__u64)sk, (__u64)fam,
+		    (__u64)IPPROTO_TCP, ports,
+		    (__u64)sk->__sk_common.skc_rcv_saddr,
+		    (__u64)sk->__sk_common.skc_daddr, 0, 0);
+	} else {
+		__u64 l[2], r[2];
+		BPF_CORE_READ_INTO(&l, sk, __sk_common.skc_v6_rcv_saddr);
+		BPF_CORE_READ_INTO(&r, sk, __sk_common.skc_v6_daddr);
+		EMIT(8, RB_SOCK_ADDR, cur_tid(), (__u64)sk, (__u64)fam,
+		    (__u64)IPPROTO_TCP, ports, l[0], l[1], r[0], r[1]);
+	}
+	return 0;
+}
+
+/* Whether a TCP socket's peer is on this host (a loopback address, or
+   its own): the receive's sk_data_ready then names the sender. */
+static __always_inline int
+peer_local(struct sock *sk)
+{
+	if (sk->__sk_common.skc_family == AF_INET) {
+		__u32 d = sk->__sk_common.skc_daddr;
+		return (d & 0xff) == 127 || d == sk->__sk_common.skc_rcv_saddr;
+	}
+	__u32 l[4], r[4];
+	BPF_CORE_READ_INTO(&l, sk, __sk_common.skc_v6_rcv_saddr);
+	BPF_CORE_READ_INTO(&r, sk, __sk_common.skc_v6_daddr);
+	if ((r[0] | r[1] | r[2]) == 0 && r[3] == bpf_htonl(1))
+		return 1;	/* ::1 */
+	if ((r[0] | r[1]) == 0 && r[2] == bpf_htonl(0xffff) &&
+	    (r[3] & 0xff) == 127)
+		return 1;	/* ::ffff:127.x */
+	return r[0] == l[0] && r[1] == l[1] && r[2] == l[2] && r[3] == l[3];
+}
+
+/* Loaded in the full set, or with argus record --net, which keeps the
+   sends of TCP messages to another host only: on one host, the
+   receive's sk_data_ready runs in the sender's context or is raised by
+   it, and pairs them. */
 SEC("tp_btf/sock_send_length")
 int BPF_PROG(on_sock_send, struct sock *sk, int ret, int flags)
 {
-	EMIT(5, RB_SOCK_SEND, cur_tid(), (__u64)sk,
+	if (!full && (sk->sk_protocol != IPPROTO_TCP || ret <= 0 ||
+	    peer_local(sk)))
+		return 0;
+	sock_addr(sk);
+	EMIT(6, RB_SOCK_SEND, cur_tid(), (__u64)sk,
 	    (__u64)sk->__sk_common.skc_family,
 	    (__u64)sk->sk_protocol, (__u64)(__s64)ret,
-	    (__u64)(__u32)flags);
+	    (__u64)(__u32)flags, tcp_first_seq(sk, ret, 1));
 	return 0;
 }
 
@@ -821,10 +923,11 @@ int BPF_PROG(on_sock_recv, struct sock *sk, int ret, int flags)
 		if (q)
 			q->ts = 0;
 	}
-	EMIT(5, RB_SOCK_RECV, cur_tid(), (__u64)sk,
+	sock_addr(sk);
+	EMIT(6, RB_SOCK_RECV, cur_tid(), (__u64)sk,
 	    (__u64)sk->__sk_common.skc_family,
 	    (__u64)sk->sk_protocol, (__u64)(__s64)ret,
-	    (__u64)(__u32)flags);
+	    (__u64)(__u32)flags, tcp_first_seq(sk, ret, 0));
 	return 0;
 }
 

@@ -1,0 +1,175 @@
+#!/bin/sh
+# needs: kernel tracing
+# The identity of TCP messages in a BPF recording (needs root): a network
+# namespace joined to this one by a veth pair stands for another host; a
+# client here exchanges pings with a server there. Each side's socket is
+# named once by a sock_addr record ("LOCAL REMOTE", the two mirror each
+# other), and every ping and pong the client or the server sent (kept by
+# argus record --net, sends to another host) carries the first sequence
+# number that the receive of it carries on the other side. Over ::1 (one
+# host), sends are left out and receives still carry their sequence.
+set -u
+B=${B:-build}
+ARGUS=${ARGUS:-./argus}
+T=$(mktemp -d /tmp/argus-msgid-XXXXXX)
+NS=argus-msgid-$$
+VH=amid$$h
+cleanup() {
+	ip link del "$VH" 2> /dev/null
+	ip netns del "$NS" 2> /dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+[ -n "${MSGID_KEEP:-}" ] && trap "ip link del $VH 2>/dev/null; ip netns del $NS 2>/dev/null; cp -r $T/t $MSGID_KEEP; rm -rf $T" EXIT
+
+SUITE=msgid
+. tests/lib.sh
+
+if [ "$(id -u)" != 0 ]; then
+	echo "ok msgid: skipped (not root)"
+	exit 0
+fi
+if [ "${ARGUS_BACKEND:-}" = tracefs ]; then
+	echo "ok msgid: skipped (ARGUS_BACKEND=tracefs: no message identity)"
+	exit 0
+fi
+for c in ip python3; do
+	if ! command -v $c > /dev/null; then
+		echo "ok msgid: skipped (no $c)"
+		exit 0
+	fi
+done
+# addresses of a test network nobody routes (RFC 5737's TEST-NET-2)
+A=198.51.100.1 Z=198.51.100.2
+if ! ip netns add "$NS" 2> "$T/ns.err" ||
+    ! ip link add "$VH" type veth peer name "${VH}n" netns "$NS" ||
+    ! ip addr add "$A/30" dev "$VH" || ! ip link set "$VH" up ||
+    ! ip -n "$NS" addr add "$Z/30" dev "${VH}n" ||
+    ! ip -n "$NS" link set "${VH}n" up || ! ip -n "$NS" link set lo up; then
+	echo "ok msgid: skipped (no network namespace: $(head -c 200 "$T/ns.err"))"
+	exit 0
+fi
+cat > "$T/pp.py" <<'EOF'
+# pp.py server ADDR PORT | client ADDR PORT N | local N: pings and pongs
+import socket, sys, time
+def serve(addr, port):
+    s = socket.socket(socket.AF_INET6 if ":" in addr else socket.AF_INET)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((addr, port)); s.listen(1)
+    c, _ = s.accept()
+    while True:
+        d = c.recv(100)
+        if not d:
+            break
+        c.sendall(b"pong" + d[4:])
+def client(addr, port, n):
+    for _ in range(100):
+        try:
+            c = socket.create_connection((addr, port)); break
+        except OSError:
+            time.sleep(0.02)
+    for i in range(n):
+        c.sendall(b"ping%03d" % i)
+        c.recv(100)
+        time.sleep(0.05)
+    c.close()
+if sys.argv[1] == "server":
+    serve(sys.argv[2], int(sys.argv[3]))
+elif sys.argv[1] == "client":
+    client(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+else:
+    import threading
+    s = socket.socket(socket.AF_INET6); s.bind(("::1", 0)); s.listen(1)
+    port = s.getsockname()[1]
+    def one():
+        c, _ = s.accept()
+        while True:
+            d = c.recv(100)
+            if not d:
+                break
+            c.sendall(b"pong" + d[4:])
+    threading.Thread(target=one, daemon=True).start()
+    s2 = socket.create_connection(("::1", port))
+    for i in range(int(sys.argv[2])):
+        s2.sendall(b"ping%03d" % i); s2.recv(100); time.sleep(0.05)
+    s2.close(); time.sleep(0.1)
+EOF
+PORT=$((20000 + $$ % 20000))
+# exchange DIR [OPTION]: the pings and pongs, recorded into DIR
+exchange() {
+	$ARGUS record -q -o "$1" --backend bpf --no-instrument ${2:-} -- sh -c "
+	    ip netns exec $NS python3 $T/pp.py server $Z $PORT &
+	    python3 $T/pp.py client $Z $PORT 5; wait" > "$T/rec.out" 2>&1
+}
+# without --net: the receives and their sequence, no send
+exchange "$T/n"
+rc=$?
+$ARGUS dump --type sock_send,sock_recv "$T/n" | grep "python3" > "$T/dn"
+if [ $rc -eq 0 ] && ! grep -q ' sock_send ' "$T/dn" &&
+    [ "$(grep -c ' sock_recv .* seq=[1-9]' "$T/dn")" -ge 10 ]; then
+	ok "without --net: the receives with their sequence, no send"
+else
+	nok "without --net" "status $rc" "$(head -4 "$T/dn")"
+fi
+exchange "$T/t" --net
+rc=$?
+if [ $rc -ne 0 ]; then
+	nok "recording the exchange" "status $rc" "$(head -c 300 "$T/rec.out")"
+	exit 1
+fi
+$ARGUS dump --type sock_addr,sock_send,sock_recv "$T/t" |
+    grep "python3" > "$T/d"
+# the sock_addr records of the two ends of the connection
+cl=$(grep "sock_addr.*tuple=\"$A:[0-9]* $Z:$PORT\"" "$T/d" | head -1)
+sv=$(grep "sock_addr.*tuple=\"$Z:$PORT $A:[0-9]* *\"" "$T/d" | head -1)
+cport=$(echo "$cl" | sed -n "s/.*tuple=\"$A:\([0-9]*\) .*/\1/p")
+if [ -n "$cl" ] && [ -n "$sv" ] && [ -n "$cport" ] &&
+    echo "$sv" | grep -q "tuple=\"$Z:$PORT $A:$cport\""; then
+	ok "sock_addr: the two ends of the connection mirror each other"
+else
+	nok "sock_addr: the two ends" "$(grep sock_addr "$T/d" | head -4)"
+fi
+# seq of the sends (or receives) of one end: its sk from its sock_addr
+sk_of() { echo "$1" | sed -n 's/.* sk=\(0x[0-9a-f]*\) .*/\1/p'; }
+seqs() {	# SK TYPE
+	grep " $2 *sk=$1 " "$T/d" | grep -v ' ret=0 ' |
+	    sed -n 's/.* seq=\([0-9]*\).*/\1/p' | sort -n
+}
+csk=$(sk_of "$cl") ssk=$(sk_of "$sv")
+seqs "$csk" sock_send > "$T/c.send"
+seqs "$ssk" sock_recv > "$T/s.recv"
+seqs "$ssk" sock_send > "$T/s.send"
+seqs "$csk" sock_recv > "$T/c.recv"
+if [ "$(wc -l < "$T/c.send")" -ge 5 ] && [ "$(wc -l < "$T/s.send")" -ge 5 ] &&
+    [ "$(comm -12 "$T/c.send" "$T/s.recv" | wc -l)" -ge 5 ] &&
+    [ "$(comm -12 "$T/s.send" "$T/c.recv" | wc -l)" -ge 5 ]; then
+	ok "every ping and pong sent carries the sequence its receive carries"
+else
+	nok "sends paired with receives by sequence" \
+	    "client sends $(tr '\n' ' ' < "$T/c.send"); server receives $(tr '\n' ' ' < "$T/s.recv")" \
+	    "server sends $(tr '\n' ' ' < "$T/s.send"); client receives $(tr '\n' ' ' < "$T/c.recv")"
+fi
+# one host (::1), with --net: no sends kept, receives with their
+# sequence, and IPv6 addresses in brackets
+$ARGUS record -q -o "$T/l" --backend bpf --no-instrument --net -- \
+    python3 "$T/pp.py" local 3 > "$T/rec.out" 2>&1
+$ARGUS dump --type sock_addr,sock_send,sock_recv "$T/l" |
+    grep "python3" > "$T/dl"
+if ! grep -q ' sock_send ' "$T/dl" &&
+    [ "$(grep -c ' sock_recv .* seq=[1-9]' "$T/dl")" -ge 6 ] &&
+    grep -q 'sock_addr .*family=10 .*tuple="\[::1\]:[0-9]* \[::1\]:[0-9]*"' "$T/dl"; then
+	ok "one host: receives with their sequence, no send kept"
+else
+	nok "one host (::1)" "$(head -5 "$T/dl")"
+fi
+# --net with the tracefs backend: recorded, with a warning that says the
+# messages will not pair
+$ARGUS record -q -o "$T/tf" --backend tracefs --net --duration 0.5 \
+    > /dev/null 2> "$T/tf.err"
+rc=$?
+if [ $rc -eq 0 ] && grep -q 'warning: --net: the tracefs backend records no sequence' "$T/tf.err"; then
+	ok "--net with tracefs: a warning"
+else
+	nok "--net with tracefs" "status $rc" "$(cat "$T/tf.err")"
+fi
+exit 0
