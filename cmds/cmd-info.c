@@ -16,15 +16,20 @@
 
 #include "cmd.h"
 #include "common/common.h"
+#include "engine/engine.h"
 #include "trace/trace.h"
 
 static const char info_usage[] =
-    "usage: argus info [TRACE] [--events] [--segments] [--threads]\n"
+    "usage: argus info [TRACE...] [--events] [--segments] [--threads]\n"
     "\n"
     "Summarize TRACE (default " ARGUS_DEFAULT_TRACE "): host, time span,\n"
     "segments, chunks, events and bytes per event, damaged spots skipped,\n"
     "and the processes named in the segment headers. Reads headers and seek\n"
     "indexes only, decoding no event.\n"
+    "\n"
+    "With several traces (one per host), each, then the offset of each\n"
+    "one's clock against the first's, from the TCP messages between them\n"
+    "(recorded with argus record --net on the sending side).\n"
     "\n"
     "  --events     also decode every event: counts by type and by process,\n"
     "               events lost by the kernel, damage inside chunk data\n"
@@ -63,6 +68,81 @@ cmp_pid(const void *a, const void *b)
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
+static int info_one(const char *path, int full, int list_segs,
+    int list_threads);
+
+/* An offset in ns as "+2.500000 s". */
+static const char *
+fmt_off(char *b, size_t len, int64_t ns)
+{
+	snprintf(b, len, "%s%.6f s", ns < 0 ? "-" : "+", (double)(ns < 0 ?
+	    -(double)ns : (double)ns) / 1e9);
+	return b;
+}
+
+/*
+ * The clocks of traces paths[1..n) against paths[0]'s, from the TCP
+ * messages between them (engine/sync.c): an offset and its bounds, one
+ * bound when messages went one way, or why none.
+ */
+static int
+clocks(char *const *paths, int n)
+{
+	struct sync_msgs **m = xcalloc((size_t)n, sizeof(*m));
+	char *cause = NULL, b1[32], b2[32], b3[32];
+	int rc = 0;
+
+	for (int i = 0; i < n && rc == 0; i++) {
+		struct trace_reader *r = cmd_open_trace("info", paths[i]);
+		if (r == NULL) {
+			rc = 1;
+			break;
+		}
+		struct cmd_progress *pg = cmd_progress("info", "pairing", r);
+		if (sync_read(r, &m[i], &cause) != 0) {
+			cmd_error("info", "%s: %s", paths[i], cause ? cause :
+			    "cannot read its messages");
+			free(cause);
+			rc = 1;
+		}
+		cmd_progress_end(pg);
+		trace_reader_close(r);
+	}
+	if (rc == 0)
+		printf("\nclocks, against %s (TCP messages between the traces; "
+		    "a receive comes after its send):\n", paths[0]);
+	for (int i = 1; i < n && rc == 0; i++) {
+		struct sync_offset o;
+		sync_align(m[0], m[i], &o);
+		printf("  %s: ", paths[i]);
+		if (!o.have_lo && !o.have_hi) {
+			size_t nr, ns = sync_nmsgs(m[i], &nr);
+			printf("no message pairs with it (%zu sends and %zu "
+			    "receives with their sequence): not aligned\n", ns,
+			    nr);
+		} else if (!o.consistent) {
+			printf("no offset fits every message (at least %s, at "
+			    "most %s: drifting clocks?)\n", fmt_off(b1,
+			    sizeof(b1), o.lo), fmt_off(b2, sizeof(b2), o.hi));
+		} else if (o.have_lo && o.have_hi) {
+			printf("%s (between %s and %s; %zu messages to it, %zu "
+			    "from it)\n", fmt_off(b1, sizeof(b1), o.lo +
+			    (o.hi - o.lo) / 2), fmt_off(b2, sizeof(b2), o.lo),
+			    fmt_off(b3, sizeof(b3), o.hi), o.ab, o.ba);
+		} else if (o.have_hi) {
+			printf("at most %s (%zu messages to it, none from it)\n",
+			    fmt_off(b1, sizeof(b1), o.hi), o.ab);
+		} else {
+			printf("at least %s (%zu messages from it, none to it)\n",
+			    fmt_off(b1, sizeof(b1), o.lo), o.ba);
+		}
+	}
+	for (int i = 0; i < n; i++)
+		sync_msgs_free(m[i]);
+	free(m);
+	return rc;
+}
+
 int
 cmd_info(int argc, char **argv)
 {
@@ -74,7 +154,6 @@ cmd_info(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, list_segs = 0, list_threads = 0, full = 0;
-	char b1[32], b2[32];
 
 	optind = 1;
 	opterr = 0;
@@ -91,9 +170,24 @@ cmd_info(int argc, char **argv)
 			    argv[optind - 1]);
 		}
 	}
-	if (argc - optind > 1)
-		return cmd_usage_error("info", "one trace at a time");
-	const char *path = optind < argc ? argv[optind] : ARGUS_DEFAULT_TRACE;
+	if (argc - optind <= 1)
+		return info_one(optind < argc ? argv[optind] :
+		    ARGUS_DEFAULT_TRACE, full, list_segs, list_threads);
+	/* several hosts' traces: each, then their clocks */
+	for (int i = optind; i < argc; i++) {
+		if (i > optind)
+			printf("\n");
+		if (info_one(argv[i], full, list_segs, list_threads) != 0)
+			return 1;
+	}
+	return clocks(argv + optind, argc - optind);
+}
+
+/* One trace's summary (see info_usage). */
+static int
+info_one(const char *path, int full, int list_segs, int list_threads)
+{
+	char b1[32], b2[32];
 	struct trace_reader *r = cmd_open_trace("info", path);
 
 	if (r == NULL)

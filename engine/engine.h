@@ -880,4 +880,38 @@ uint32_t view_waker(const struct graph *g, uint32_t v);
    GRAPH_NONE. */
 uint32_t view_wakee(const struct graph *g, uint32_t v);
 
+/* --- several hosts: clocks aligned from messages (sync.c) ------------ */
+
+/* A trace's TCP messages whose connection and sequence were recorded. */
+struct sync_msgs;
+
+/* Read the messages of r (one pass over its events; moves r): 0 and
+   *out, or GRAPH_ETRACE with *cause. */
+int sync_read(struct trace_reader *r, struct sync_msgs **out, char **cause);
+void sync_msgs_free(struct sync_msgs *m);
+/* Its sends; its receives into *nrecv. */
+size_t sync_nmsgs(const struct sync_msgs *m, size_t *nrecv);
+
+/* The offset of a trace b's clock against a's (t_b = t_a + offset), in
+   ns: at least lo when have_lo (a message from b to a), at most hi when
+   have_hi (one from a to b). */
+struct sync_offset {
+	size_t ab, ba;		/* messages paired: a to b, b to a */
+	int have_lo, have_hi;
+	int64_t lo, hi;
+	int consistent;		/* no bound crosses the other (drifting
+				   clocks, or a pairing gone wrong, make
+				   them cross) */
+};
+
+/* Pair a's sends with b's receives and b's with a's (same connection,
+   the receive's first byte among those sent) and bound the offset. */
+void sync_align(const struct sync_msgs *a, const struct sync_msgs *b,
+    struct sync_offset *o);
+/* The bounds from the pairs alone: ab[i], each message from a to b
+   received (b's clock) minus sent (a's); ba[i], from b to a, received
+   (a's) minus sent (b's). */
+void sync_bounds(const int64_t *ab, size_t nab, const int64_t *ba,
+    size_t nba, struct sync_offset *o);
+
 #endif

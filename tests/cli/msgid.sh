@@ -6,8 +6,10 @@
 # named once by a sock_addr record ("LOCAL REMOTE", the two mirror each
 # other), and every ping and pong the client or the server sent (kept by
 # argus record --net, sends to another host) carries the first sequence
-# number that the receive of it carries on the other side. Over ::1 (one
-# host), sends are left out and receives still carry their sequence.
+# number that the receive of it carries on the other side; argus info
+# then finds the offset of a copy of the trace shifted 2.5 s, as another
+# host's clock (tests/tools/shift-trace). Over ::1 (one host), sends are
+# left out and receives still carry their sequence.
 set -u
 B=${B:-build}
 ARGUS=${ARGUS:-./argus}
@@ -149,6 +151,20 @@ else
 	    "client sends $(tr '\n' ' ' < "$T/c.send"); server receives $(tr '\n' ' ' < "$T/s.recv")" \
 	    "server sends $(tr '\n' ' ' < "$T/s.send"); client receives $(tr '\n' ' ' < "$T/c.recv")"
 fi
+# the traces of two hosts whose clocks differ: the --net trace and its
+# copy 2.5 s ahead (tests/tools/shift-trace); argus info finds the
+# offset within a millisecond from the messages, each way
+"$B/tests/tools/shift-trace" "$T/t" "$T/ahead" 2500000000 > /dev/null
+$ARGUS info "$T/t" "$T/ahead" > "$T/info" 2>&1
+rc=$?
+off=$(sed -n "s|^  $T/ahead: +\([0-9.]*\) s (between .*; \([0-9]*\) messages to it, \([0-9]*\) from it)\$|\1 \2 \3|p" "$T/info")
+set -- $off
+if [ $rc -eq 0 ] && [ $# -eq 3 ] && [ "$2" -ge 10 ] && [ "$3" -ge 10 ] &&
+    awk -v o="$1" 'BEGIN { d = o - 2.5; exit !(d < 0.001 && d > -0.001) }'; then
+	ok "info: the second host's clock 2.5 s ahead, found within 1 ms ($1 s, $2 and $3 messages)"
+else
+	nok "info: the clock offset" "status $rc" "$(tail -3 "$T/info")"
+fi
 # one host (::1), with --net: no sends kept, receives with their
 # sequence, and IPv6 addresses in brackets
 $ARGUS record -q -o "$T/l" --backend bpf --no-instrument --net -- \
@@ -161,6 +177,13 @@ if ! grep -q ' sock_send ' "$T/dl" &&
 	ok "one host: receives with their sequence, no send kept"
 else
 	nok "one host (::1)" "$(head -5 "$T/dl")"
+fi
+# a trace with no message to or from the first: said, not aligned
+$ARGUS info "$T/t" "$T/l" > "$T/info" 2>&1
+if [ $? -eq 0 ] && grep -q "^  $T/l: no message pairs with it .*: not aligned\$" "$T/info"; then
+	ok "info: a trace with no message pairs is not aligned"
+else
+	nok "info: no message pairs" "$(tail -3 "$T/info")"
 fi
 # --net with the tracefs backend: recorded, with a warning that says the
 # messages will not pair
