@@ -29,7 +29,7 @@ static const char info_usage[] =
     "\n"
     "With several traces (one per host), each, then the offset of each\n"
     "one's clock against the first's, from the TCP messages between them\n"
-    "(recorded with argus record --net on the sending side).\n"
+    "(the sending hosts recorded with the net option of argus record).\n"
     "\n"
     "  --events     also decode every event: counts by type and by process,\n"
     "               events lost by the kernel, damage inside chunk data\n"
@@ -70,6 +70,10 @@ cmp_pid(const void *a, const void *b)
 
 static int info_one(const char *path, int full, int list_segs,
     int list_threads);
+
+/* Bounds that cross by this much come from sends stamped late (at the
+   end of their call), not from clocks that drift apart. */
+#define SEND_SLACK_NS 1000000
 
 /* An offset in ns as "+2.500000 s". */
 static const char *
@@ -120,10 +124,17 @@ clocks(char *const *paths, int n)
 			printf("no message pairs with it (%zu sends and %zu "
 			    "receives with their sequence): not aligned\n", ns,
 			    nr);
-		} else if (!o.consistent) {
+		} else if (!o.consistent && o.lo - o.hi > SEND_SLACK_NS) {
 			printf("no offset fits every message (at least %s, at "
 			    "most %s: drifting clocks?)\n", fmt_off(b1,
 			    sizeof(b1), o.lo), fmt_off(b2, sizeof(b2), o.hi));
+		} else if (!o.consistent) {
+			printf("%s (the bounds cross by %.3f ms: a send is "
+			    "stamped when its call returns, its first bytes may "
+			    "have left before; %zu messages to it, %zu from "
+			    "it)\n", fmt_off(b1, sizeof(b1), o.hi + (o.lo -
+			    o.hi) / 2), (double)(o.lo - o.hi) / 1e6, o.ab,
+			    o.ba);
 		} else if (o.have_lo && o.have_hi) {
 			printf("%s (between %s and %s; %zu messages to it, %zu "
 			    "from it)\n", fmt_off(b1, sizeof(b1), o.lo +

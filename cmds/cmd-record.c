@@ -20,6 +20,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -53,7 +54,7 @@ usage_record(FILE *f, const char *name)
 	    "usage: argus %s [-o DIR] [--size SIZE] [--segment SIZE]\n"
 	    "       [--duration SECONDS] [--events SET] [--buffer-kb N]\n"
 	    "       [--group GROUP] [--backend auto|bpf|tracefs]\n"
-	    "       [--no-instrument] [--net] [-q]\n"
+	    "       [--no-instrument] [--net] [--netns NS] [--host NAME] [-q]\n"
 	    "       [--snapshot-on-hang DIR [--snapshot-max N]"
 	    " [--snapshot-size SIZE]]%s\n"
 	    "\n"
@@ -73,6 +74,12 @@ usage_record(FILE *f, const char *name)
 	    "  --net               also the sends of TCP messages to other hosts,\n"
 	    "                      so that the traces of several hosts pair\n"
 	    "                      their messages (BPF backend)\n"
+	    "  --netns NS          only the tasks of network namespace NS (a\n"
+	    "                      name of ip netns, or a path such as\n"
+	    "                      /proc/PID/ns/net), with kernel threads and\n"
+	    "                      interrupts: one host of several (BPF)\n"
+	    "  --host NAME         the host name the trace gives (default: the\n"
+	    "                      system's)\n"
 	    "  --snapshot-on-hang DIR  when an instrumented program marks a hang,\n"
 	    "                      snapshot the last minute into a new directory\n"
 	    "                      of DIR (see argus-snapshot(1))\n"
@@ -90,6 +97,40 @@ usage_record(FILE *f, const char *name)
 		    "and 'argus status'.\n");
 }
 
+/*
+ * The inode of network namespace arg into *ino: a path to one (a file
+ * of /proc/PID/ns, or one ip-netns(8) bound), or a name ip-netns(8)
+ * gave (/run/netns/NAME). 0, or -1 after a one-line usage error.
+ */
+static int
+netns_inode(const char *name, const char *arg, uint32_t *ino)
+{
+	char *path = strchr(arg, '/') != NULL ? xstrdup(arg) :
+	    xasprintf("/run/netns/%s", arg);
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = -1;
+	struct statfs fs;
+	struct stat st;
+
+	if (fd < 0)
+		cmd_usage_error(name, "no network namespace '%s' (%s: %s)",
+		    arg, path, strerror(errno));
+	else if (fstatfs(fd, &fs) != 0 || fs.f_type != 0x6e736673 ||
+	    fstat(fd, &st) != 0)
+		cmd_usage_error(name, "'%s' is not a namespace (%s)", arg,
+		    path);
+	else if (st.st_ino == 0 || st.st_ino > UINT32_MAX)
+		cmd_usage_error(name, "'%s': an inode argus cannot keep",
+		    arg);
+	else {
+		*ino = (uint32_t)st.st_ino;
+		rc = 0;
+	}
+	if (fd >= 0)
+		close(fd);
+	free(path);
+	return rc;
+}
+
 int
 parse_ropts(const char *name, int argc, char **argv, struct ropts *o)
 {
@@ -103,6 +144,8 @@ parse_ropts(const char *name, int argc, char **argv, struct ropts *o)
 		{ "group", required_argument, NULL, 'g' },
 		{ "no-instrument", no_argument, NULL, 'N' },
 		{ "net", no_argument, NULL, 'n' },
+		{ "netns", required_argument, NULL, 'x' },
+		{ "host", required_argument, NULL, 'X' },
 		{ "backend", required_argument, NULL, 'B' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "snapshot-on-hang", required_argument, NULL, 'H' },
@@ -205,6 +248,18 @@ parse_ropts(const char *name, int argc, char **argv, struct ropts *o)
 		case 'n':
 			o->ro.net_sends = 1;
 			break;
+		case 'x':
+			if (netns_inode(name, optarg, &o->ro.scope_netns) != 0)
+				return 2;
+			break;
+		case 'X':
+			if (optarg[0] == '\0' || strlen(optarg) > 64 ||
+			    strpbrk(optarg, " \t\n/:") != NULL)
+				return cmd_usage_error(name, "bad host name '%s' "
+				    "(1 to 64 characters, no blank, '/' or "
+				    "':')", optarg);
+			o->ro.wopts.hostname = optarg;
+			break;
 		case 'N':
 			o->no_instrument = 1;
 			o->ro.marker_file = 0;
@@ -243,6 +298,9 @@ parse_ropts(const char *name, int argc, char **argv, struct ropts *o)
 	}
 	if (optind < argc)
 		o->command = argv + optind;
+	if (o->ro.scope_netns != 0 && o->ro.backend == RECORD_BACKEND_TRACEFS)
+		return cmd_usage_error(name, "--netns needs the BPF backend "
+		    "(tracefs cannot tell the namespace of a task)");
 	seg = o->ro.wopts.segment_size ? o->ro.wopts.segment_size :
 	    TRACE_DEFAULT_SEGMENT;
 	if (size_arg && seg * 2 > o->ro.wopts.size_bound)

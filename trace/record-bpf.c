@@ -411,6 +411,7 @@ rec_bpf_open(struct recorder *r, const struct record_opts *o, char **cause)
 		    true);
 	btf__free(vmlinux);
 	b->skel->rodata->self_tgid = (uint32_t)getpid();
+	b->skel->rodata->scope_netns = o->scope_netns;
 	b->skel->rodata->full = o->set == RECORD_SET_FULL;
 	b->skel->rodata->blocking = o->set == RECORD_SET_DEFAULT;
 	/* without sys_exit (libargus's records need it), the exits of

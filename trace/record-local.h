@@ -114,6 +114,8 @@ struct recorder {
 	unsigned subbuf;	/* bytes per sub-buffer (page) */
 	struct pump *pump;	/* reading and decoding threads */
 	int set;		/* enum record_set */
+	uint32_t scope_netns;	/* record_opts': 0, or the network
+				   namespace whose tasks alone are kept */
 	struct rbpf *bpf;	/* the BPF backend, or NULL: tracefs */
 	uint64_t bound;
 

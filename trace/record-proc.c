@@ -224,6 +224,15 @@ rec_proc_scan(struct recorder *r, uint64_t ts)
 			continue;
 		pid = (uint32_t)strtoul(de->d_name, NULL, 10);
 		kt = is_kthread(pid);
+		if (!kt && r->scope_netns != 0) {
+			/* a scoped recorder: the processes of its namespace
+			   (kernel threads serve every one) */
+			struct stat ns;
+			snprintf(path, sizeof(path), "/proc/%u/ns/net", pid);
+			if (stat(path, &ns) != 0 ||
+			    (uint32_t)ns.st_ino != r->scope_netns)
+				continue;
+		}
 		snprintf(path, sizeof(path), "/proc/%u/task", pid);
 		if ((td = opendir(path)) == NULL)
 			continue;

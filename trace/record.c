@@ -558,14 +558,24 @@ record_open(struct recorder **rp, const struct record_opts *o, char **cause)
 	}
 	if ((err = open_cpus(r, cause)) != 0)
 		goto fail;
-	if (o->backend == RECORD_BACKEND_AUTO && probes_defined()) {
+	r->scope_netns = o->scope_netns;
+	if (o->scope_netns != 0 && o->backend == RECORD_BACKEND_TRACEFS) {
+		*cause = xstrdup("a recorder scoped to a network namespace "
+		    "needs the BPF backend (tracefs cannot tell the "
+		    "namespace of a task)");
+		err = EINVAL;
+		goto fail;
+	}
+	if (o->backend == RECORD_BACKEND_AUTO && probes_defined() &&
+	    o->scope_netns == 0) {
 		rec_warn(r, "probes of argus probe are defined; recording with "
 		    "tracefs (the BPF backend does not record them)");
 	} else if (o->backend != RECORD_BACKEND_TRACEFS) {
 		char *bcause = NULL;
 
 		err = rec_bpf_open(r, o, &bcause);
-		if (err && o->backend == RECORD_BACKEND_BPF) {
+		if (err && (o->backend == RECORD_BACKEND_BPF ||
+		    o->scope_netns != 0)) {
 			*cause = bcause;
 			goto fail;
 		}

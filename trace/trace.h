@@ -597,6 +597,10 @@ struct record_opts {
 	unsigned buffer_kb;		/* kernel buffer per CPU; 0: 8192 */
 	int marker_file;		/* publish ARGUS_MARKER_PATH_FILE */
 	int backend;			/* enum record_backend */
+	uint32_t scope_netns;		/* only the tasks of the network
+					   namespace of this inode (BPF), with
+					   kernel threads and interrupts; 0:
+					   every task */
 	int net_sends;			/* also the sends of TCP messages to
 					   other hosts, with their sequence
 					   (BPF; in the full set always) */

@@ -17,6 +17,9 @@
 # takes the default, auto); SET+lib also preloads libargus into the workload;
 # floor-SET enables the set's events in a bare tracefs instance that
 # nobody reads: the kernel's share of the cost, which no reader can save.
+# bpf-SET@netns records scoped to the network namespace the workload
+# runs in (argus record --netns: every event still in scope, so the
+# scope's own checks are what differs from bpf-SET).
 # bpf-SET~TP,TP... leaves out the BPF programs of those tracepoints
 # (ARGUS_BPF_SKIP): bpf-default~sys_exit is what the system-call hook costs.
 # Needs root. Environment: ARGUS, B, ROUNDS, PG_SECONDS (0: no pgbench),
@@ -81,6 +84,10 @@ run() {
 		rmdir "$I" ;;
 	*+lib)	set_backend "${cfg%+lib}"
 		$ARGUS record -q -o "$T/trace" --backend $be --events "$set" -- "$@" > "$T/out" 2> "$T/argus.err" ;;
+	*@netns)	set_backend "${cfg%@netns}"
+		# scoped to the namespace the workload runs in (all of it):
+		# what the scope's checks cost
+		$ARGUS record -q -o "$T/trace" --backend $be --events "$set" --no-instrument --netns /proc/self/ns/net -- "$@" > "$T/out" 2> "$T/argus.err" ;;
 	*~*)	set_backend "${cfg%%~*}"
 		ARGUS_BPF_SKIP=${cfg#*~} $ARGUS record -q -o "$T/trace" --backend $be --events "$set" --no-instrument -- "$@" > "$T/out" 2> "$T/argus.err" ;;
 	*)	set_backend "$cfg"
@@ -122,7 +129,7 @@ kernel_cost() {
 }
 
 echo "record-overhead: $(nproc) CPUs, kernel $(uname -r), $ROUNDS rounds"
-CONFIGS=${CONFIGS:-"none tf-sched tf-default bpf-sched bpf-default bpf-default+lib perf"}
+CONFIGS=${CONFIGS:-"none tf-sched tf-default bpf-sched bpf-default bpf-default@netns bpf-default+lib perf"}
 
 # The events each set enables, read from a short-lived daemon's instance,
 # for the floor-SET configurations.

@@ -254,6 +254,55 @@ cur_tid(void)
 	return (__u32)bpf_get_current_pid_tgid();
 }
 
+/*
+ * A recorder scoped to a network namespace (argus record --netns, as one
+ * host of several on one machine): the events of the tasks inside it,
+ * of kernel threads (they serve every namespace) and of interrupt
+ * contexts; a switch when either task is inside, a wake-up when the
+ * waker or the wakee is. 0: every task.
+ */
+const volatile __u32 scope_netns;
+
+/* The namespace's struct net, once a task in it was met: one load to
+   compare rather than two. */
+static struct net *scope_net;
+
+static __always_inline int
+task_in(struct task_struct *t)
+{
+	struct nsproxy *ns;
+	struct net *n;
+
+	if (!scope_netns || !t || (t->flags & PF_KTHREAD))
+		return 1;
+	ns = t->nsproxy;
+	if (!ns)
+		return 1;	/* exiting: its last events are kept */
+	n = ns->net_ns;
+	if (n == scope_net)
+		return 1;
+	if (n->ns.inum != scope_netns)
+		return 0;
+	scope_net = n;
+	return 1;
+}
+
+/* The current context's events are kept: a task's inside the scope, or
+   an interrupt's (looked at only for a task outside: a map lookup). */
+static __always_inline int
+cur_in(void)
+{
+	if (!scope_netns || task_in(bpf_get_current_task_btf()))
+		return 1;
+	return ctx_now() != 0;
+}
+
+/* Leave the program when cond says the event is outside the scope. */
+#define SCOPE(cond) do { \
+	if (scope_netns && !(cond)) \
+		return 0; \
+} while (0)
+
 /* Reserve a record of type T as p, or count a loss and return 0. */
 #define RESERVE(T, p, kind, tid) \
 	T *p = bpf_ringbuf_reserve(&rb, sizeof(T), 0); \
@@ -429,6 +478,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
 		c->hard = 0;
 		c->soft = 0;
 	}
+	SCOPE(task_in(prev) || task_in(next));
 	if (blocking && !preempt && prev_state != 0 &&
 	    !(prev->flags & PF_KTHREAD) && prev->tgid != (int)self_tgid) {
 		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
@@ -508,12 +558,14 @@ exit_of(struct task_struct *t)
 SEC("tp_btf/rseq_update")
 int BPF_PROG(on_rseq, struct task_struct *t)
 {
+	SCOPE(task_in(t));
 	return exit_of(t);
 }
 
 SEC("tp_btf/sched_waking")
 int BPF_PROG(on_waking, struct task_struct *p)
 {
+	SCOPE(task_in(p) || cur_in());
 	EMIT(3, RB_WAKING, cur_tid(), (__u64)(__u32)p->pid,
 	    (__u64)p->thread_info.cpu, (__u64)(__u32)p->prio);
 	return 0;
@@ -522,6 +574,7 @@ int BPF_PROG(on_waking, struct task_struct *p)
 SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(on_wakeup_new, struct task_struct *p)
 {
+	SCOPE(task_in(p) || cur_in());
 	EMIT(2, RB_WAKEUP_NEW, cur_tid(), (__u64)(__u32)p->pid,
 	    (__u64)p->thread_info.cpu);
 	return 0;
@@ -530,6 +583,7 @@ int BPF_PROG(on_wakeup_new, struct task_struct *p)
 SEC("tp_btf/task_newtask")
 int BPF_PROG(on_newtask, struct task_struct *task, __u64 clone_flags)
 {
+	SCOPE(task_in(task) || cur_in());
 	RESERVE(RECS(2, 16), p, RB_FORK, cur_tid());
 	p->a[0] = (__u32)task->pid;
 	p->a[1] = clone_flags;
@@ -542,6 +596,7 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *task, pid_t old_pid,
     struct linux_binprm *bprm)
 {
+	SCOPE(task_in(task));
 	RESERVE(RECS(2, RB_PATH), p, RB_EXEC, cur_tid());
 	p->a[0] = (__u32)task->pid;
 	p->a[1] = (__u32)old_pid;
@@ -554,6 +609,7 @@ int BPF_PROG(on_exec, struct task_struct *task, pid_t old_pid,
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *task, bool group_dead)
 {
+	SCOPE(task_in(task));
 	EMIT(2, RB_EXIT, cur_tid(), (__u64)(__u32)task->pid,
 	    (__u64)group_dead);
 	return 0;
@@ -562,6 +618,7 @@ int BPF_PROG(on_exit, struct task_struct *task, bool group_dead)
 SEC("tp_btf/task_rename")
 int BPF_PROG(on_rename, struct task_struct *task, const char *comm)
 {
+	SCOPE(task_in(task));
 	RESERVE(RECS(1, 16), p, RB_RENAME, cur_tid());
 	p->a[0] = (__u32)task->pid;
 	bpf_probe_read_kernel_str(p->s, sizeof(p->s), comm);
@@ -628,6 +685,7 @@ VECTOR(irq_work)
 SEC("tp_btf/softirq_raise")
 int BPF_PROG(on_softirq_raise, unsigned int vec)
 {
+	SCOPE(cur_in());
 	EMIT(1, RB_SOFTIRQ_RAISE, cur_tid(), (__u64)vec);
 	return 0;
 }
@@ -636,6 +694,7 @@ SEC("tp_btf/ipi_send_cpu")
 int BPF_PROG(on_ipi_cpu, unsigned int cpu, unsigned long callsite,
     void *callback)
 {
+	SCOPE(cur_in());
 	EMIT(2, RB_IPI, cur_tid(), 0, (__u64)cpu);
 	return 0;
 }
@@ -644,6 +703,7 @@ SEC("tp_btf/ipi_send_cpumask")
 int BPF_PROG(on_ipi_mask, const struct cpumask *mask, unsigned long callsite,
     void *callback)
 {
+	SCOPE(cur_in());
 	__u64 w = 0;
 
 	bpf_probe_read_kernel(&w, sizeof(w), mask);
@@ -654,6 +714,7 @@ int BPF_PROG(on_ipi_mask, const struct cpumask *mask, unsigned long callsite,
 SEC("tp_btf/hrtimer_start")
 int BPF_PROG(on_hrt_start, struct hrtimer *t, enum hrtimer_mode mode)
 {
+	SCOPE(cur_in());
 	EMIT(5, RB_TIMER_START, cur_tid(), (__u64)t,
 	    (__u64)t->function,
 	    (__u64)t->node.expires, 1, (__u64)mode);
@@ -663,6 +724,7 @@ int BPF_PROG(on_hrt_start, struct hrtimer *t, enum hrtimer_mode mode)
 SEC("tp_btf/hrtimer_cancel")
 int BPF_PROG(on_hrt_cancel, struct hrtimer *t)
 {
+	SCOPE(cur_in());
 	EMIT(2, RB_TIMER_CANCEL, cur_tid(), (__u64)t, 1);
 	return 0;
 }
@@ -685,6 +747,7 @@ int BPF_PROG(on_hrt_exit, struct hrtimer *t)
 SEC("tp_btf/timer_start")
 int BPF_PROG(on_tmr_start, struct timer_list *t)
 {
+	SCOPE(cur_in());
 	EMIT(5, RB_TIMER_START, cur_tid(), (__u64)t,
 	    (__u64)t->function,
 	    (__u64)t->expires, 0,
@@ -695,6 +758,7 @@ int BPF_PROG(on_tmr_start, struct timer_list *t)
 SEC("tp_btf/timer_cancel")
 int BPF_PROG(on_tmr_cancel, struct timer_list *t)
 {
+	SCOPE(cur_in());
 	EMIT(2, RB_TIMER_CANCEL, cur_tid(), (__u64)t, 0);
 	return 0;
 }
@@ -718,6 +782,7 @@ SEC("tp_btf/workqueue_queue_work")
 int BPF_PROG(on_wq_queue, int req_cpu, struct pool_workqueue *pwq,
     struct work_struct *work)
 {
+	SCOPE(cur_in());
 	RESERVE(RECS(4, RB_NAME), p, RB_WQ_QUEUE, cur_tid());
 	p->a[0] = (__u64)work;
 	p->a[1] = (__u64)work->func;
@@ -732,6 +797,7 @@ int BPF_PROG(on_wq_queue, int req_cpu, struct pool_workqueue *pwq,
 SEC("tp_btf/workqueue_execute_start")
 int BPF_PROG(on_wq_start, struct work_struct *work)
 {
+	SCOPE(cur_in());
 	EMIT(2, RB_WQ_START, cur_tid(), (__u64)work,
 	    (__u64)work->func);
 	return 0;
@@ -740,6 +806,7 @@ int BPF_PROG(on_wq_start, struct work_struct *work)
 SEC("raw_tp/workqueue_execute_end")
 int BPF_PROG(on_wq_end, struct work_struct *work, work_func_t function)
 {
+	SCOPE(cur_in());
 	EMIT(2, RB_WQ_END, cur_tid(), (__u64)work, (__u64)function);
 	return 0;
 }
@@ -748,6 +815,7 @@ SEC("tp_btf/signal_generate")
 int BPF_PROG(on_sig_gen, int sig, struct kernel_siginfo *info,
     struct task_struct *task, int group, int result)
 {
+	SCOPE(cur_in() || task_in(task));
 	/* as the trace event: no info is SI_USER, a kernel one SI_KERNEL */
 	__s64 code = (unsigned long)info == 0 ? 0 :
 	    (unsigned long)info == 1 ? 0x80 : BPF_CORE_READ(info, si_code);
@@ -761,6 +829,7 @@ SEC("tp_btf/signal_deliver")
 int BPF_PROG(on_sig_deliver, int sig, struct kernel_siginfo *info,
     struct k_sigaction *ka)
 {
+	SCOPE(cur_in());
 	__s64 code = (unsigned long)info == 0 ? 0 :
 	    (unsigned long)info == 1 ? 0x80 : BPF_CORE_READ(info, si_code);
 
@@ -876,6 +945,7 @@ int BPF_PROG(on_sock_send, struct sock *sk, int ret, int flags)
 	if (!full && (sk->sk_protocol != IPPROTO_TCP || ret <= 0 ||
 	    peer_local(sk)))
 		return 0;
+	SCOPE(cur_in());
 	sock_addr(sk);
 	EMIT(6, RB_SOCK_SEND, cur_tid(), (__u64)sk,
 	    (__u64)sk->__sk_common.skc_family,
@@ -912,6 +982,7 @@ struct {
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(on_sock_recv, struct sock *sk, int ret, int flags)
 {
+	SCOPE(cur_in());
 	if (!full && ret != 0) {
 		struct skq *q;
 
@@ -934,6 +1005,9 @@ int BPF_PROG(on_sock_recv, struct sock *sk, int ret, int flags)
 SEC("tp_btf/sk_data_ready")
 int BPF_PROG(on_sk_ready, const struct sock *sk)
 {
+	/* its socket inside the scope, or its sender */
+	SCOPE(cur_in() || sk->__sk_common.skc_net.net->ns.inum ==
+	    scope_netns);
 	if (!full) {
 		struct skq *q;
 
@@ -985,6 +1059,7 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 
 	if ((__u32)(pt >> 32) == self_tgid)
 		return 0;
+	SCOPE(cur_in());
 	EMIT(6, RB_SYS_ENTER, (__u32)pt, (__u64)id, regs->di,
 	    regs->si, regs->dx,
 	    regs->r10, regs->r8);
@@ -1025,6 +1100,7 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 
 	if ((__u32)(pt >> 32) == self_tgid)
 		return 0;
+	SCOPE(cur_in());
 	nr = regs->orig_ax;
 	if (marker_exit) {
 		if (nr != NR_write || ret <= 0)
@@ -1099,6 +1175,7 @@ marker:
 static __always_inline int
 filelock(__u64 op, struct inode *inode, struct file_lock *fl, int ret)
 {
+	SCOPE(cur_in());
 	__u64 type = 0, owner = 0;
 	struct pt_regs *regs = NULL;
 	__u32 tid = cur_tid();
