@@ -54,7 +54,8 @@ usage_record(FILE *f, const char *name)
 	    "usage: argus %s [-o DIR] [--size SIZE] [--segment SIZE]\n"
 	    "       [--duration SECONDS] [--events SET] [--buffer-kb N]\n"
 	    "       [--group GROUP] [--backend auto|bpf|tracefs]\n"
-	    "       [--no-instrument] [--net] [--netns NS] [--host NAME] [-q]\n"
+	    "       [--no-instrument] [--net] [--netns NS] [--host NAME]\n"
+	    "       [--stacks MS|off] [-q]\n"
 	    "       [--snapshot-on-hang DIR [--snapshot-max N]"
 	    " [--snapshot-size SIZE]]%s\n"
 	    "\n"
@@ -80,6 +81,8 @@ usage_record(FILE *f, const char *name)
 	    "                      interrupts: one host of several (BPF)\n"
 	    "  --host NAME         the host name the trace gives (default: the\n"
 	    "                      system's)\n"
+	    "  --stacks MS|off     the user stack of every wait of MS or more\n"
+	    "                      (default 10), at its end (BPF)\n"
 	    "  --snapshot-on-hang DIR  when an instrumented program marks a hang,\n"
 	    "                      snapshot the last minute into a new directory\n"
 	    "                      of DIR (see argus-snapshot(1))\n"
@@ -146,6 +149,7 @@ parse_ropts(const char *name, int argc, char **argv, struct ropts *o)
 		{ "net", no_argument, NULL, 'n' },
 		{ "netns", required_argument, NULL, 'x' },
 		{ "host", required_argument, NULL, 'X' },
+		{ "stacks", required_argument, NULL, 'T' },
 		{ "backend", required_argument, NULL, 'B' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "snapshot-on-hang", required_argument, NULL, 'H' },
@@ -164,6 +168,7 @@ parse_ropts(const char *name, int argc, char **argv, struct ropts *o)
 	o->ro.set = RECORD_SET_DEFAULT;
 	o->ro.wopts.group = (gid_t)-1;
 	o->ro.marker_file = 1;
+	o->ro.stack_ns = 10000000;
 	o->snap_keep = SNAP_DEFAULT_KEEP;
 	o->snap_bytes = SNAP_DEFAULT_BYTES;
 	/* ARGUS_BACKEND picks the default (test suites run on either) */
@@ -251,6 +256,16 @@ parse_ropts(const char *name, int argc, char **argv, struct ropts *o)
 		case 'x':
 			if (netns_inode(name, optarg, &o->ro.scope_netns) != 0)
 				return 2;
+			break;
+		case 'T':
+			if (strcmp(optarg, "off") == 0)
+				o->ro.stack_ns = 0;
+			else if (parse_u64(optarg, &v) == 0 && v > 0 &&
+			    v <= 3600000)
+				o->ro.stack_ns = v * 1000000;
+			else
+				return cmd_usage_error(name, "bad --stacks '%s' "
+				    "(milliseconds, or off)", optarg);
 			break;
 		case 'X':
 			if (optarg[0] == '\0' || strlen(optarg) > 64 ||

@@ -243,15 +243,23 @@ diag_analyze(struct diag *d, struct dhang *h)
 	int have_twin = picked_twin(d, h, &twin);
 	diag_path_compare(d, h, have_twin ? &twin : NULL);
 	diag_path_culprits(d, h);
-	/* user stacks of the hung thread */
+	/* user stacks of the hung thread: during the hang, and the one the
+	   recorder takes when a long wait's call returns, after its end
+	   and before the thread waits again */
 	const struct gthread *t = &g->th[ti];
 	for (uint32_t i = diag_event_at(g, ti, h->pub.start_ns); i < t->nev &&
-	    t->ev[i].ts <= h->pub.end_ns && h->stk.n < 16; i++) {
-		if (t->ev[i].type != TT_STACK)
+	    h->stk.n < 16; i++) {
+		const struct graph_event *e = &t->ev[i];
+		if (e->ts > h->pub.end_ns && (e->type == TT_SWITCH ||
+		    (e->type == TT_STACK && e->sub != 0)))
+			break;
+		if (e->type != TT_STACK)
 			continue;
-		struct diag_stack s = { .ts = t->ev[i].ts };
-		s.frames = graph_stack(g, &t->ev[i], &s.nframes);
+		struct diag_stack s = { .ts = e->ts };
+		s.frames = graph_stack(g, e, &s.nframes);
 		DPUSH(h->stk, s);
+		if (e->ts > h->pub.end_ns)
+			break;
 	}
 	diag_symbolize(d, h);
 }
@@ -286,11 +294,18 @@ diag_symbolize(struct diag *d, struct dhang *h)
 			const struct elfaddr *e = path ? elf_of(d, path) : NULL;
 			const char *fn = e ? elfaddr_at_offset(e, off,
 			    &delta) : NULL;
-			if (fn == NULL)
-				continue;
-			sym[i] = xasprintf("%s+0x%llx", fn,
-			    (unsigned long long)delta + 1);
-			any = 1;
+			if (fn != NULL) {
+				sym[i] = xasprintf("%s+0x%llx", fn,
+				    (unsigned long long)delta + 1);
+				any = 1;
+			} else if (path != NULL) {
+				/* no symbol: the file and the offset in it,
+				   never a bare address */
+				const char *base = strrchr(path, '/');
+				sym[i] = xasprintf("%s+0x%llx", base ? base + 1 :
+				    path, (unsigned long long)off + 1);
+				any = 1;
+			}
 		}
 		if (!any) {
 			free(sym);

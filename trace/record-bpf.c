@@ -135,6 +135,7 @@ static const struct {
 	[RB_FD_INO] = { TT_FD, 4, 0 },	/* not kept: see dec_one() */
 	[RB_BLOCK] = { TT_SYS_ENTER, 9, 0 },	/* and TT_SWITCH: dec_one() */
 	[RB_SOCK_ADDR] = { TT_SOCK_ADDR, 8, 0 },	/* text: sock_addr() */
+	[RB_STACK] = { TT_STACK, 1, 0 },	/* and n frames: dec_one() */
 	[RB_LOST] = { TT_LOST, 1, 0 },
 };
 
@@ -412,6 +413,7 @@ rec_bpf_open(struct recorder *r, const struct record_opts *o, char **cause)
 	btf__free(vmlinux);
 	b->skel->rodata->self_tgid = (uint32_t)getpid();
 	b->skel->rodata->scope_netns = o->scope_netns;
+	b->skel->rodata->stack_ns = o->stack_ns;
 	b->skel->rodata->full = o->set == RECORD_SET_FULL;
 	b->skel->rodata->blocking = o->set == RECORD_SET_DEFAULT;
 	/* without sys_exit (libargus's records need it), the exits of
@@ -499,7 +501,7 @@ static void
 mark_sleepers(struct recorder *r)
 {
 	struct rbpf *b = r->bpf;
-	const struct blk mark = { 1, 0, 0 };
+	const struct blk mark = { 1, 0, 0, 0 };
 	char path[64], buf[128];
 	DIR *pd = opendir("/proc"), *td;
 	struct dirent *pe, *te;
@@ -801,6 +803,21 @@ dec_one(struct recorder *r, const uint8_t *p, size_t len)
 		ev.blob_len = (uint32_t)strlen(str);
 	}
 	switch (h.kind) {
+	case RB_STACK: {
+		uint64_t nf = a[0] < RB_STACK_MAX ? a[0] : RB_STACK_MAX;
+
+		if (len < sizeof(h) + 8 + nf * 8 || nf == 0)
+			return;
+		/* kind 0: the recorder's, at the end of a long wait */
+		memset(ev.arg, 0, sizeof(ev.arg));
+		ev.arg[0] = h.tid;
+		ev.blob = p + sizeof(h) + 8;
+		ev.blob_len = (uint32_t)(nf * 8);
+		rec_add(r, &ev);
+		rec_maps_seen(r, ev.ts, rec_thread_find(r, ev.tid) ?
+		    rec_thread_find(r, ev.tid)->pid : ev.tid);
+		return;
+	}
 	case RB_SOCK_ADDR:
 		sock_addr(r, &ev, a);
 		return;

@@ -601,6 +601,9 @@ struct record_opts {
 					   namespace of this inode (BPF), with
 					   kernel threads and interrupts; 0:
 					   every task */
+	uint64_t stack_ns;		/* the user stack of each wait this
+					   long or longer, at its end (BPF);
+					   0: none */
 	int net_sends;			/* also the sends of TCP messages to
 					   other hosts, with their sequence
 					   (BPF; in the full set always) */

@@ -24,6 +24,9 @@ struct blk {
 	__u32 retry;	/* calls left, after a timed-out wait, whose "try
 			   again" failure is kept (a polling attempt) */
 	__u64 yield_ts;	/* the last sched_yield kept */
+	__u64 since;	/* when the call blocked first (0: before the
+			   recording): a wait longer than stack_ns gets
+			   the user stack it blocked with (RB_STACK) */
 };
 
 #define RB_FIELDS_MAX 9	/* numeric fields of a record at most */
@@ -76,8 +79,13 @@ enum rb_kind {
 				   order), for
 				   the first message of a TCP socket in a
 				   segment (sock_gen) */
+	RB_STACK,		/* n, then n user return addresses, innermost
+				   first: the stack a task blocked with, at
+				   the end of a long wait (stack_ns) */
 	RB_NKINDS
 };
+
+#define RB_STACK_MAX 32		/* frames of a wait's stack at most */
 
 /* RB_FD_INO's what: the inode's S_IFMT bits, and these; a socket's
    family in bits 16-31 */

@@ -492,6 +492,8 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
 
 			/* lean: a task without rseq never says when its
 			   call returned; every wait of it gets its entry */
+			if (b && !b->on)
+				b->since = bpf_ktime_get_boot_ns();
 			if (b && (!b->on || (lean && !prev->rseq))) {
 				if (!lean || prev->rseq)
 					b->on = 1;
@@ -532,10 +534,48 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
 	return 0;
 }
 
+/*
+ * Where in the code a long wait was: the user stack of a task (current)
+ * whose blocked call returns, when it blocked for stack_ns or more. A
+ * cost bounded by the long waits, not by the events. Frame pointers
+ * unwind it (bpf_get_stack); a binary without them gives a short stack.
+ */
+const volatile __u64 stack_ns;	/* 0: no stacks */
+
+struct stk {
+	struct rb_head h;
+	__u64 n;
+	__u64 ip[RB_STACK_MAX];
+};
+
+static __always_inline void
+wait_stack(void *ctx, const struct blk *b, __u32 tid)
+{
+	struct stk *s;
+	long n;
+
+	if (!stack_ns || bpf_ktime_get_boot_ns() - b->since < stack_ns)
+		return;
+	s = bpf_ringbuf_reserve(&rb, sizeof(*s), 0);
+	if (!s) {
+		lost_one();
+		return;
+	}
+	head(&s->h, RB_STACK, tid);
+	n = bpf_get_stack(ctx, s->ip, sizeof(s->ip), BPF_F_USER_STACK);
+	if (n <= 0) {
+		bpf_ringbuf_discard(s, RB_FLAGS);
+		return;
+	}
+	s->n = (__u64)n / 8;
+	bpf_ringbuf_submit(s, RB_FLAGS);
+}
+
 /* lean: the RB_SYS_EXIT of task t (current) if it was marked blocked:
-   its saved registers hold the call's number and result. */
+   its saved registers hold the call's number and result; and the stack
+   of a long wait. */
 static __always_inline int
-exit_of(struct task_struct *t)
+exit_of(void *ctx, struct task_struct *t)
 {
 	struct blk *b = bpf_task_storage_get(&blocked, t, 0, 0);
 	struct pt_regs *regs;
@@ -546,6 +586,7 @@ exit_of(struct task_struct *t)
 	regs = (struct pt_regs *)bpf_task_pt_regs(t);
 	EMIT(2, RB_SYS_EXIT, (__u32)t->pid, (__u64)regs->orig_ax,
 	    (__u64)regs->ax);
+	wait_stack(ctx, b, (__u32)t->pid);
 	return 0;
 }
 
@@ -559,7 +600,7 @@ SEC("tp_btf/rseq_update")
 int BPF_PROG(on_rseq, struct task_struct *t)
 {
 	SCOPE(task_in(t));
-	return exit_of(t);
+	return exit_of(ctx, t);
 }
 
 SEC("tp_btf/sched_waking")
@@ -836,7 +877,7 @@ int BPF_PROG(on_sig_deliver, int sig, struct kernel_siginfo *info,
 	/* lean: a signal delivered ends the blocked call before
 	   rseq_update, whose registers then hold the handler's */
 	if (lean)
-		exit_of(bpf_get_current_task_btf());
+		exit_of(ctx, bpf_get_current_task_btf());
 	EMIT(3, RB_SIGNAL_DELIVER, cur_tid(), (__u64)(__u32)sig, (__u64)code,
 	    (__u64)BPF_CORE_READ(ka, sa.sa_handler));
 	return 0;

@@ -1,0 +1,80 @@
+#!/bin/sh
+# needs: kernel tracing
+# Where in the code a long wait was, in a kernel-only BPF recording
+# (needs root): the recorder takes the user stack of every wait of 10 ms
+# or more when its call returns (argus record --stacks), and diagnose
+# shows it, symbolized, for the hang: tests/progs/stack-wait blocks in
+# wait_for_reply(). --stacks off takes none; a bad value is a usage
+# error; the same program built without frame pointers gives a short
+# stack and no crash.
+set -u
+B=${B:-build}
+ARGUS=${ARGUS:-./argus}
+T=$(mktemp -d /tmp/argus-stacks-XXXXXX)
+trap 'rm -rf "$T"' EXIT
+
+SUITE=stacks
+. tests/lib.sh
+
+check_err "--stacks of nothing" 2 $ARGUS record -o "$T/x" --stacks soon -- true
+if [ "$(id -u)" != 0 ]; then
+	echo "ok stacks: skipped (not root)"
+	exit 0
+fi
+if [ "${ARGUS_BACKEND:-}" = tracefs ]; then
+	echo "ok stacks: skipped (ARGUS_BACKEND=tracefs: no stacks)"
+	exit 0
+fi
+P=$B/tests/progs/stack-wait
+$ARGUS record -q -o "$T/t" --backend bpf --no-instrument -- "$P" > "$T/out" 2>&1
+rc=$?
+$ARGUS diagnose --json --comm stack-wait "$T/t" > "$T/d.json" 2> "$T/d.err"
+if [ $rc -eq 0 ] && command -v jq > /dev/null &&
+    jq -e '[.hangs[] | select(.kind == "blocked") | .stacks[].symbols // [] |
+    .[] | select(. != null and startswith("wait_for_reply+"))] | length > 0' \
+    "$T/d.json" > /dev/null; then
+	ok "the hang's stack names wait_for_reply"
+elif ! command -v jq > /dev/null; then
+	ok "the hang's stack # SKIP no jq"
+else
+	nok "the hang's stack" "status $rc" \
+	    "$($ARGUS diagnose --comm stack-wait "$T/t" 2>&1 | grep -m3 'stack at')"
+fi
+$ARGUS diagnose --comm stack-wait "$T/t" > "$T/d.txt" 2>&1
+if grep -q '^  stack at [0-9.]* s: .*wait_for_reply+0x[0-9a-f]* main+0x' "$T/d.txt" &&
+    ! grep '^  stack at' "$T/d.txt" | grep -q ' 0x[0-9a-f]*\( \|$\)'; then
+	ok "text: the stack symbolized, no bare address"
+else
+	nok "text stack" "$(grep 'stack at' "$T/d.txt")"
+fi
+# the cost is bounded by the long waits: a few stacks, not one an event
+ns=$($ARGUS dump --type stack "$T/t" | wc -l)
+ne=$($ARGUS info "$T/t" | sed -n 's/^events: *\([0-9]*\).*/\1/p')
+if [ "$ns" -ge 1 ] && [ "$((ns * 20))" -lt "${ne:-0}" ]; then
+	ok "stacks only at long waits ($ns of $ne events)"
+else
+	nok "stacks at long waits" "$ns stacks of $ne events"
+fi
+$ARGUS record -q -o "$T/off" --backend bpf --no-instrument --stacks off -- \
+    "$P" > /dev/null 2>&1
+if [ "$($ARGUS dump --type stack "$T/off" | wc -l)" = 0 ]; then
+	ok "--stacks off: none"
+else
+	nok "--stacks off" "$($ARGUS dump --type stack "$T/off" | head -2)"
+fi
+# without frame pointers: a short stack, said as it is, and no crash
+if cc -O2 -fomit-frame-pointer -pthread -o "$T/nofp" tests/progs/stack-wait.c \
+    2> /dev/null; then
+	$ARGUS record -q -o "$T/n" --backend bpf --no-instrument -- "$T/nofp" \
+	    > /dev/null 2>&1
+	$ARGUS diagnose --comm nofp "$T/n" > "$T/n.txt" 2>&1
+	rc=$?
+	if [ $rc -eq 0 ] && grep -q '^hang 1: nofp' "$T/n.txt"; then
+		ok "no frame pointers: the hang, its stack as deep as it goes"
+	else
+		nok "no frame pointers" "status $rc" "$(head -5 "$T/n.txt")"
+	fi
+else
+	ok "no frame pointers # SKIP no cc"
+fi
+exit 0
