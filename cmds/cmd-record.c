@@ -19,8 +19,10 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <linux/nsfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -103,7 +105,9 @@ usage_record(FILE *f, const char *name)
 /*
  * The inode of network namespace arg into *ino: a path to one (a file
  * of /proc/PID/ns, or one ip-netns(8) bound), or a name ip-netns(8)
- * gave (/run/netns/NAME). 0, or -1 after a one-line usage error.
+ * gave (/run/netns/NAME). 0, or -1 after a one-line usage error. The
+ * namespace stays open for the life of the process: deleted while
+ * recorded, its inode number could go to another one.
  */
 static int
 netns_inode(const char *name, const char *arg, uint32_t *ino)
@@ -121,6 +125,9 @@ netns_inode(const char *name, const char *arg, uint32_t *ino)
 	    fstat(fd, &st) != 0)
 		cmd_usage_error(name, "'%s' is not a namespace (%s)", arg,
 		    path);
+	else if (ioctl(fd, NS_GET_NSTYPE) != CLONE_NEWNET)
+		cmd_usage_error(name, "'%s' is not a network namespace (%s)",
+		    arg, path);
 	else if (st.st_ino == 0 || st.st_ino > UINT32_MAX)
 		cmd_usage_error(name, "'%s': an inode argus cannot keep",
 		    arg);
@@ -128,7 +135,7 @@ netns_inode(const char *name, const char *arg, uint32_t *ino)
 		*ino = (uint32_t)st.st_ino;
 		rc = 0;
 	}
-	if (fd >= 0)
+	if (fd >= 0 && rc != 0)
 		close(fd);
 	free(path);
 	return rc;

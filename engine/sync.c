@@ -6,9 +6,11 @@
  * struct sync_msgs holds one trace's messages: each send and receive of
  * a TCP socket whose addresses are known, as a struct smsg (when, the
  * connection seen from the sender, "SRC DST" hashed, the first sequence
- * number and, for a send, its length). A send of trace a pairs with a
- * receive of trace b of the same connection whose first byte it sent.
- * A receive never comes before its send, so each pair bounds the offset
+ * number and its length). A send of trace a pairs with a receive of
+ * trace b of the same connection that took its last byte: a send is
+ * stamped when its call returns, after its last byte was queued (a
+ * large send's first bytes may be read before it returns). A receive
+ * never comes before its send, so each pair bounds the offset
  * of b's clock against a's (t_b = t_a + offset): a message from a to b
  * from above, one from b to a from below (sync_bounds()). The offset
  * alone is estimated; a drift between the clocks widens the bounds, or
@@ -18,13 +20,26 @@
 #include <string.h>
 
 #include "common/array.h"
-#include "common/hmap.h"
 #include "engine-local.h"
 
 struct smsg {
 	uint64_t ts;
 	uint64_t conn;		/* hash of "SRC DST", the sender's view */
-	uint32_t seq, len;	/* len 0: a receive */
+	uint32_t seq, len;	/* its first byte's sequence, its bytes */
+};
+
+/* A message before its connection is known: its socket, and whether a
+   send. */
+struct raw {
+	struct smsg m;
+	uint64_t sk;
+	int send;
+};
+
+/* A socket's addresses from a sock_addr record, at ts. */
+struct addr {
+	uint64_t sk, ts;
+	size_t str;		/* index in the strings */
 };
 
 struct sync_msgs {
@@ -60,12 +75,43 @@ conn_of(const char *t, size_t n, int send)
 	return hash_str(buf, n);
 }
 
+static int
+by_sk_ts(const void *x, const void *y)
+{
+	const struct addr *a = x, *b = y;
+
+	if (a->sk != b->sk)
+		return a->sk < b->sk ? -1 : 1;
+	return a->ts < b->ts ? -1 : a->ts > b->ts;
+}
+
+/* The addresses of socket sk at ts: its last sock_addr record at or
+   before ts, else its first after (a metadata record may be stamped a
+   little after the message it names); NULL when none. */
+static const struct addr *
+addr_at(const struct addr *v, size_t n, uint64_t sk, uint64_t ts)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid].sk < sk || (v[mid].sk == sk && v[mid].ts <= ts))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo > 0 && v[lo - 1].sk == sk)
+		return &v[lo - 1];
+	return lo < n && v[lo].sk == sk ? &v[lo] : NULL;
+}
+
 int
 sync_read(struct trace_reader *r, struct sync_msgs **out, char **cause)
 {
 	struct sync_msgs *m = xcalloc(1, sizeof(*m));
-	struct hmap tup;	/* sk -> index in strs + 1 */
 	DARR(char *) strs = { 0 };
+	DARR(struct addr) addrs = { 0 };
+	DARR(struct raw) raws = { 0 };
 	struct trace_event evs[256];
 	size_t n;
 	int err;
@@ -77,42 +123,49 @@ sync_read(struct trace_reader *r, struct sync_msgs **out, char **cause)
 		free(m);
 		return GRAPH_ETRACE;
 	}
-	hmap_init(&tup);
 	while ((n = trace_reader_read(r, evs, 256)) > 0) {
 		for (size_t i = 0; i < n; i++) {
 			const struct trace_event *e = &evs[i];
 			if (e->type == TT_SOCK_ADDR && e->blob != NULL) {
-				char *s = xmalloc(e->blob_len + 1);
-				memcpy(s, e->blob, e->blob_len);
-				s[e->blob_len] = '\0';
-				DPUSH(strs, s);
-				*hmap_put(&tup, e->arg[0], 0, NULL) = strs.n;
+				char *t = xmalloc(e->blob_len + 1);
+				memcpy(t, e->blob, e->blob_len);
+				t[e->blob_len] = '\0';
+				DPUSH(strs, t);
+				struct addr a = { e->arg[0], e->ts, strs.n - 1 };
+				DPUSH(addrs, a);
 				continue;
 			}
 			if ((e->type != TT_SOCK_SEND &&
-			    e->type != TT_SOCK_RECV) || e->arg[5] == 0 ||
-			    (int64_t)e->arg[3] <= 0)
+			    e->type != TT_SOCK_RECV) ||
+			    (uint32_t)e->arg[5] == 0 || (int64_t)e->arg[3] <= 0)
 				continue;
-			const uint64_t *k = hmap_get(&tup, e->arg[0]);
-			if (k == NULL)
-				continue;
-			const char *s = strs.v[*k - 1];
-			int send = e->type == TT_SOCK_SEND;
-			struct smsg x = { e->ts, conn_of(s, strlen(s), send),
-			    (uint32_t)e->arg[5], send ? (uint32_t)e->arg[3] :
-			    0 };
-			if (x.conn == 0)
-				continue;
-			if (send)
-				DPUSH(m->send, x);
-			else
-				DPUSH(m->recv, x);
+			struct raw x = { { e->ts, 0, (uint32_t)e->arg[5],
+			    (uint32_t)e->arg[3] }, e->arg[0],
+			    e->type == TT_SOCK_SEND };
+			DPUSH(raws, x);
 		}
+	}
+	qsort(addrs.v, addrs.n, sizeof(*addrs.v), by_sk_ts);
+	for (size_t i = 0; i < raws.n; i++) {
+		struct raw *x = &raws.v[i];
+		const struct addr *a = addr_at(addrs.v, addrs.n, x->sk,
+		    x->m.ts);
+		if (a == NULL)
+			continue;
+		const char *t = strs.v[a->str];
+		x->m.conn = conn_of(t, strlen(t), x->send);
+		if (x->m.conn == 0)
+			continue;
+		if (x->send)
+			DPUSH(m->send, x->m);
+		else
+			DPUSH(m->recv, x->m);
 	}
 	for (size_t i = 0; i < strs.n; i++)
 		free(strs.v[i]);
 	free(strs.v);
-	hmap_free(&tup);
+	free(addrs.v);
+	free(raws.v);
 	*out = m;
 	return 0;
 }
@@ -134,51 +187,56 @@ sync_nmsgs(const struct sync_msgs *m, size_t *nrecv)
 	return m->send.n;
 }
 
+/* The sequence of a message's last byte. */
+static uint32_t
+last_byte(const struct smsg *x)
+{
+	return x->seq + x->len - 1;
+}
+
 static int
-by_conn_seq(const void *x, const void *y)
+by_conn_last(const void *x, const void *y)
 {
 	const struct smsg *a = x, *b = y;
 
 	if (a->conn != b->conn)
 		return a->conn < b->conn ? -1 : 1;
-	if (a->seq != b->seq)
-		return a->seq < b->seq ? -1 : 1;
+	if (last_byte(a) != last_byte(b))
+		return last_byte(a) < last_byte(b) ? -1 : 1;
 	return a->ts < b->ts ? -1 : a->ts > b->ts;
 }
 
 /*
- * The sends of s (sorted by connection and sequence) that the receives
- * of r took the first byte of: for each pair, when received minus when
- * sent, into *d (grown); how many.
+ * The sends of s (sorted by connection and last byte) whose last byte a
+ * receive of r took: for each pair, when received minus when sent, into
+ * *d (grown); how many. (A sequence that wraps within a receive, or a
+ * connection's addresses used again in the trace, are not told apart.)
  */
 static size_t
 pair(const struct smsg *s, size_t ns, const struct smsg *r, size_t nr,
     int64_t **d)
 {
-	size_t n = 0;
+	DARR(int64_t) v = { 0 };
 
-	*d = xmalloc((nr ? nr : 1) * sizeof(**d));
 	for (size_t i = 0; i < nr; i++) {
-		/* the last send of the connection starting at or before
-		   the receive's first byte */
+		/* the first send of the connection whose last byte is at
+		   or after the receive's first */
 		size_t lo = 0, hi = ns;
 		while (lo < hi) {
 			size_t mid = lo + (hi - lo) / 2;
 			if (s[mid].conn < r[i].conn || (s[mid].conn ==
-			    r[i].conn && s[mid].seq <= r[i].seq))
+			    r[i].conn && last_byte(&s[mid]) < r[i].seq))
 				lo = mid + 1;
 			else
 				hi = mid;
 		}
-		if (lo == 0)
-			continue;
-		const struct smsg *x = &s[lo - 1];
-		if (x->conn != r[i].conn ||
-		    (uint32_t)(r[i].seq - x->seq) >= x->len)
-			continue;
-		(*d)[n++] = (int64_t)(r[i].ts - x->ts);
+		for (; lo < ns && s[lo].conn == r[i].conn &&
+		    (uint64_t)last_byte(&s[lo]) < (uint64_t)r[i].seq +
+		    r[i].len; lo++)
+			DPUSH(v, (int64_t)(r[i].ts - s[lo].ts));
 	}
-	return n;
+	*d = v.v != NULL ? v.v : xmalloc(sizeof(**d));
+	return v.n;
 }
 
 void
@@ -214,8 +272,8 @@ sync_align(const struct sync_msgs *a, const struct sync_msgs *b,
 
 	memcpy(sa, a->send.v, a->send.n * sizeof(*sa));
 	memcpy(sb, b->send.v, b->send.n * sizeof(*sb));
-	qsort(sa, a->send.n, sizeof(*sa), by_conn_seq);
-	qsort(sb, b->send.n, sizeof(*sb), by_conn_seq);
+	qsort(sa, a->send.n, sizeof(*sa), by_conn_last);
+	qsort(sb, b->send.n, sizeof(*sb), by_conn_last);
 	size_t nab = pair(sa, a->send.n, b->recv.v, b->recv.n, &ab);
 	size_t nba = pair(sb, b->send.n, a->recv.v, a->recv.n, &ba);
 	sync_bounds(ab, nab, ba, nba, o);

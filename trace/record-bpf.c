@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/array.h"
 #include "common/common.h"
 #include "record-local.h"
 
@@ -722,29 +723,81 @@ put_addr(char *b, size_t len, unsigned fam, const uint64_t *a, unsigned port)
 	snprintf(b, len, "[%s]:%u", t, port);
 }
 
-/* A TCP socket's addresses (RB_SOCK_ADDR), as a metadata record. */
+/* Segments the writer began so far. */
+static uint64_t
+segments_begun(struct recorder *r)
+{
+	struct trace_writer_stats st;
+
+	trace_writer_stats(r->w, &st);
+	return st.segments + st.deleted;
+}
+
+/* Write socket k's sock_addr record at time ts (its thread tid). */
+static void
+put_sock_addr(struct recorder *r, struct sktup *k, uint64_t sk,
+    uint64_t ts, uint32_t tid)
+{
+	struct trace_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.type = TT_SOCK_ADDR;
+	ev.tid = tid;
+	ev.arg[0] = sk;
+	ev.arg[1] = k->family;
+	ev.arg[2] = 6;		/* TCP */
+	ev.cpu = TRACE_CPU_META;
+	ev.ts = rec_meta_ts(r, ts);
+	ev.blob = k->text;
+	ev.blob_len = k->len;
+	rec_add(r, &ev);
+	k->seg = segments_begun(r);
+}
+
+/*
+ * A TCP socket's addresses (RB_SOCK_ADDR, once a socket): kept, and
+ * written as a metadata record now and again into each later segment
+ * before the socket's first message there (sock_message()), so that
+ * every segment names the connections of its messages.
+ */
 static void
 sock_addr(struct recorder *r, struct trace_event *ev, const uint64_t *a)
 {
 	char l[INET6_ADDRSTRLEN + 16], rm[INET6_ADDRSTRLEN + 16];
-	char text[2 * sizeof(l) + 2];
 	unsigned fam = (unsigned)a[1];
+	int added;
 
 	if (fam != AF_INET && fam != AF_INET6)
 		return;
 	put_addr(l, sizeof(l), fam, &a[4], (unsigned)(a[3] & 0xffff));
 	put_addr(rm, sizeof(rm), fam, fam == AF_INET ? &a[5] : &a[6],
 	    (unsigned)(a[3] >> 16 & 0xffff));
-	int n = snprintf(text, sizeof(text), "%s %s", l, rm);
-	memset(ev->arg, 0, sizeof(ev->arg));
-	ev->arg[0] = a[0];
-	ev->arg[1] = fam;
-	ev->arg[2] = a[2];
-	ev->cpu = TRACE_CPU_META;
-	ev->ts = rec_meta_ts(r, ev->ts);
-	ev->blob = text;
-	ev->blob_len = (uint32_t)n;
-	rec_add(r, ev);
+	uint64_t *ix = hmap_put(&r->sktup, a[0], 0, &added);
+	if (added) {
+		DGROW(r->sktups, r->capsktups, r->nsktups + 1, 64);
+		*ix = ++r->nsktups;
+	}
+	struct sktup *k = &r->sktups[*ix - 1];
+	int n = snprintf(k->text, sizeof(k->text), "%s %s", l, rm);
+	k->len = n > 0 && (size_t)n < sizeof(k->text) ? (uint32_t)n :
+	    (uint32_t)strlen(k->text);
+	k->family = fam;
+	put_sock_addr(r, k, a[0], ev->ts, ev->tid);
+}
+
+/* Before a TCP message of socket sk: its addresses, when the segment
+   being written has not had them. */
+static void
+sock_message(struct recorder *r, const struct trace_event *ev)
+{
+	const uint64_t *ix = ev->arg[5] != 0 ? hmap_get(&r->sktup,
+	    ev->arg[0]) : NULL;
+
+	if (ix == NULL)
+		return;
+	struct sktup *k = &r->sktups[*ix - 1];
+	if (k->seg != segments_begun(r))
+		put_sock_addr(r, k, ev->arg[0], ev->ts, ev->tid);
 }
 
 static void
@@ -793,7 +846,9 @@ dec_one(struct recorder *r, const uint8_t *p, size_t len)
 		rec_emit(r, &ev, 0);
 		return;
 	}
-	memcpy(ev.arg, a, n * 8);
+	/* a kind of more fields than an event has (RB_SOCK_ADDR) reads
+	   them from a[] */
+	memcpy(ev.arg, a, (n < TRACE_NARGS ? n : TRACE_NARGS) * 8);
 	if (rb_kinds[h.kind].str) {
 		size_t sl = rb_kinds[h.kind].str;
 
@@ -820,6 +875,10 @@ dec_one(struct recorder *r, const uint8_t *p, size_t len)
 	}
 	case RB_SOCK_ADDR:
 		sock_addr(r, &ev, a);
+		return;
+	case RB_SOCK_SEND: case RB_SOCK_RECV:
+		sock_message(r, &ev);
+		rec_emit(r, &ev, 0);
 		return;
 	case RB_FD_INO:
 		/* written now, from what the programs saw when /proc says
@@ -881,14 +940,6 @@ rec_bpf_decode_page(struct recorder *r, const uint8_t *page, size_t len)
 			break;
 		dec_one(r, page + off + 8, n);
 		off += 8 + ((n + 7) & ~(size_t)7);
-	}
-	/* segments begun so far: a socket's addresses are written again
-	   in each segment it sends or receives in */
-	if (r->bpf != NULL && r->bpf->skel->bss != NULL) {
-		struct trace_writer_stats st;
-		trace_writer_stats(r->w, &st);
-		r->bpf->skel->bss->sock_gen = (uint32_t)(st.segments +
-		    st.deleted);
 	}
 }
 

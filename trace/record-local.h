@@ -129,6 +129,13 @@ struct recorder {
 	size_t nthr_free, thr_free_cap;
 
 	struct hmap fds;	/* pid << 32 | (uint32_t)fd: identity written */
+	struct hmap sktup;	/* TCP socket -> index + 1 in sktups */
+	struct sktup {		/* its sock_addr record (record-bpf.c) */
+		uint64_t seg;	/* segments begun when last written */
+		uint32_t family, len;
+		char text[112];	/* "ADDR:PORT ADDR:PORT" */
+	} *sktups;
+	size_t nsktups, capsktups;
 	int diag_fd;		/* NETLINK_SOCK_DIAG socket or -1 */
 	int guard_fd;		/* pipe to the guard process, or -1 */
 	pid_t guard_pid;	/* the guard (record-guard.c), or -1 */

@@ -599,6 +599,10 @@ rec_thread_reap(struct recorder *r)
 void
 rec_proc_free(struct recorder *r)
 {
+	hmap_free(&r->sktup);
+	free(r->sktups);
+	r->sktups = NULL;
+	r->nsktups = r->capsktups = 0;
 	free(r->gone);
 	r->gone = NULL;
 	r->ngone = r->ngone_old = r->gone_cap = 0;

@@ -566,6 +566,10 @@ record_open(struct recorder **rp, const struct record_opts *o, char **cause)
 		err = EINVAL;
 		goto fail;
 	}
+	if (o->scope_netns != 0 && probes_defined())
+		rec_warn(r, "probes of argus probe are defined; a recorder "
+		    "scoped to a namespace records with BPF, which does not "
+		    "record them");
 	if (o->backend == RECORD_BACKEND_AUTO && probes_defined() &&
 	    o->scope_netns == 0) {
 		rec_warn(r, "probes of argus probe are defined; recording with "

@@ -41,8 +41,10 @@ for c in ip python3; do
 		exit 0
 	fi
 done
-# addresses of a test network nobody routes (RFC 5737's TEST-NET-2)
-A=198.51.100.1 Z=198.51.100.2
+# addresses of a test network nobody routes (RFC 5737's TEST-NET-2), a
+# /30 of its own for each run
+k=$(( ($$ % 60) * 4 ))
+A=198.51.100.$((k + 1)) Z=198.51.100.$((k + 2))
 if ! ip netns add "$NS" 2> "$T/ns.err" ||
     ! ip link add "$VH" type veth peer name "${VH}n" netns "$NS" ||
     ! ip addr add "$A/30" dev "$VH" || ! ip link set "$VH" up ||
@@ -58,7 +60,9 @@ def serve(addr, port):
     s = socket.socket(socket.AF_INET6 if ":" in addr else socket.AF_INET)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     s.bind((addr, port)); s.listen(1)
+    s.settimeout(20)	# a client that never came: no hang
     c, _ = s.accept()
+    c.settimeout(20)
     while True:
         d = c.recv(100)
         if not d:

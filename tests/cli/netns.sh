@@ -59,7 +59,9 @@ import socket, sys, time
 if sys.argv[1] == "server":
     s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     s.bind((sys.argv[2], int(sys.argv[3]))); s.listen(1)
+    s.settimeout(20)	# a client that never came: no hang
     c, _ = s.accept()
+    c.settimeout(20)
     while True:
         d = c.recv(100)
         if not d:
@@ -76,20 +78,28 @@ else:
     c.close()
 EOF
 PORT=$((20000 + $$ % 20000))
-# the two hosts' recorders, for as long as the exchange lasts
+# the two hosts' recorders, until the exchange is over (a file says so;
+# 60 s at most)
+until_done="i=0; while [ ! -e $T/done ] && [ \$i -lt 600 ]; do sleep 0.1; i=\$((i + 1)); done"
 $ARGUS record -q -o "$T/a" --netns "$NA" --host client --net --no-instrument \
-    --backend bpf -- sleep 4 > "$T/a.out" 2>&1 &
+    --backend bpf -- sh -c "$until_done" > "$T/a.out" 2>&1 &
 ra=$!
 $ARGUS record -q -o "$T/b" --netns "$NB" --host server --net --no-instrument \
-    --backend bpf -- sleep 4 > "$T/b.out" 2>&1 &
+    --backend bpf -- sh -c "$until_done" > "$T/b.out" 2>&1 &
 rb=$!
-sleep 1.5
+# both record once their status files say so (30 s at most)
+i=0
+while { [ ! -s "$T/a/status" ] || [ ! -s "$T/b/status" ]; } && [ $i -lt 300 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
 ip netns exec "$NB" python3 "$T/pp.py" server "$Z" "$PORT" &
 sp=$!
 ip netns exec "$NA" python3 "$T/pp.py" client "$Z" "$PORT" 8 &
 cp=$!
 wait $cp
 wait $sp
+touch "$T/done"
 wait $ra
 rca=$?
 wait $rb

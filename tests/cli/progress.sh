@@ -65,7 +65,7 @@ else
 	nok "mkhang"
 fi
 # past a second of work: the events a second and the time left
-"$B/tests/tools/mktrace" "$T/big" 2000000 > /dev/null
+"$B/tests/tools/mktrace" "$T/big" 5000000 > /dev/null
 on_tty rate "$ARGUS" dump "$T/big"
 if grep -q "argus dump: reading \[[#.]*\] *[0-9]*%  [0-9.]*[kMG]* events/s  [0-9]*:[0-9][0-9] left" "$T/rate.log"; then
 	ok "dump: the events a second and the time left"

@@ -38,6 +38,11 @@ main(int argc, char **argv)
 		return 1;
 	}
 	const struct trace_info *in = trace_reader_info(r);
+	if (by < 0 && (uint64_t)-by > in->first_ts) {
+		fprintf(stderr, "shift-trace: a shift of %lld ns would put "
+		    "events before the clock's start\n", by);
+		return 2;
+	}
 	memset(&o, 0, sizeof(o));
 	o.group = (gid_t)-1;
 	o.ncpus = in->ncpus;
@@ -60,7 +65,8 @@ main(int argc, char **argv)
 				struct trace_thread t = { .tid =
 				    (uint32_t)e.arg[0], .pid = (uint32_t)e.arg[1],
 				    .ppid = (uint32_t)e.arg[2], .start_ts =
-				    e.arg[3], .flags = (uint32_t)e.arg[4] };
+				    e.arg[3] ? (uint64_t)((long long)e.arg[3] +
+				    by) : 0, .flags = (uint32_t)e.arg[4] };
 				size_t l = e.blob_len < TRACE_COMM_LEN ?
 				    e.blob_len : TRACE_COMM_LEN - 1;
 				if (e.blob != NULL)

@@ -679,10 +679,27 @@ int BPF_PROG(on_irq_entry, int irq, struct irqaction *action)
 	return 0;
 }
 
+/* The exits' records, apart: a full ring returns from these, and the
+   context must still be left (or the CPU would stay "in an interrupt",
+   and in scope, until its next switch). */
+static __always_inline int
+irq_exit_rec(int irq, int ret)
+{
+	EMIT(2, RB_IRQ_EXIT, cur_tid(), (__u64)(__u32)irq, (__u64)(__s64)ret);
+	return 0;
+}
+
+static __always_inline int
+softirq_exit_rec(unsigned int vec)
+{
+	EMIT(1, RB_SOFTIRQ_EXIT, cur_tid(), (__u64)vec);
+	return 0;
+}
+
 SEC("tp_btf/irq_handler_exit")
 int BPF_PROG(on_irq_exit, int irq, struct irqaction *action, int ret)
 {
-	EMIT(2, RB_IRQ_EXIT, cur_tid(), (__u64)(__u32)irq, (__u64)(__s64)ret);
+	irq_exit_rec(irq, ret);
 	ctx_hard(-1);
 	return 0;
 }
@@ -698,7 +715,7 @@ int BPF_PROG(on_softirq_entry, unsigned int vec)
 SEC("tp_btf/softirq_exit")
 int BPF_PROG(on_softirq_exit, unsigned int vec)
 {
-	EMIT(1, RB_SOFTIRQ_EXIT, cur_tid(), (__u64)vec);
+	softirq_exit_rec(vec);
 	ctx_soft(-1);
 	return 0;
 }
@@ -887,15 +904,13 @@ int BPF_PROG(on_sig_deliver, int sig, struct kernel_siginfo *info,
  * The identity of a TCP connection's messages, so that a send recorded
  * on one host pairs with its receive recorded on another: each
  * message's first sequence number (the sock_send or sock_recv record's
- * sixth field), and the connection's addresses and ports, written once
- * a segment (RB_SOCK_ADDR) when a socket first sends or receives in it:
- * sock_gen counts the segments begun (the loader bumps it), the
- * socket's storage the one it was last written in.
+ * sixth field), and the connection's addresses and ports, written when
+ * a socket first sends or receives (RB_SOCK_ADDR; the loader writes
+ * them again into each segment before the socket's first message
+ * there). The socket's storage says they were written.
  */
-volatile __u32 sock_gen;
-
 struct skaddr {
-	__u32 gen;	/* sock_gen + 1 when written, 0: never */
+	__u32 done;	/* RB_SOCK_ADDR written */
 };
 
 struct {
@@ -908,37 +923,45 @@ struct {
 #define AF_INET 2
 #define AF_INET6 10
 #define IPPROTO_TCP 6
+#define SOCK_STREAM 1
+#define MSG_PEEK_FLAG 2
+
+/* A TCP socket (a raw socket of protocol 6 is not one: it has no
+   tcp_sock to read), as the kernel's sk_is_tcp() tells. */
+static __always_inline int
+is_tcp(struct sock *sk)
+{
+	return sk->sk_type == SOCK_STREAM && sk->sk_protocol == IPPROTO_TCP;
+}
 
 /* A TCP socket's first sequence number of the ret bytes just sent (or
-   received): 0 for another socket. */
+   received): 0 for another socket, or a receive that only peeked. */
 static __always_inline __u64
-tcp_first_seq(struct sock *sk, int ret, int send)
+tcp_first_seq(struct sock *sk, int ret, int send, int flags)
 {
 	struct tcp_sock *tp = (struct tcp_sock *)sk;
 	__u32 end;
 
-	if (sk->sk_protocol != IPPROTO_TCP || ret <= 0)
+	if (!is_tcp(sk) || ret <= 0 || (!send && (flags & MSG_PEEK_FLAG)))
 		return 0;
 	end = send ? BPF_CORE_READ(tp, write_seq) :
 	    BPF_CORE_READ(tp, copied_seq);
 	return (__u64)(__u32)(end - (__u32)ret);
 }
 
-/* Write sk's addresses when not written yet in this segment. */
+/* Write sk's addresses when not written yet (marked once the record is
+   in the ring: a full ring tries again at the next message). */
 static __always_inline int
 sock_addr(struct sock *sk)
 {
 	__u16 fam = sk->__sk_common.skc_family;
 	struct skaddr *a;
-	__u32 gen = sock_gen + 1;
 
-	if (sk->sk_protocol != IPPROTO_TCP ||
-	    (fam != AF_INET && fam != AF_INET6))
+	if (!is_tcp(sk) || (fam != AF_INET && fam != AF_INET6))
 		return 0;
 	a = bpf_sk_storage_get(&skaddr, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
-	if (!a || a->gen == gen)
+	if (!a || a->done)
 		return 0;
-	a->gen = gen;
 	__u64 ports = (__u64)sk->__sk_common.skc_num |
 	    (__u64)bpf_ntohs(sk->__sk_common.skc_dport) << 16;
 	if (fam == AF_INET) {
@@ -953,6 +976,7 @@ sock_addr(struct sock *sk)
 		EMIT(8, RB_SOCK_ADDR, cur_tid(), (__u64)sk, (__u64)fam,
 		    (__u64)IPPROTO_TCP, ports, l[0], l[1], r[0], r[1]);
 	}
+	a->done = 1;
 	return 0;
 }
 
@@ -983,15 +1007,14 @@ peer_local(struct sock *sk)
 SEC("tp_btf/sock_send_length")
 int BPF_PROG(on_sock_send, struct sock *sk, int ret, int flags)
 {
-	if (!full && (sk->sk_protocol != IPPROTO_TCP || ret <= 0 ||
-	    peer_local(sk)))
+	if (!full && (!is_tcp(sk) || ret <= 0 || peer_local(sk)))
 		return 0;
 	SCOPE(cur_in());
 	sock_addr(sk);
 	EMIT(6, RB_SOCK_SEND, cur_tid(), (__u64)sk,
 	    (__u64)sk->__sk_common.skc_family,
 	    (__u64)sk->sk_protocol, (__u64)(__s64)ret,
-	    (__u64)(__u32)flags, tcp_first_seq(sk, ret, 1));
+	    (__u64)(__u32)flags, tcp_first_seq(sk, ret, 1, flags));
 	return 0;
 }
 
@@ -1023,7 +1046,6 @@ struct {
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(on_sock_recv, struct sock *sk, int ret, int flags)
 {
-	SCOPE(cur_in());
 	if (!full && ret != 0) {
 		struct skq *q;
 
@@ -1035,20 +1057,20 @@ int BPF_PROG(on_sock_recv, struct sock *sk, int ret, int flags)
 		if (q)
 			q->ts = 0;
 	}
+	/* the burst's mark is kept whoever reads; the record only in the
+	   scope */
+	SCOPE(cur_in());
 	sock_addr(sk);
 	EMIT(6, RB_SOCK_RECV, cur_tid(), (__u64)sk,
 	    (__u64)sk->__sk_common.skc_family,
 	    (__u64)sk->sk_protocol, (__u64)(__s64)ret,
-	    (__u64)(__u32)flags, tcp_first_seq(sk, ret, 0));
+	    (__u64)(__u32)flags, tcp_first_seq(sk, ret, 0, flags));
 	return 0;
 }
 
 SEC("tp_btf/sk_data_ready")
 int BPF_PROG(on_sk_ready, const struct sock *sk)
 {
-	/* its socket inside the scope, or its sender */
-	SCOPE(cur_in() || sk->__sk_common.skc_net.net->ns.inum ==
-	    scope_netns);
 	if (!full) {
 		struct skq *q;
 
@@ -1066,6 +1088,9 @@ int BPF_PROG(on_sk_ready, const struct sock *sk)
 			q->ts = now;
 		}
 	}
+	/* its socket inside the scope, or its sender */
+	SCOPE(cur_in() || sk->__sk_common.skc_net.net->ns.inum ==
+	    scope_netns);
 	EMIT(3, RB_SK_DATA_READY, cur_tid(), (__u64)sk,
 	    (__u64)sk->__sk_common.skc_family,
 	    (__u64)sk->sk_protocol);
