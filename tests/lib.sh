@@ -28,6 +28,24 @@ golden() {
 	fi
 }
 
+# needs WHAT...: end the script with an "ok SUITE: skipped" line unless
+# each WHAT is there: root (the effective user), bpf (ARGUS_BACKEND is
+# not tracefs), or a command on PATH.
+needs() {
+	for _w in "$@"; do
+		case $_w in
+		root) [ "$(id -u)" = 0 ] || _why="not root" ;;
+		bpf) [ "${ARGUS_BACKEND:-}" != tracefs ] ||
+			_why="ARGUS_BACKEND=tracefs" ;;
+		*) command -v "$_w" > /dev/null || _why="no $_w" ;;
+		esac
+		if [ -n "${_why:-}" ]; then
+			echo "ok ${SUITE:+$SUITE: }skipped ($_why)"
+			exit 0
+		fi
+	done
+}
+
 # gone PID: the process has ended: no such process, or a zombie that its
 # new parent (init, which may reap late) has not collected yet.
 gone() {

@@ -27,20 +27,7 @@ trap cleanup EXIT
 SUITE=msgid
 . tests/lib.sh
 
-if [ "$(id -u)" != 0 ]; then
-	echo "ok msgid: skipped (not root)"
-	exit 0
-fi
-if [ "${ARGUS_BACKEND:-}" = tracefs ]; then
-	echo "ok msgid: skipped (ARGUS_BACKEND=tracefs: no message identity)"
-	exit 0
-fi
-for c in ip python3; do
-	if ! command -v $c > /dev/null; then
-		echo "ok msgid: skipped (no $c)"
-		exit 0
-	fi
-done
+needs root bpf ip python3
 # addresses of a test network nobody routes (RFC 5737's TEST-NET-2), a
 # /30 of its own for each run
 k=$(( ($$ % 60) * 4 ))

@@ -17,14 +17,7 @@ SUITE=stacks
 . tests/lib.sh
 
 check_err "--stacks of nothing" 2 $ARGUS record -o "$T/x" --stacks soon -- true
-if [ "$(id -u)" != 0 ]; then
-	echo "ok stacks: skipped (not root)"
-	exit 0
-fi
-if [ "${ARGUS_BACKEND:-}" = tracefs ]; then
-	echo "ok stacks: skipped (ARGUS_BACKEND=tracefs: no stacks)"
-	exit 0
-fi
+needs root bpf
 P=$B/tests/progs/stack-wait
 $ARGUS record -q -o "$T/t" --backend bpf --no-instrument -- "$P" > "$T/out" 2>&1
 rc=$?
