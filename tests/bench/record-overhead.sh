@@ -17,6 +17,8 @@
 # takes the default, auto); SET+lib also preloads libargus into the workload;
 # floor-SET enables the set's events in a bare tracefs instance that
 # nobody reads: the kernel's share of the cost, which no reader can save.
+# bpf-SET-nostacks records with --stacks off: what the stacks of the
+# long waits cost.
 # bpf-SET@netns records scoped to the network namespace the workload
 # runs in (argus record --netns: every event still in scope, so the
 # scope's own checks are what differs from bpf-SET).
@@ -84,6 +86,9 @@ run() {
 		rmdir "$I" ;;
 	*+lib)	set_backend "${cfg%+lib}"
 		$ARGUS record -q -o "$T/trace" --backend $be --events "$set" -- "$@" > "$T/out" 2> "$T/argus.err" ;;
+	*-nostacks)	set_backend "${cfg%-nostacks}"
+		# without the stacks of long waits (what they cost)
+		$ARGUS record -q -o "$T/trace" --backend $be --events "$set" --no-instrument --stacks off -- "$@" > "$T/out" 2> "$T/argus.err" ;;
 	*@netns)	set_backend "${cfg%@netns}"
 		# scoped to the namespace the workload runs in (all of it):
 		# what the scope's checks cost

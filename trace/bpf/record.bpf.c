@@ -62,6 +62,8 @@ const volatile int lean;		/* blocking, the exits at rseq_update
 const volatile __u64 eventfd_write_fn;	/* f_op->write of an eventfd */
 const volatile __u64 marker_write_fn;	/* f_op->write of trace_marker_raw */
 const volatile __u64 marker_ino;	/* inode of our instance's marker */
+const volatile __u64 stack_ns;		/* the stacks of waits this long
+					   (wait_stack()); 0: none */
 const volatile int marker_exit;		/* on_sys_exit keeps libargus's
 					   records alone (it runs for them
 					   only: lean stays lean) */
@@ -492,7 +494,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
 
 			/* lean: a task without rseq never says when its
 			   call returned; every wait of it gets its entry */
-			if (b && !b->on)
+			if (stack_ns && b && !b->on)
 				b->since = bpf_ktime_get_boot_ns();
 			if (b && (!b->on || (lean && !prev->rseq))) {
 				if (!lean || prev->rseq)
@@ -540,7 +542,6 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
  * cost bounded by the long waits, not by the events. Frame pointers
  * unwind it (bpf_get_stack); a binary without them gives a short stack.
  */
-const volatile __u64 stack_ns;	/* 0: no stacks */
 
 struct stk {
 	struct rb_head h;
@@ -548,13 +549,15 @@ struct stk {
 	__u64 ip[RB_STACK_MAX];
 };
 
+/* The stack of a wait that blocked since b->since, when it is long; now:
+   the time of its exit's record. */
 static __always_inline void
-wait_stack(void *ctx, const struct blk *b, __u32 tid)
+wait_stack(void *ctx, const struct blk *b, __u32 tid, __u64 now)
 {
 	struct stk *s;
 	long n;
 
-	if (!stack_ns || bpf_ktime_get_boot_ns() - b->since < stack_ns)
+	if (!stack_ns || now - b->since < stack_ns)
 		return;
 	s = bpf_ringbuf_reserve(&rb, sizeof(*s), 0);
 	if (!s) {
@@ -584,9 +587,12 @@ exit_of(void *ctx, struct task_struct *t)
 		return 0;
 	b->on = 0;
 	regs = (struct pt_regs *)bpf_task_pt_regs(t);
-	EMIT(2, RB_SYS_EXIT, (__u32)t->pid, (__u64)regs->orig_ax,
-	    (__u64)regs->ax);
-	wait_stack(ctx, b, (__u32)t->pid);
+	RESERVE(REC(2), p, RB_SYS_EXIT, (__u32)t->pid);
+	p->a[0] = (__u64)regs->orig_ax;
+	p->a[1] = (__u64)regs->ax;
+	__u64 now = p->h.ts;	/* one clock read for both */
+	bpf_ringbuf_submit(p, RB_FLAGS);
+	wait_stack(ctx, b, (__u32)t->pid, now);
 	return 0;
 }
 
