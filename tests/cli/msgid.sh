@@ -40,59 +40,13 @@ if ! ip netns add "$NS" 2> "$T/ns.err" ||
 	echo "ok msgid: skipped (no network namespace: $(head -c 200 "$T/ns.err"))"
 	exit 0
 fi
-cat > "$T/pp.py" <<'EOF'
-# pp.py server ADDR PORT | client ADDR PORT N | local N: pings and pongs
-import socket, sys, time
-def serve(addr, port):
-    s = socket.socket(socket.AF_INET6 if ":" in addr else socket.AF_INET)
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind((addr, port)); s.listen(1)
-    s.settimeout(20)	# a client that never came: no hang
-    c, _ = s.accept()
-    c.settimeout(20)
-    while True:
-        d = c.recv(100)
-        if not d:
-            break
-        c.sendall(b"pong" + d[4:])
-def client(addr, port, n):
-    for _ in range(100):
-        try:
-            c = socket.create_connection((addr, port)); break
-        except OSError:
-            time.sleep(0.02)
-    for i in range(n):
-        c.sendall(b"ping%03d" % i)
-        c.recv(100)
-        time.sleep(0.05)
-    c.close()
-if sys.argv[1] == "server":
-    serve(sys.argv[2], int(sys.argv[3]))
-elif sys.argv[1] == "client":
-    client(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
-else:
-    import threading
-    s = socket.socket(socket.AF_INET6); s.bind(("::1", 0)); s.listen(1)
-    port = s.getsockname()[1]
-    def one():
-        c, _ = s.accept()
-        while True:
-            d = c.recv(100)
-            if not d:
-                break
-            c.sendall(b"pong" + d[4:])
-    threading.Thread(target=one, daemon=True).start()
-    s2 = socket.create_connection(("::1", port))
-    for i in range(int(sys.argv[2])):
-        s2.sendall(b"ping%03d" % i); s2.recv(100); time.sleep(0.05)
-    s2.close(); time.sleep(0.1)
-EOF
+PP=$(pwd)/tests/cli/pingpong.py
 PORT=$((20000 + $$ % 20000))
 # exchange DIR [OPTION]: the pings and pongs, recorded into DIR
 exchange() {
 	$ARGUS record -q -o "$1" --backend bpf --no-instrument ${2:-} -- sh -c "
-	    ip netns exec $NS python3 $T/pp.py server $Z $PORT &
-	    python3 $T/pp.py client $Z $PORT 5; wait" > "$T/rec.out" 2>&1
+	    ip netns exec $NS python3 $PP server $Z $PORT &
+	    python3 $PP client $Z $PORT 5; wait" > "$T/rec.out" 2>&1
 }
 # without --net: the receives and their sequence, no send
 exchange "$T/n"
@@ -159,7 +113,7 @@ fi
 # one host (::1), with --net: no sends kept, receives with their
 # sequence, and IPv6 addresses in brackets
 $ARGUS record -q -o "$T/l" --backend bpf --no-instrument --net -- \
-    python3 "$T/pp.py" local 3 > "$T/rec.out" 2>&1
+    python3 "$PP" local 3 > "$T/rec.out" 2>&1
 $ARGUS dump --type sock_addr,sock_send,sock_recv "$T/l" |
     grep "python3" > "$T/dl"
 if ! grep -q ' sock_send ' "$T/dl" &&

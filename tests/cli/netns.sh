@@ -42,29 +42,7 @@ if ! ip netns add "$NA" 2> "$T/ns.err" || ! ip netns add "$NB" ||
 	echo "ok netns: skipped (no network namespaces: $(head -c 200 "$T/ns.err"))"
 	exit 0
 fi
-cat > "$T/pp.py" <<'EOF'
-import socket, sys, time
-if sys.argv[1] == "server":
-    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind((sys.argv[2], int(sys.argv[3]))); s.listen(1)
-    s.settimeout(20)	# a client that never came: no hang
-    c, _ = s.accept()
-    c.settimeout(20)
-    while True:
-        d = c.recv(100)
-        if not d:
-            break
-        c.sendall(b"pong" + d[4:])
-else:
-    for _ in range(100):
-        try:
-            c = socket.create_connection((sys.argv[2], int(sys.argv[3]))); break
-        except OSError:
-            time.sleep(0.02)
-    for i in range(int(sys.argv[4])):
-        c.sendall(b"ping%03d" % i); c.recv(100); time.sleep(0.05)
-    c.close()
-EOF
+PP=$(pwd)/tests/cli/pingpong.py
 PORT=$((20000 + $$ % 20000))
 # the two hosts' recorders, until the exchange is over (a file says so;
 # 60 s at most)
@@ -81,9 +59,9 @@ while { [ ! -s "$T/a/status" ] || [ ! -s "$T/b/status" ]; } && [ $i -lt 300 ]; d
 	sleep 0.1
 	i=$((i + 1))
 done
-ip netns exec "$NB" python3 "$T/pp.py" server "$Z" "$PORT" &
+ip netns exec "$NB" python3 "$PP" server "$Z" "$PORT" &
 sp=$!
-ip netns exec "$NA" python3 "$T/pp.py" client "$Z" "$PORT" 8 &
+ip netns exec "$NA" python3 "$PP" client "$Z" "$PORT" 8 &
 cp=$!
 wait $cp
 wait $sp
