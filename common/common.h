@@ -54,6 +54,9 @@ const char *fmt_duration(char *buf, size_t len, uint64_t ns);
 /* Monotonic clock in nanoseconds. */
 uint64_t now_ns(void);
 
+/* The 64-bit FNV-1a hash of n bytes at p. */
+uint64_t fnv64(const void *p, size_t n);
+
 /*
  * Open PATH (relative to DIRFD, as openat) for writing (FLAGS: O_WRONLY
  * or O_RDWR, with O_TRUNC to empty a file it replaces), never through a

@@ -29,11 +29,7 @@ mix(uint64_t h, uint64_t x)
 static uint64_t
 str_hash(const char *s)
 {
-	uint64_t h = 1469598103934665603ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
+	return fnv64(s, strlen(s));
 }
 
 /* The futex words of one condition variable (it alternates between two

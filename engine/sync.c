@@ -46,16 +46,6 @@ struct sync_msgs {
 	DARR(struct smsg) send, recv;
 };
 
-static uint64_t
-hash_str(const char *s, size_t n)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
-	return h;
-}
-
 /* The connection's hash as its sender sees it, from a socket's tuple
    "LOCAL REMOTE": a send's as it is, a receive's turned round. */
 static uint64_t
@@ -67,12 +57,12 @@ conn_of(const char *t, size_t n, int send)
 	if (sp == NULL || n >= sizeof(buf))
 		return 0;
 	if (send)
-		return hash_str(t, n);
+		return fnv64(t, n);
 	size_t l = (size_t)(sp - t), r = n - l - 1;
 	memcpy(buf, sp + 1, r);
 	buf[r] = ' ';
 	memcpy(buf + r + 1, t, l);
-	return hash_str(buf, n);
+	return fnv64(buf, n);
 }
 
 static int
