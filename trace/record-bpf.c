@@ -869,8 +869,7 @@ dec_one(struct recorder *r, const uint8_t *p, size_t len)
 		ev.blob = p + sizeof(h) + 8;
 		ev.blob_len = (uint32_t)(nf * 8);
 		rec_add(r, &ev);
-		rec_maps_seen(r, ev.ts, rec_thread_find(r, ev.tid) ?
-		    rec_thread_find(r, ev.tid)->pid : ev.tid);
+		rec_maps_seen(r, ev.ts, rec_tgid_of(r, ev.tid));
 		return;
 	}
 	case RB_SOCK_ADDR:
@@ -917,8 +916,7 @@ dec_one(struct recorder *r, const uint8_t *p, size_t len)
 		ev.blob = name;
 		ev.blob_len = (uint32_t)strlen(name);
 		rec_add(r, &ev);
-		rec_maps_seen(r, ev.ts, rec_thread_find(r, ev.tid) ?
-		    rec_thread_find(r, ev.tid)->pid : ev.tid);
+		rec_maps_seen(r, ev.ts, rec_tgid_of(r, ev.tid));
 		return;
 	}
 	default:

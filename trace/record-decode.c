@@ -303,9 +303,9 @@ getstr(const uint8_t *p, size_t len, const struct rfield *f, uint32_t *slen)
 	return s;
 }
 
-/* Parent's thread group, for a new task created by tid. */
-static uint32_t
-tgid_of(struct recorder *r, uint32_t tid)
+/* See record-local.h (a new task's parent group, a stack's process). */
+uint32_t
+rec_tgid_of(struct recorder *r, uint32_t tid)
 {
 	struct rthread *t = rec_thread_find(r, tid);
 
@@ -361,7 +361,7 @@ rec_decode_marker(struct recorder *r, struct trace_event *ev,
 	plen = h.len;
 	kind = h.kind;
 	if (kind == ARGUS_MK_MMAP) {
-		uint32_t pid = tgid_of(r, ev->tid);
+		uint32_t pid = rec_tgid_of(r, ev->tid);
 
 		n = plen < sizeof(path) - 1 ? plen : sizeof(path) - 1;
 		memcpy(path, pl, n);
@@ -405,7 +405,7 @@ rec_decode_marker(struct recorder *r, struct trace_event *ev,
 		ev->blob = frames;
 		ev->blob_len = (uint32_t)(n * 8);
 		rec_add(r, ev);
-		rec_maps_seen(r, ev->ts, tgid_of(r, ev->tid));
+		rec_maps_seen(r, ev->ts, rec_tgid_of(r, ev->tid));
 		return;
 	}
 	if (kind == 0 || kind >= TU_NKINDS)
@@ -494,15 +494,15 @@ rec_emit(struct recorder *r, struct trace_event *ev, uint64_t group_dead)
 	case TT_SYS_ENTER:
 		rec_add(r, ev);
 		if (ev->arg[0] == SYS_close)
-			rec_fd_closed(r, tgid_of(r, ev->tid), (int)ev->arg[1]);
+			rec_fd_closed(r, rec_tgid_of(r, ev->tid), (int)ev->arg[1]);
 		else if (trace_syscall_fd_arg(ev->arg[0]) && ev->flags == TRACE_CTX_TASK)
-			rec_fd_seen(r, ts, tgid_of(r, ev->tid), (int)ev->arg[1]);
+			rec_fd_seen(r, ts, rec_tgid_of(r, ev->tid), (int)ev->arg[1]);
 		return;
 	case TT_SYS_EXIT:
 		rec_add(r, ev);
 		if ((ev->arg[0] == SYS_accept || ev->arg[0] == SYS_accept4) &&
 		    (int64_t)ev->arg[1] >= 0)
-			rec_fd_seen(r, ts, tgid_of(r, ev->tid), (int)ev->arg[1]);
+			rec_fd_seen(r, ts, rec_tgid_of(r, ev->tid), (int)ev->arg[1]);
 		return;
 	default:
 		break;
@@ -757,7 +757,7 @@ dec_record(struct recorder *r, unsigned cpu, uint64_t ts, const uint8_t *p,
 		ev.blob = d->name;
 		ev.blob_len = (uint32_t)strlen(d->name);
 		rec_add(r, &ev);
-		rec_maps_seen(r, ts, tgid_of(r, ev.tid));
+		rec_maps_seen(r, ts, rec_tgid_of(r, ev.tid));
 		return;
 	default:
 		return;

@@ -234,6 +234,8 @@ void rec_fd_closed(struct recorder *r, uint32_t pid, int fd);
  * its executable mappings as TT_MMAP the first time; exec forgets them.
  */
 void rec_maps_seen(struct recorder *r, uint64_t ts, uint32_t pid);
+/* The process of thread tid as the thread table has it, else tid. */
+uint32_t rec_tgid_of(struct recorder *r, uint32_t tid);
 /* Thread t exited at ts: its record says so, and it is forgotten after
    the next poll, by rec_thread_reap. */
 void rec_thread_exited(struct recorder *r, uint64_t ts, struct rthread *t);
