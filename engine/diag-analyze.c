@@ -4,7 +4,7 @@
  * (diag-path.c), the slice of the picked normal node (diag-slice.c), the
  * diff and the culprits, recursively (diag-diff.c, diag-recurse.c), the
  * path against the normal run's (diag-pathdiff.c), then the wake-ups
- * from other contexts and the hung thread's stacks, symbolized.
+ * from other contexts and the stacks (diag-stacks.c).
  *
  * It fills the result arrays of struct dhang (diag-local.h), cleared
  * first; the stages it calls never call back into it.
@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "diag-local.h"
-#include "common/elfaddr.h"
 
 void
 diag_clear_results(struct dhang *h)
@@ -243,89 +242,5 @@ diag_analyze(struct diag *d, struct dhang *h)
 	int have_twin = picked_twin(d, h, &twin);
 	diag_path_compare(d, h, have_twin ? &twin : NULL);
 	diag_path_culprits(d, h);
-	/* user stacks of the hung thread: during the hang, and the one the
-	   recorder takes when a long wait's call returns, after its end
-	   and before the thread waits again */
-	const struct gthread *t = &g->th[ti];
-	for (uint32_t i = diag_event_at(g, ti, h->pub.start_ns); i < t->nev &&
-	    h->stk.n < 16; i++) {
-		const struct graph_event *e = &t->ev[i];
-		if (e->ts > h->pub.end_ns && (e->type == TT_SWITCH ||
-		    (e->type == TT_STACK && e->sub != 0)))
-			break;
-		if (e->type != TT_STACK)
-			continue;
-		struct diag_stack s = { .ts = e->ts };
-		s.frames = graph_stack(g, e, &s.nframes);
-		DPUSH(h->stk, s);
-		if (e->ts > h->pub.end_ns)
-			break;
-	}
-	diag_symbolize(d, h);
-}
-
-static const struct elfaddr *
-elf_of(struct diag *d, const char *path)
-{
-	for (size_t i = 0; i < d->elfs.n; i++)
-		if (d->elfs.v[i].path == path)
-			return d->elfs.v[i].e;
-	struct delf x = { .path = path };
-	if (elfaddr_open(path, &x.e) != 0)
-		x.e = NULL;
-	DPUSH(d->elfs, x);
-	return x.e;
-}
-
-void
-diag_symbolize(struct diag *d, struct dhang *h)
-{
-	for (size_t k = 0; k < h->stk.n; k++) {
-		struct diag_stack *s = &h->stk.v[k];
-		char **sym = xcalloc(s->nframes ? s->nframes : 1,
-		    sizeof(*sym));
-		int any = 0;
-		for (size_t i = 0; i < s->nframes; i++) {
-			/* a return address is after its call: look up the
-			   byte before it */
-			uint64_t a = s->frames[i], off, delta;
-			const char *path = a == 0 ? NULL : graph_map_at(d->g,
-			    h->pub.th.pid, a - 1, &off);
-			const struct elfaddr *e = path ? elf_of(d, path) : NULL;
-			const char *fn = e ? elfaddr_at_offset(e, off,
-			    &delta) : NULL;
-			if (fn != NULL) {
-				sym[i] = xasprintf("%s+0x%llx", fn,
-				    (unsigned long long)delta + 1);
-				any = 1;
-			} else if (path != NULL) {
-				/* no symbol: the file and the offset in it,
-				   never a bare address */
-				const char *base = strrchr(path, '/');
-				sym[i] = xasprintf("%s+0x%llx", base ? base + 1 :
-				    path, (unsigned long long)off + 1);
-				any = 1;
-			}
-		}
-		if (!any) {
-			free(sym);
-			continue;
-		}
-		struct dsyms ds = { .v = sym, .n = s->nframes };
-		DPUSH(h->syms, ds);
-		s->symbols = (const char *const *)sym;
-	}
-}
-
-void
-diag_free_symbols(struct dhang *h)
-{
-	for (size_t k = 0; k < h->stk.n; k++)
-		h->stk.v[k].symbols = NULL;
-	for (size_t k = 0; k < h->syms.n; k++) {
-		for (size_t i = 0; i < h->syms.v[k].n; i++)
-			free(h->syms.v[k].v[i]);
-		free(h->syms.v[k].v);
-	}
-	h->syms.n = 0;
+	diag_stacks(d, h);
 }

@@ -639,9 +639,13 @@ size_t diag_diff_cut(struct diag *d, const struct level *lv,
    h (after the pick). */
 void diag_analyze(struct diag *d, struct dhang *h);
 void diag_clear_results(struct dhang *h);
-/* Symbols of the frames of h->stk from the recorded mappings of the hung
-   process and the ELF files they map (left NULL when none resolves). */
-void diag_symbolize(struct diag *d, struct dhang *h);
+
+/* diag-stacks.c */
+/* The stacks of hang h into h->stk (after its culprits and critical
+   path): the hung thread's, its waker's at the wake-up that ended its
+   wait, each culprit's and its waker's; symbolized from the recorded
+   mappings of each stack's process and the ELF files they map. */
+void diag_stacks(struct diag *d, struct dhang *h);
 /* Frees the symbol arrays of h->stk. */
 void diag_free_symbols(struct dhang *h);
 

@@ -94,6 +94,63 @@ put_culprit(FILE *f, const struct diag_culprit *c,
 
 /* The culprits explaining culprit parent (SIZE_MAX: the hang), in order,
    each followed by those explaining it: the tree, depth first. */
+/* What a stack of a hang is, as the text report says it. */
+static void
+put_stack_what(FILE *f, const struct diag_stack *s)
+{
+	switch (s->role) {
+	case DIAG_STACK_HANG:
+		fprintf(f, "stack");
+		break;
+	case DIAG_STACK_WAKER:
+		fprintf(f, "stack of its waker %s (%u)", s->th.comm, s->th.tid);
+		break;
+	case DIAG_STACK_CULPRIT:
+		fprintf(f, "stack of culprit %zu, %s (%u)", s->culprit + 1,
+		    s->th.comm, s->th.tid);
+		break;
+	default:
+		fprintf(f, "stack of culprit %zu's waker %s (%u)",
+		    s->culprit + 1, s->th.comm, s->th.tid);
+		break;
+	}
+}
+
+/* The stacks of hang h, one line each: the hung thread's (two at most),
+   its waker's, and the culprits'. */
+static void
+put_stacks(FILE *f, const struct diag *d, size_t h, uint64_t base)
+{
+	size_t own = 0;
+
+	for (size_t i = 0; i < diag_nstacks(d, h); i++) {
+		const struct diag_stack *s = diag_stack(d, h, i);
+		if (s->role == DIAG_STACK_HANG && own++ >= 2)
+			continue;
+		fprintf(f, "  ");
+		put_stack_what(f, s);
+		fprintf(f, " at ");
+		put_time(f, s->ts, base);
+		if (s->kind == TSK_SAMPLE)
+			fprintf(f, " (running: %u of %u samples)", s->samples,
+			    s->of);
+		else if (s->kind == TSK_WAKER)
+			fprintf(f, " (waking)");
+		else if (s->kind == TSK_WAIT)
+			fprintf(f, " (where it waited)");
+		fprintf(f, ":");
+		for (size_t k = 0; k < s->nframes && k < 12; k++)
+			if (s->symbols != NULL && s->symbols[k] != NULL)
+				fprintf(f, " %s", s->symbols[k]);
+			else
+				fprintf(f, " 0x%" PRIx64, s->frames[k]);
+		if (s->nframes > 12)
+			fprintf(f, " ... (%zu frames%s)", s->nframes, s->cut ?
+			    ", cut there" : "");
+		fprintf(f, "\n");
+	}
+}
+
 static void
 put_culprits(FILE *f, const struct diag *d, size_t h, size_t parent)
 {
@@ -276,18 +333,7 @@ diag_write_hang_text_n(const struct diag *d, size_t h, size_t number,
 		fprintf(f, " through %s from %s\n",
 		    graph_edge_kind_name((unsigned)w->via), w->cause.comm);
 	}
-	for (size_t i = 0; i < diag_nstacks(d, h) && i < 2; i++) {
-		const struct diag_stack *s = diag_stack(d, h, i);
-		fprintf(f, "  stack at ");
-		put_time(f, s->ts, base);
-		fprintf(f, ":");
-		for (size_t k = 0; k < s->nframes && k < 12; k++)
-			if (s->symbols != NULL && s->symbols[k] != NULL)
-				fprintf(f, " %s", s->symbols[k]);
-			else
-				fprintf(f, " 0x%" PRIx64, s->frames[k]);
-		fprintf(f, "\n");
-	}
+	put_stacks(f, d, h, base);
 	for (size_t i = 0; i < diag_ndead_ends(d, h); i++)
 		fprintf(f, "  dead end: %s\n", diag_dead_end(d, h, i));
 	for (size_t i = 0; i < diag_nnotes(d, h); i++)
@@ -569,8 +615,20 @@ diag_write_hang_json(const struct diag *d, size_t h, FILE *f)
 	fprintf(f, ",\"stacks\":[");
 	for (size_t i = 0; i < diag_nstacks(d, h); i++) {
 		const struct diag_stack *s = diag_stack(d, h, i);
-		fprintf(f, "%s{\"ts\":%" PRIu64 ",\"frames\":[", i ? "," : "",
-		    s->ts);
+		fprintf(f, "%s{\"role\":\"%s\",\"culprit\":", i ? "," : "",
+		    diag_stack_role_name(s->role));
+		if (s->role == DIAG_STACK_CULPRIT ||
+		    s->role == DIAG_STACK_CULPRIT_WAKER)
+			fprintf(f, "%zu", s->culprit);
+		else
+			fprintf(f, "null");
+		fprintf(f, ",\"kind\":\"%s\",", diag_stack_kind_name(s->kind));
+		jthread(f, &s->th);
+		if (s->kind == TSK_SAMPLE)
+			fprintf(f, ",\"samples\":%u,\"of\":%u", s->samples,
+			    s->of);
+		fprintf(f, ",\"cut\":%s,\"ts\":%" PRIu64 ",\"frames\":[",
+		    s->cut ? "true" : "false", s->ts);
 		for (size_t k = 0; k < s->nframes; k++)
 			fprintf(f, "%s\"0x%" PRIx64 "\"", k ? "," : "",
 			    s->frames[k]);

@@ -532,15 +532,44 @@ struct diag_cycle {
 };
 
 /* A user stack recorded in the hung thread during the hang. */
+/* Whose stack a struct diag_stack is, in the story of a hang. */
+enum diag_stack_role {
+	DIAG_STACK_HANG = 0,		/* the hung thread's: where it waited
+					   (when its call returned), or where
+					   it ran (samples) */
+	DIAG_STACK_WAKER,		/* the waker's, at the wake-up that
+					   ended the hang's wait */
+	DIAG_STACK_CULPRIT,		/* a culprit's: where it waited, or
+					   where it ran for a busy one */
+	DIAG_STACK_CULPRIT_WAKER,	/* the waker's at the wake-up that
+					   ended a culprit's wait */
+};
+const char *diag_stack_role_name(int role);
+/* "wait", "waker", "sample", or "user" (the instrumentation library's)
+   for a TT_STACK kind (enum trace_stack_kind). */
+const char *diag_stack_kind_name(int kind);
+
 struct diag_stack {
 	uint64_t ts;
 	const uint64_t *frames;		/* innermost first */
 	size_t nframes;
-	const char *const *symbols;	/* per frame "func+0x12" or NULL when
-					   unresolved; NULL array: no frame
-					   resolved (from the recorded
-					   mappings of the process and the
-					   symbol tables of their files) */
+	const char *const *symbols;	/* per frame "func+0x12", or
+					   "file+0xOFF" where no symbol
+					   names it, or NULL when unresolved;
+					   NULL array: no frame resolved
+					   (from the recorded mappings of the
+					   process and the symbol tables of
+					   their files) */
+	int role;			/* enum diag_stack_role */
+	size_t culprit;			/* DIAG_STACK_CULPRIT*: its index */
+	int kind;			/* TT_STACK's kind (enum
+					   trace_stack_kind, or the TT_USER
+					   kind of a library's stack) */
+	struct diag_thread th;		/* whose stack it is */
+	unsigned samples, of;		/* TSK_SAMPLE: the samples of the
+					   span with this stack, of all */
+	int cut;			/* as deep as the recorder takes: the
+					   callers beyond are not known */
 };
 
 /*
@@ -693,9 +722,17 @@ size_t diag_nnotes(const struct diag *d, size_t h);
 const char *diag_note(const struct diag *d, size_t h, size_t i);
 
 /* User stacks of the hung thread during hang h. */
+/* The stacks of hang h: its own first, then its waker's, then each
+   culprit's and its waker's, in the culprits' order. */
 size_t diag_nstacks(const struct diag *d, size_t h);
 const struct diag_stack *diag_stack(const struct diag *d, size_t h,
     size_t i);
+
+/* Frame addr of a stack of process pid as text into buf (len bytes):
+   "func+0x12", or "file+0xOFF" where no symbol names it (returns 1), or
+   "0x..." where no recorded mapping holds it (returns 0). */
+int diag_frame_text(struct diag *d, uint32_t pid, uint64_t addr, char *buf,
+    size_t len);
 
 /* For a yield loop: the command that would trace the flag ("argus watch
    --write PID ADDRESS"), or NULL. */

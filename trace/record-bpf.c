@@ -71,6 +71,7 @@ rec_bpf_decode_page(struct recorder *r, const uint8_t *page, size_t len)
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <arpa/inet.h>
+#include <linux/perf_event.h>
 #include <linux/types.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -78,6 +79,10 @@ rec_bpf_decode_page(struct recorder *r, const uint8_t *page, size_t len)
 
 #include "bpf/record-bpf.h"
 #include "record.skel.h"
+
+_Static_assert(RB_STK_WAIT == TSK_WAIT && RB_STK_WAKER == TSK_WAKER &&
+    RB_STK_SAMPLE == TSK_SAMPLE && RB_STACK_MAX == TRACE_STACK_MAX,
+    "RB_STACK is a TT_STACK");
 
 #define RB_LOST RB_NKINDS	/* pseudo-record: a[0] records lost */
 #define SLOT_MAX (8 + sizeof(struct rb_head) + 8 + RB_MARKER_MAX)
@@ -136,7 +141,7 @@ static const struct {
 	[RB_FD_INO] = { TT_FD, 4, 0 },	/* not kept: see dec_one() */
 	[RB_BLOCK] = { TT_SYS_ENTER, 9, 0 },	/* and TT_SWITCH: dec_one() */
 	[RB_SOCK_ADDR] = { TT_SOCK_ADDR, 8, 0 },	/* text: sock_addr() */
-	[RB_STACK] = { TT_STACK, 1, 0 },	/* and n frames: dec_one() */
+	[RB_STACK] = { TT_STACK, 1, 0 },	/* and kind, n frames: dec_one() */
 	[RB_LOST] = { TT_LOST, 1, 0 },
 };
 
@@ -412,6 +417,9 @@ rec_bpf_open(struct recorder *r, const struct record_opts *o, char **cause)
 		bpf_program__set_autoload(prog_of(b->skel, "sock_send_length"),
 		    true);
 	btf__free(vmlinux);
+	/* the samples of busy tasks, with the stacks of long waits */
+	if (o->stack_ns != 0 && !skipped("cpu_clock"))
+		bpf_program__set_autoload(b->skel->progs.on_cpu_clock, true);
 	b->skel->rodata->self_tgid = (uint32_t)getpid();
 	b->skel->rodata->scope_netns = o->scope_netns;
 	b->skel->rodata->stack_ns = o->stack_ns;
@@ -502,7 +510,7 @@ static void
 mark_sleepers(struct recorder *r)
 {
 	struct rbpf *b = r->bpf;
-	const struct blk mark = { 1, 0, 0, 0 };
+	const struct blk mark = { .on = 1 };
 	char path[64], buf[128];
 	DIR *pd = opendir("/proc"), *td;
 	struct dirent *pe, *te;
@@ -548,6 +556,50 @@ mark_sleepers(struct recorder *r)
 	closedir(pd);
 }
 
+/*
+ * The sampler of busy tasks: on each CPU, a CPU clock perf event at
+ * RB_SAMPLE_HZ runs on_cpu_clock. A kernel or a policy without perf
+ * events gives a warning and no samples; the rest records as before.
+ */
+static void
+attach_sampler(struct recorder *r)
+{
+	struct rbpf *b = r->bpf;
+	struct bpf_program *p = b->skel->progs.on_cpu_clock;
+	struct perf_event_attr a;
+	int attached = 0, err = 0;
+
+	memset(&a, 0, sizeof(a));
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_CPU_CLOCK;
+	a.size = sizeof(a);
+	a.sample_freq = RB_SAMPLE_HZ;
+	a.freq = 1;
+	for (int cpu = 0; cpu < b->nposs; cpu++) {
+		struct bpf_link *l;
+		int fd = (int)syscall(SYS_perf_event_open, &a, -1, cpu, -1,
+		    PERF_FLAG_FD_CLOEXEC);
+
+		if (fd < 0) {
+			if (errno != ENODEV)	/* ENODEV: an offline CPU */
+				err = errno;
+			continue;
+		}
+		l = bpf_program__attach_perf_event(p, fd);
+		if (l == NULL) {
+			err = errno ? errno : EINVAL;
+			close(fd);
+			continue;
+		}
+		add_link(b, l);	/* closes fd when destroyed */
+		attached++;
+	}
+	if (attached == 0 || err != 0)
+		rec_warn(r, "busy threads are sampled on %d of %d CPUs (%s): "
+		    "their stacks may be missing", attached, b->nposs,
+		    strerror(err ? err : ENODEV));
+}
+
 /* Attach what was loaded (tracing starts) and the ring reader. */
 int
 rec_bpf_start(struct recorder *r, char **cause)
@@ -562,6 +614,10 @@ rec_bpf_start(struct recorder *r, char **cause)
 
 		if (!bpf_program__autoload(p))
 			continue;
+		if (p == b->skel->progs.on_cpu_clock) {
+			attach_sampler(r);
+			continue;
+		}
 		l = bpf_program__attach(p);
 		if (l == NULL) {
 			int err = errno ? errno : EINVAL;
@@ -860,13 +916,18 @@ dec_one(struct recorder *r, const uint8_t *p, size_t len)
 	switch (h.kind) {
 	case RB_STACK: {
 		uint64_t nf = a[0] < RB_STACK_MAX ? a[0] : RB_STACK_MAX;
+		uint64_t kind;
 
-		if (len < sizeof(h) + 8 + nf * 8 || nf == 0)
+		if (len < sizeof(h) + 16 + nf * 8 || nf == 0)
 			return;
-		/* kind 0: the recorder's, at the end of a long wait */
+		memcpy(&kind, p + sizeof(h) + 8, 8);
+		if (kind != TSK_WAIT && kind != TSK_WAKER &&
+		    kind != TSK_SAMPLE)
+			return;
 		memset(ev.arg, 0, sizeof(ev.arg));
 		ev.arg[0] = h.tid;
-		ev.blob = p + sizeof(h) + 8;
+		ev.arg[1] = kind;
+		ev.blob = p + sizeof(h) + 16;
 		ev.blob_len = (uint32_t)(nf * 8);
 		rec_add(r, &ev);
 		rec_maps_seen(r, ev.ts, rec_tgid_of(r, ev.tid));

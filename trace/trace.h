@@ -143,6 +143,23 @@ enum trace_filelock_op {
 #define TRACE_FL_WR 1
 #define TRACE_FL_UN 2
 
+/*
+ * The kind field of TT_STACK. The instrumentation library's stacks
+ * carry the TT_USER kind (enum trace_user, below 0x40) of the record they
+ * belong to; the recorder's own have these. tid is the thread whose
+ * stack it is, which for TSK_WAKER is the waker, not the thread woken.
+ */
+enum trace_stack_kind {
+	TSK_WAIT = 0,		/* a user stack where a wait of stack_ns or
+				   more blocked, when its call returns */
+	TSK_WAKER = 0x40,	/* the waker's user stack at the wake-up of a
+				   thread blocked that long (a few µs after
+				   its TT_WAKING) */
+	TSK_SAMPLE = 0x41,	/* a sample (RB_SAMPLE_HZ) of a thread that ran
+				   that long without blocking */
+};
+#define TRACE_STACK_MAX 32	/* frames of a recorded stack at most */
+
 enum trace_ipi { TIPI_SEND = 0, TIPI_ENTRY = 1, TIPI_EXIT = 2 };
 
 /* The kind field of the timer events. */

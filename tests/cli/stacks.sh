@@ -4,7 +4,9 @@
 # (needs root): the recorder takes the user stack of every wait of 10 ms
 # or more when its call returns (argus record --stacks), and diagnose
 # shows it, symbolized, for the hang: tests/progs/stack-wait blocks in
-# wait_for_reply(). --stacks off takes none; a bad value is a usage
+# wait_for_reply(); the thread it waits for computes, and its samples
+# (a 49 Hz clock, kept for threads that ran 10 ms without blocking) name
+# compute_reply(). --stacks off takes none; a bad value is a usage
 # error; the same program built without frame pointers gives a short
 # stack and no crash.
 set -u
@@ -34,11 +36,31 @@ else
 	    "$($ARGUS diagnose --comm stack-wait "$T/t" 2>&1 | grep -m3 'stack at')"
 fi
 $ARGUS diagnose --comm stack-wait "$T/t" > "$T/d.txt" 2>&1
-if grep -q '^  stack at [0-9.]* s: .*wait_for_reply+0x[0-9a-f]* main+0x' "$T/d.txt" &&
+if grep -q '^  stack at [0-9.]* s ([a-z ]*): .*wait_for_reply+0x[0-9a-f]* main+0x' "$T/d.txt" &&
     ! grep '^  stack at' "$T/d.txt" | grep -q ' 0x[0-9a-f]*\( \|$\)'; then
 	ok "text: the stack symbolized, no bare address"
 else
 	nok "text stack" "$(grep 'stack at' "$T/d.txt")"
+fi
+# the busy replier shows where it ran (its samples), and the write that
+# ended the wait is the waker's stack
+if command -v jq > /dev/null &&
+    jq -e '[.hangs[] | select(.kind == "blocked") | .stacks[] |
+    select(.role == "culprit" and .kind == "sample" and .samples > 0) |
+    .symbols // [] | .[] | select(. != null and
+    startswith("compute_reply"))] | length > 0' "$T/d.json" > /dev/null &&
+    jq -e '[.hangs[] | select(.kind == "blocked") | .stacks[] |
+    select(.role == "waker" and .kind == "waker")] | length > 0' \
+    "$T/d.json" > /dev/null; then
+	ok "the busy culprit's samples name compute_reply; the waker's stack"
+else
+	nok "culprit and waker stacks" "$(jq -c '.hangs[].stacks[] |
+	    {role, kind, symbols}' "$T/d.json" 2>&1 | head -6)"
+fi
+if grep -q '^  stack of culprit 1, .* (running: [0-9]* of [0-9]* samples): compute_reply' "$T/d.txt"; then
+	ok "text: the culprit's stack"
+else
+	nok "text: the culprit's stack" "$(grep 'stack' "$T/d.txt")"
 fi
 # the cost is bounded by the long waits: a few stacks, not one an event
 ns=$($ARGUS dump --type stack "$T/t" | wc -l)

@@ -27,6 +27,13 @@ struct blk {
 	__u64 since;	/* when the call blocked first (0: before the
 			   recording): a wait longer than stack_ns gets
 			   the user stack it blocked with (RB_STACK) */
+	__u64 wstk;	/* the since of the wait whose waker's stack was
+			   taken: one a wait */
+	__u64 run_nvcsw;	/* the task's voluntary switches when the
+				   sampler first saw it running since */
+	__u64 run_since;	/* then: a sample of a task that ran
+				   busy_ns without blocking keeps its
+				   stack */
 };
 
 #define RB_FIELDS_MAX 9	/* numeric fields of a record at most */
@@ -79,13 +86,21 @@ enum rb_kind {
 				   order), for
 				   the first message of a TCP socket in a
 				   segment (sock_gen) */
-	RB_STACK,		/* n, then n user return addresses, innermost
-				   first: the stack a task blocked with, at
-				   the end of a long wait (stack_ns) */
+	RB_STACK,		/* n, kind (enum trace_stack_kind), then n
+				   user return addresses, innermost first:
+				   the stack a task blocked with, at the end
+				   of a long wait (stack_ns); a waker's at
+				   the wake-up of a task blocked that long;
+				   a busy task's, sampled */
 	RB_NKINDS
 };
 
-#define RB_STACK_MAX 32		/* frames of a wait's stack at most */
+#define RB_STACK_MAX 32		/* frames of a stack at most */
+/* RB_STACK's kind: the values of enum trace_stack_kind (trace.h) */
+#define RB_STK_WAIT 0
+#define RB_STK_WAKER 0x40
+#define RB_STK_SAMPLE 0x41
+#define RB_SAMPLE_HZ 49		/* samples a second and CPU, of busy tasks */
 
 /* RB_FD_INO's what: the inode's S_IFMT bits, and these; a socket's
    family in bits 16-31 */

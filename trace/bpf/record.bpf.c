@@ -538,40 +538,53 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
 
 /*
  * Where in the code a long wait was: the user stack of a task (current)
- * whose blocked call returns, when it blocked for stack_ns or more. A
- * cost bounded by the long waits, not by the events. Frame pointers
- * unwind it (bpf_get_stack); a binary without them gives a short stack.
+ * whose blocked call returns, when it blocked for stack_ns or more; the
+ * waker's at the wake-up of such a task; and samples of a task that
+ * ran that long without blocking. A cost bounded by the long waits and
+ * the sampling rate, not by the events. Frame pointers unwind them
+ * (bpf_get_stack); a binary without them gives a short stack.
  */
 
 struct stk {
 	struct rb_head h;
 	__u64 n;
+	__u64 kind;	/* enum trace_stack_kind */
 	__u64 ip[RB_STACK_MAX];
 };
 
-/* The stack of a wait that blocked since b->since, when it is long; now:
-   the time of its exit's record. */
+/* Write current's user stack as a record of thread tid and stack kind
+   kind, in interrupt context ctx; ctx is the program's context. */
 static __always_inline void
-wait_stack(void *ctx, const struct blk *b, __u32 tid, __u64 now)
+put_stack(void *ctx, __u32 tid, __u64 kind, __u8 ictx)
 {
 	struct stk *s;
 	long n;
 
-	if (!stack_ns || now - b->since < stack_ns)
-		return;
 	s = bpf_ringbuf_reserve(&rb, sizeof(*s), 0);
 	if (!s) {
 		lost_one();
 		return;
 	}
 	head(&s->h, RB_STACK, tid);
+	s->h.ctx = ictx;
 	n = bpf_get_stack(ctx, s->ip, sizeof(s->ip), BPF_F_USER_STACK);
 	if (n <= 0) {
 		bpf_ringbuf_discard(s, RB_FLAGS);
 		return;
 	}
 	s->n = (__u64)n / 8;
+	s->kind = kind;
 	bpf_ringbuf_submit(s, RB_FLAGS);
+}
+
+/* The stack of a wait that blocked since b->since, when it is long; now:
+   the time of its exit's record. */
+static __always_inline void
+wait_stack(void *ctx, const struct blk *b, __u32 tid, __u64 now)
+{
+	if (!stack_ns || now - b->since < stack_ns)
+		return;
+	put_stack(ctx, tid, RB_STK_WAIT, 0);
 }
 
 /* lean: the RB_SYS_EXIT of task t (current) if it was marked blocked:
@@ -609,12 +622,87 @@ int BPF_PROG(on_rseq, struct task_struct *t)
 	return exit_of(ctx, t);
 }
 
+/*
+ * The waker's user stack (current's), when it wakes task p out of a
+ * wait of stack_ns or more, once a wait: in task context, or in a
+ * softirq that runs inside one of current's system calls (a loopback
+ * message's, on its sender); not in one that interrupted user code.
+ */
+static __always_inline void
+waker_stack(void *ctx, struct task_struct *p)
+{
+	struct task_struct *cur;
+	struct blk *b;
+	struct ctxs *c;
+	__u64 now;
+
+	b = bpf_task_storage_get(&blocked, p, 0, 0);
+	if (!b || !b->on || b->since == 0 || b->wstk == b->since)
+		return;
+	now = bpf_ktime_get_boot_ns();
+	if (now - b->since < stack_ns)
+		return;
+	cur = bpf_get_current_task_btf();
+	if ((cur->flags & PF_KTHREAD) || cur->tgid == (int)self_tgid ||
+	    cur->pid == 0)
+		return;
+	c = ctx_get();
+	if (!c || c->hard > 0)
+		return;
+	if (c->soft > 0) {
+		struct pt_regs *regs =
+		    (struct pt_regs *)bpf_task_pt_regs(cur);
+
+		if ((long)regs->orig_ax < 0 || (long)regs->ax != -ENOSYS)
+			return;
+	}
+	b->wstk = b->since;
+	put_stack(ctx, (__u32)cur->pid, RB_STK_WAKER, 0);
+}
+
 SEC("tp_btf/sched_waking")
 int BPF_PROG(on_waking, struct task_struct *p)
 {
 	SCOPE(task_in(p) || cur_in());
 	EMIT(3, RB_WAKING, cur_tid(), (__u64)(__u32)p->pid,
 	    (__u64)p->thread_info.cpu, (__u64)(__u32)p->prio);
+	if (stack_ns)
+		waker_stack(ctx, p);
+	return 0;
+}
+
+/*
+ * A sample of the running task, RB_SAMPLE_HZ times a second on each CPU
+ * (a CPU clock perf event the loader opens when stacks are on): its user
+ * stack when it has run stack_ns or more without blocking, that is with
+ * no voluntary switch since the sampler first saw it running, so a busy
+ * culprit shows what it computed. Preemption does not count as
+ * blocking.
+ */
+SEC("perf_event")
+int on_cpu_clock(struct bpf_perf_event_data *ctx)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct blk *b;
+	__u64 now;
+
+	if (!stack_ns || t->pid == 0 || (t->flags & PF_KTHREAD) ||
+	    t->tgid == (int)self_tgid)
+		return 0;
+	SCOPE(task_in(t));
+	b = bpf_task_storage_get(&blocked, t, 0,
+	    BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!b)
+		return 0;
+	now = bpf_ktime_get_boot_ns();
+	if (b->run_since == 0 || b->run_nvcsw != t->nvcsw) {
+		b->run_nvcsw = t->nvcsw;
+		b->run_since = now;
+		return 0;
+	}
+	if (now - b->run_since < stack_ns)
+		return 0;
+	put_stack(ctx, (__u32)t->pid, RB_STK_SAMPLE, 0);
 	return 0;
 }
 

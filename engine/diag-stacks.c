@@ -1,0 +1,339 @@
+/*
+ * diag-stacks.c: the stacks of one hang, the last stage of its analysis
+ * (diag-analyze.c). h->stk gets, in this order:
+ *   - the hung thread's own: the stacks recorded during the hang and the
+ *     one its wait left when its call returned (TSK_WAIT, taken after
+ *     the hang's end and before the thread waits again), and for a hang
+ *     that ran, the most frequent of its samples (TSK_SAMPLE);
+ *   - its waker's (TSK_WAKER), taken at the wake-up that ended the wait:
+ *     on the waker of the critical path's first step, a few µs after
+ *     the wait's end;
+ *   - for each culprit, where it waited (the TSK_WAIT its wait left) or,
+ *     busy, where it ran (its most frequent sample), then the waker's
+ *     at the end of its wait when the critical path holds it.
+ * Then every frame is named from the recorded mappings of the stack's
+ * process and the symbol tables of the files they map; h->syms owns the
+ * names.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diag-local.h"
+#include "common/common.h"
+#include "common/elfaddr.h"
+
+/* A waker's stack is taken just after its TT_WAKING: this close to the
+   wait's end, either side (the end is the wake-up's time). */
+#define WAKER_NEAR_NS 2000000ULL
+
+/* Events of a thread looked at after a wait's blocking switch for the
+   stack its call left when it returned. */
+#define WAIT_SCAN 4096
+
+/* Stacks kept for the hung thread's own span at most. */
+#define OWN_MAX 16
+
+const char *
+diag_stack_role_name(int role)
+{
+	switch (role) {
+	case DIAG_STACK_HANG: return "hang";
+	case DIAG_STACK_WAKER: return "waker";
+	case DIAG_STACK_CULPRIT: return "culprit";
+	case DIAG_STACK_CULPRIT_WAKER: return "culprit_waker";
+	}
+	return "?";
+}
+
+const char *
+diag_stack_kind_name(int kind)
+{
+	switch (kind) {
+	case TSK_WAIT: return "wait";
+	case TSK_WAKER: return "waker";
+	case TSK_SAMPLE: return "sample";
+	}
+	return "user";
+}
+
+/* Push stack event e of thread ti into h->stk with its role. */
+static struct diag_stack *
+push_stack(struct diag *d, struct dhang *h, uint32_t ti,
+    const struct graph_event *e, int role, size_t culprit)
+{
+	struct diag_stack s = { .ts = e->ts, .role = role,
+	    .culprit = culprit, .kind = e->sub };
+
+	s.frames = graph_stack(d->g, e, &s.nframes);
+	s.cut = s.nframes >= TRACE_STACK_MAX;
+	diag_thread_fill(d->g, ti, &s.th);
+	DPUSH(h->stk, s);
+	return &h->stk.v[h->stk.n - 1];
+}
+
+/* The stack the wait of thread ti blocked at switch event sw left when
+   its call returned: the TSK_WAIT just after the call's exit. */
+static const struct graph_event *
+wait_stack_of(const struct graph *g, uint32_t ti, uint32_t sw)
+{
+	const struct gthread *t = &g->th[ti];
+	int exited = 0;
+
+	if (sw == GRAPH_NONE)
+		return NULL;
+	for (uint32_t i = sw + 1; i < t->nev && i <= sw + WAIT_SCAN; i++) {
+		const struct graph_event *e = &t->ev[i];
+
+		if (e->type == TT_STACK && e->sub == TSK_WAIT)
+			return e;
+		if (e->type == TT_SYS_EXIT)
+			exited = 1;
+		else if (e->type == TT_SWITCH && exited)
+			break;	/* it ran, and left the CPU again */
+	}
+	return NULL;
+}
+
+/* The most frequent place of the samples (TSK_SAMPLE) of thread ti in
+   [a, b], by their callers, as one of them, or NULL; *count and *of get
+   its samples and all of them. */
+static const struct graph_event *
+busy_sample(const struct graph *g, uint32_t ti, uint64_t a, uint64_t b,
+    unsigned *count, unsigned *of)
+{
+	const struct gthread *t = &g->th[ti];
+	const struct graph_event *best = NULL;
+	struct hmap seen;
+	uint64_t *c;
+	unsigned n = 0, top = 0;
+
+	hmap_init(&seen);
+	for (uint32_t i = diag_event_at(g, ti, a); i < t->nev &&
+	    t->ev[i].ts <= b; i++) {
+		const struct graph_event *e = &t->ev[i];
+		const uint64_t *f;
+		size_t nf;
+
+		if (e->type != TT_STACK || e->sub != TSK_SAMPLE)
+			continue;
+		f = graph_stack(g, e, &nf);
+		if (nf == 0)
+			continue;
+		n++;
+		/* the same callers: the same place, wherever in its
+		   innermost function the sample hit */
+		c = hmap_put(&seen, nf > 1 ? fnv64(f + 1, (nf - 1) *
+		    sizeof(*f)) : fnv64(f, sizeof(*f)), 0, NULL);
+		if (++*c > top) {
+			top = (unsigned)*c;
+			best = e;
+		}
+	}
+	hmap_free(&seen);
+	*count = top;
+	*of = n;
+	return best;
+}
+
+/* The stack the waker of a wait ended at end took at that wake-up: a
+   TSK_WAKER of thread wt near end (the nearest). */
+static const struct graph_event *
+waker_stack_of(const struct graph *g, uint32_t wt, uint64_t end)
+{
+	const struct gthread *t = &g->th[wt];
+	const struct graph_event *best = NULL;
+	uint64_t a = end > WAKER_NEAR_NS ? end - WAKER_NEAR_NS : 0;
+
+	for (uint32_t i = diag_event_at(g, wt, a); i < t->nev &&
+	    t->ev[i].ts <= end + WAKER_NEAR_NS; i++) {
+		const struct graph_event *e = &t->ev[i];
+
+		if (e->type != TT_STACK || e->sub != TSK_WAKER)
+			continue;
+		if (best == NULL || (e->ts > end ? e->ts - end : end - e->ts) <
+		    (best->ts > end ? best->ts - end : end - best->ts))
+			best = e;
+	}
+	return best;
+}
+
+/* Where thread ti ran in [a, b]: its most frequent sample, as role. */
+static void
+push_busy(struct diag *d, struct dhang *h, uint32_t ti, uint64_t a,
+    uint64_t b, int role, size_t culprit)
+{
+	unsigned count, of;
+	const struct graph_event *e = busy_sample(d->g, ti, a, b, &count,
+	    &of);
+
+	if (e != NULL) {
+		struct diag_stack *s = push_stack(d, h, ti, e, role, culprit);
+
+		s->samples = count;
+		s->of = of;
+	}
+}
+
+/* The waker's stack at the end of the wait of the critical path's step
+   of thread ti, if the path holds one, as role. */
+static void
+push_waker(struct diag *d, struct dhang *h, uint32_t ti, int role,
+    size_t culprit)
+{
+	for (size_t k = 0; k < h->cp.n; k++) {
+		const struct diag_cstep *c = &h->cp.v[k];
+
+		if (c->th.thread != ti || c->waker.tid == 0)
+			continue;
+		const struct graph_event *e = waker_stack_of(d->g,
+		    c->waker.thread, c->wait_end);
+		if (e != NULL)
+			push_stack(d, h, c->waker.thread, e, role, culprit);
+		return;
+	}
+}
+
+/* The hung thread's own stacks: the instrumentation library's during
+   the hang, and the one its wait left after its end, before the thread
+   waits again; its most frequent sample when it ran. */
+static void
+own_stacks(struct diag *d, struct dhang *h)
+{
+	const struct graph *g = d->g;
+	uint32_t ti = h->pub.th.thread;
+	const struct gthread *t = &g->th[ti];
+	size_t n0 = h->stk.n;
+
+	for (uint32_t i = diag_event_at(g, ti, h->pub.start_ns); i < t->nev &&
+	    h->stk.n - n0 < OWN_MAX; i++) {
+		const struct graph_event *e = &t->ev[i];
+		if (e->ts > h->pub.end_ns && (e->type == TT_SWITCH ||
+		    (e->type == TT_STACK && e->sub != TSK_WAIT &&
+		    e->sub != TSK_WAKER && e->sub != TSK_SAMPLE)))
+			break;
+		if (e->type != TT_STACK || e->sub == TSK_WAKER ||
+		    e->sub == TSK_SAMPLE)
+			continue;
+		push_stack(d, h, ti, e, DIAG_STACK_HANG, 0);
+		if (e->ts > h->pub.end_ns)
+			break;
+	}
+	if (h->pub.kind != DIAG_BLOCKED)
+		push_busy(d, h, ti, h->pub.start_ns, h->pub.end_ns,
+		    DIAG_STACK_HANG, 0);
+}
+
+static const struct elfaddr *
+elf_of(struct diag *d, const char *path)
+{
+	for (size_t i = 0; i < d->elfs.n; i++)
+		if (d->elfs.v[i].path == path)
+			return d->elfs.v[i].e;
+	struct delf x = { .path = path };
+	if (elfaddr_open(path, &x.e) != 0)
+		x.e = NULL;
+	DPUSH(d->elfs, x);
+	return x.e;
+}
+
+/* Frame a of process pid: a name in *out (allocated), or NULL. */
+static char *
+frame_name(struct diag *d, uint32_t pid, uint64_t a)
+{
+	/* a return address is after its call: look up the byte before
+	   it */
+	uint64_t off, delta;
+	const char *path = a == 0 ? NULL : graph_map_at(d->g, pid, a - 1,
+	    &off);
+	const struct elfaddr *e = path ? elf_of(d, path) : NULL;
+	const char *fn = e ? elfaddr_at_offset(e, off, &delta) : NULL;
+
+	if (fn != NULL)
+		return xasprintf("%s+0x%llx", fn, (unsigned long long)delta + 1);
+	if (path != NULL) {
+		/* no symbol: the file and the offset in it, never a bare
+		   address */
+		const char *base = strrchr(path, '/');
+		return xasprintf("%s+0x%llx", base ? base + 1 : path,
+		    (unsigned long long)off + 1);
+	}
+	return NULL;
+}
+
+int
+diag_frame_text(struct diag *d, uint32_t pid, uint64_t addr, char *buf,
+    size_t len)
+{
+	char *s = frame_name(d, pid, addr);
+
+	if (s == NULL) {
+		snprintf(buf, len, "0x%llx", (unsigned long long)addr);
+		return 0;
+	}
+	snprintf(buf, len, "%s", s);
+	free(s);
+	return 1;
+}
+
+static void
+symbolize(struct diag *d, struct dhang *h)
+{
+	for (size_t k = 0; k < h->stk.n; k++) {
+		struct diag_stack *s = &h->stk.v[k];
+		char **sym = xcalloc(s->nframes ? s->nframes : 1,
+		    sizeof(*sym));
+		int any = 0;
+		for (size_t i = 0; i < s->nframes; i++) {
+			sym[i] = frame_name(d, s->th.pid, s->frames[i]);
+			any |= sym[i] != NULL;
+		}
+		if (!any) {
+			free(sym);
+			continue;
+		}
+		struct dsyms ds = { .v = sym, .n = s->nframes };
+		DPUSH(h->syms, ds);
+		s->symbols = (const char *const *)sym;
+	}
+}
+
+void
+diag_stacks(struct diag *d, struct dhang *h)
+{
+	own_stacks(d, h);
+	if (h->pub.kind == DIAG_BLOCKED)
+		push_waker(d, h, h->pub.th.thread, DIAG_STACK_WAKER, 0);
+	for (size_t i = 0; i < h->cul.n; i++) {
+		const struct diag_culprit *c = &h->cul.v[i];
+		uint32_t ct = c->th.thread;
+
+		if (c->repeat || diag_culprit_first(d,
+		    (size_t)(h - d->h.v), i) != i)
+			continue;	/* named before */
+		if (c->kind == DIAG_BLOCKED) {
+			const struct graph_event *e = wait_stack_of(d->g, ct,
+			    c->wait.wait_ev);
+			if (e != NULL)
+				push_stack(d, h, ct, e, DIAG_STACK_CULPRIT, i);
+			push_waker(d, h, ct, DIAG_STACK_CULPRIT_WAKER, i);
+		} else {
+			push_busy(d, h, ct, c->start_ns, c->end_ns,
+			    DIAG_STACK_CULPRIT, i);
+		}
+	}
+	symbolize(d, h);
+}
+
+void
+diag_free_symbols(struct dhang *h)
+{
+	for (size_t k = 0; k < h->stk.n; k++)
+		h->stk.v[k].symbols = NULL;
+	for (size_t k = 0; k < h->syms.n; k++) {
+		for (size_t i = 0; i < h->syms.v[k].n; i++)
+			free(h->syms.v[k].v[i]);
+		free(h->syms.v[k].v);
+	}
+	h->syms.n = 0;
+}
