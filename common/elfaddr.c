@@ -4,7 +4,8 @@
  * The file is mapped read-only while elfaddr_open() reads it; every
  * offset taken from it is checked against the file size, so a damaged
  * file gives ENOEXEC, never a fault. The result keeps a sorted array of
- * (address, size, name) and a copy of the PT_LOAD headers.
+ * (address, size, name, whether it sets up a frame pointer) and a copy
+ * of the PT_LOAD headers.
  */
 #include <elf.h>
 #include <errno.h>
@@ -21,6 +22,7 @@
 struct efunc {
 	uint64_t addr, size;
 	char *name;
+	int fp;		/* elfaddr_at_offset()'s *fp */
 };
 
 struct eload {
@@ -126,6 +128,37 @@ elf_file_unmap(struct elf_file *f)
 	f->size = 0;
 }
 
+/* Bytes at a function's start in which x86-64 code that keeps a frame
+   pointer saves it (after an endbr64, a stack check, a few pushes). */
+#define PROLOGUE_SCAN 32
+
+/*
+ * Whether function fn of the mapped file p (size bytes) sets up a frame
+ * pointer (mov %rsp,%rbp near its start): 1 it does, 0 it
+ * does not, -1 unknown (its code is not in the file).
+ */
+static int
+keeps_fp(const struct elfaddr *e, const unsigned char *p, size_t size,
+    const struct efunc *fn)
+{
+	/* mov %rsp,%rbp: compilers may schedule it a few instructions
+	   after the push of %rbp */
+	static const unsigned char setup[] = { 0x48, 0x89, 0xe5 };
+
+	for (size_t i = 0; i < e->nld; i++) {
+		const struct eload *l = &e->ld[i];
+		if (fn->addr < l->vaddr || fn->addr - l->vaddr >= l->filesz)
+			continue;
+		uint64_t off = fn->addr - l->vaddr + l->off;
+		uint64_t n = fn->size != 0 && fn->size < PROLOGUE_SCAN ?
+		    fn->size : PROLOGUE_SCAN;
+		if (!fits(size, off, n))
+			return -1;
+		return memmem(p + off, n, setup, sizeof(setup)) != NULL;
+	}
+	return -1;
+}
+
 int
 elfaddr_open(const char *path, struct elfaddr **out)
 {
@@ -157,6 +190,9 @@ elfaddr_open(const char *path, struct elfaddr **out)
 			goto out;
 	}
 	qsort(e->fn, e->nfn, sizeof(*e->fn), by_addr);
+	for (size_t i = 0; i < e->nfn; i++)
+		e->fn[i].fp = eh->e_machine == EM_X86_64 ?
+		    keeps_fp(e, p, size, &e->fn[i]) : -1;
 	err = 0;
 out:
 	elf_file_unmap(&f);
@@ -181,7 +217,8 @@ elfaddr_free(struct elfaddr *e)
 }
 
 const char *
-elfaddr_at_offset(const struct elfaddr *e, uint64_t off, uint64_t *delta)
+elfaddr_at_offset(const struct elfaddr *e, uint64_t off, uint64_t *delta,
+    int *fp)
 {
 	uint64_t va = 0;
 	size_t i;
@@ -208,5 +245,7 @@ elfaddr_at_offset(const struct elfaddr *e, uint64_t off, uint64_t *delta)
 	if (f->size != 0 && va - f->addr >= f->size)
 		return NULL;
 	*delta = va - f->addr;
+	if (fp != NULL)
+		*fp = f->fp;
 	return f->name;
 }

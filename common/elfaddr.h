@@ -38,9 +38,11 @@ void elfaddr_free(struct elfaddr *e);
 
 /*
  * The function holding file offset off, or NULL; *delta is off's
- * distance from the function's start.
+ * distance from the function's start. *fp (when fp is not NULL) says
+ * whether the function sets up a frame pointer: 1 it does, 0 it does not
+ * (so a stack unwound by frame pointers skips its caller), -1 unknown.
  */
 const char *elfaddr_at_offset(const struct elfaddr *e, uint64_t off,
-    uint64_t *delta);
+    uint64_t *delta, int *fp);
 
 #endif

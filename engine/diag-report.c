@@ -142,11 +142,23 @@ put_stacks(FILE *f, const struct diag *d, size_t h, uint64_t base)
 		for (size_t k = 0; k < s->nframes && k < 12; k++)
 			if (s->symbols != NULL && s->symbols[k] != NULL)
 				fprintf(f, " %s", s->symbols[k]);
-			else
-				fprintf(f, " 0x%" PRIx64, s->frames[k]);
+			else	/* in no recorded mapping: anonymous or
+				   generated code, or a frame made up by
+				   code without frame pointers */
+				fprintf(f, " ?");
 		if (s->nframes > 12)
-			fprintf(f, " ... (%zu frames%s)", s->nframes, s->cut ?
-			    ", cut there" : "");
+			fprintf(f, " ...");
+		if (s->nofp != NULL || s->cut) {
+			fprintf(f, " (%zu frame%s", s->nframes,
+			    s->nframes == 1 ? "" : "s");
+			if (s->cut)
+				fprintf(f, ", cut there");
+			if (s->nofp != NULL)
+				fprintf(f, "; %.*s keeps no frame pointer: its "
+				    "caller is missing", (int)strcspn(s->nofp,
+				    "+"), s->nofp);
+			fprintf(f, ")");
+		}
 		fprintf(f, "\n");
 	}
 }
@@ -627,8 +639,13 @@ diag_write_hang_json(const struct diag *d, size_t h, FILE *f)
 		if (s->kind == TSK_SAMPLE)
 			fprintf(f, ",\"samples\":%u,\"of\":%u", s->samples,
 			    s->of);
-		fprintf(f, ",\"cut\":%s,\"ts\":%" PRIu64 ",\"frames\":[",
-		    s->cut ? "true" : "false", s->ts);
+		fprintf(f, ",\"cut\":%s,\"no_frame_pointer\":",
+		    s->cut ? "true" : "false");
+		if (s->nofp != NULL)
+			jstr(f, s->nofp);
+		else
+			fprintf(f, "null");
+		fprintf(f, ",\"ts\":%" PRIu64 ",\"frames\":[", s->ts);
 		for (size_t k = 0; k < s->nframes; k++)
 			fprintf(f, "%s\"0x%" PRIx64 "\"", k ? "," : "",
 			    s->frames[k]);

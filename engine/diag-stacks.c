@@ -95,14 +95,47 @@ wait_stack_of(const struct graph *g, uint32_t ti, uint32_t sw)
 	return NULL;
 }
 
+static const struct elfaddr *
+elf_of(struct diag *d, const char *path)
+{
+	for (size_t i = 0; i < d->elfs.n; i++)
+		if (d->elfs.v[i].path == path)
+			return d->elfs.v[i].e;
+	struct delf x = { .path = path };
+	if (elfaddr_open(path, &x.e) != 0)
+		x.e = NULL;
+	DPUSH(d->elfs, x);
+	return x.e;
+}
+
+/* Where frame a of process pid is, for grouping samples: its function
+   (the start of it) when a symbol names it, else a itself when a
+   recorded mapping holds it, else 0 (a frame the unwinder made up). */
+static uint64_t
+frame_key(struct diag *d, uint32_t pid, uint64_t a)
+{
+	uint64_t off, delta;
+	const char *path = a == 0 ? NULL : graph_map_at(d->g, pid, a - 1,
+	    &off);
+	const struct elfaddr *e = path ? elf_of(d, path) : NULL;
+
+	if (path == NULL)
+		return 0;
+	if (e != NULL && elfaddr_at_offset(e, off, &delta, NULL) != NULL)
+		return fnv64(path, strlen(path)) ^ (off - delta);
+	return a;
+}
+
 /* The most frequent place of the samples (TSK_SAMPLE) of thread ti in
-   [a, b], by their callers, as one of them, or NULL; *count and *of get
+   [a, b], by the functions of their frames, as one of them, or NULL; *count and *of get
    its samples and all of them. */
 static const struct graph_event *
-busy_sample(const struct graph *g, uint32_t ti, uint64_t a, uint64_t b,
+busy_sample(struct diag *d, uint32_t ti, uint64_t a, uint64_t b,
     unsigned *count, unsigned *of)
 {
+	const struct graph *g = d->g;
 	const struct gthread *t = &g->th[ti];
+	uint32_t pid = g->th[ti].pid;
 	const struct graph_event *best = NULL;
 	struct hmap seen;
 	uint64_t *c;
@@ -121,10 +154,16 @@ busy_sample(const struct graph *g, uint32_t ti, uint64_t a, uint64_t b,
 		if (nf == 0)
 			continue;
 		n++;
-		/* the same callers: the same place, wherever in its
-		   innermost function the sample hit */
-		c = hmap_put(&seen, nf > 1 ? fnv64(f + 1, (nf - 1) *
-		    sizeof(*f)) : fnv64(f, sizeof(*f)), 0, NULL);
+		/* the same functions: the same place, wherever in them
+		   the sample hit; up to a frame the unwinder made up
+		   (code without frame pointers) */
+		uint64_t k[TRACE_STACK_MAX], h = 0;
+		size_t nk = 0;
+		while (nk < nf && nk < TRACE_STACK_MAX &&
+		    (h = frame_key(d, pid, f[nk])) != 0)
+			k[nk++] = h;
+		c = hmap_put(&seen, nk ? fnv64(k, nk * sizeof(*k)) : f[0],
+		    0, NULL);
 		if (++*c > top) {
 			top = (unsigned)*c;
 			best = e;
@@ -164,8 +203,7 @@ push_busy(struct diag *d, struct dhang *h, uint32_t ti, uint64_t a,
     uint64_t b, int role, size_t culprit)
 {
 	unsigned count, of;
-	const struct graph_event *e = busy_sample(d->g, ti, a, b, &count,
-	    &of);
+	const struct graph_event *e = busy_sample(d, ti, a, b, &count, &of);
 
 	if (e != NULL) {
 		struct diag_stack *s = push_stack(d, h, ti, e, role, culprit);
@@ -224,22 +262,10 @@ own_stacks(struct diag *d, struct dhang *h)
 		    DIAG_STACK_HANG, 0);
 }
 
-static const struct elfaddr *
-elf_of(struct diag *d, const char *path)
-{
-	for (size_t i = 0; i < d->elfs.n; i++)
-		if (d->elfs.v[i].path == path)
-			return d->elfs.v[i].e;
-	struct delf x = { .path = path };
-	if (elfaddr_open(path, &x.e) != 0)
-		x.e = NULL;
-	DPUSH(d->elfs, x);
-	return x.e;
-}
-
-/* Frame a of process pid: a name in *out (allocated), or NULL. */
+/* Frame a of process pid: its name (allocated), or NULL; *fp as
+   elfaddr_at_offset() says it (-1 when no function names it). */
 static char *
-frame_name(struct diag *d, uint32_t pid, uint64_t a)
+frame_name(struct diag *d, uint32_t pid, uint64_t a, int *fp)
 {
 	/* a return address is after its call: look up the byte before
 	   it */
@@ -247,8 +273,10 @@ frame_name(struct diag *d, uint32_t pid, uint64_t a)
 	const char *path = a == 0 ? NULL : graph_map_at(d->g, pid, a - 1,
 	    &off);
 	const struct elfaddr *e = path ? elf_of(d, path) : NULL;
-	const char *fn = e ? elfaddr_at_offset(e, off, &delta) : NULL;
+	const char *fn = e ? elfaddr_at_offset(e, off, &delta, fp) : NULL;
 
+	if (fn == NULL)
+		*fp = -1;
 	if (fn != NULL)
 		return xasprintf("%s+0x%llx", fn, (unsigned long long)delta + 1);
 	if (path != NULL) {
@@ -265,7 +293,8 @@ int
 diag_frame_text(struct diag *d, uint32_t pid, uint64_t addr, char *buf,
     size_t len)
 {
-	char *s = frame_name(d, pid, addr);
+	int fp;
+	char *s = frame_name(d, pid, addr, &fp);
 
 	if (s == NULL) {
 		snprintf(buf, len, "0x%llx", (unsigned long long)addr);
@@ -285,8 +314,13 @@ symbolize(struct diag *d, struct dhang *h)
 		    sizeof(*sym));
 		int any = 0;
 		for (size_t i = 0; i < s->nframes; i++) {
-			sym[i] = frame_name(d, s->th.pid, s->frames[i]);
+			int fp;
+			sym[i] = frame_name(d, s->th.pid, s->frames[i], &fp);
 			any |= sym[i] != NULL;
+			/* its caller is not in the chain of frame pointers
+			   (the outermost: the chain may stop there) */
+			if (fp == 0 && s->nofp == NULL)
+				s->nofp = sym[i];
 		}
 		if (!any) {
 			free(sym);

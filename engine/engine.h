@@ -570,6 +570,10 @@ struct diag_stack {
 					   span with this stack, of all */
 	int cut;			/* as deep as the recorder takes: the
 					   callers beyond are not known */
+	const char *nofp;		/* the first frame (its symbol) whose
+					   function keeps no frame pointer, so
+					   the unwinder skipped its caller or
+					   stopped there; NULL: none known */
 };
 
 /*

@@ -83,6 +83,8 @@ rec_bpf_decode_page(struct recorder *r, const uint8_t *page, size_t len)
 _Static_assert(RB_STK_WAIT == TSK_WAIT && RB_STK_WAKER == TSK_WAKER &&
     RB_STK_SAMPLE == TSK_SAMPLE && RB_STACK_MAX == TRACE_STACK_MAX,
     "RB_STACK is a TT_STACK");
+_Static_assert(sizeof(((struct blk *)0)->sstk) == RB_STACK_MAX * 8,
+    "a kept stack is an RB_STACK's frames");
 
 #define RB_LOST RB_NKINDS	/* pseudo-record: a[0] records lost */
 #define SLOT_MAX (8 + sizeof(struct rb_head) + 8 + RB_MARKER_MAX)

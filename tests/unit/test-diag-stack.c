@@ -72,7 +72,7 @@ Test(diag_stack, frames_symbolized_from_mappings)
 	diag_write_json(d, f);
 	fclose(f);
 	cr_assert_not_null(strstr(buf, "stack at"));
-	cr_assert_not_null(strstr(buf, " diag_stack_probe_fn+0x5 0x7000"));
+	cr_assert_not_null(strstr(buf, " diag_stack_probe_fn+0x5 ?"));
 	cr_assert_not_null(strstr(buf,
 	    "\"symbols\":[\"diag_stack_probe_fn+0x5\",null]"));
 	free(buf);

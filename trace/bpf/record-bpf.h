@@ -29,11 +29,15 @@ struct blk {
 			   the user stack it blocked with (RB_STACK) */
 	__u64 wstk;	/* the since of the wait whose waker's stack was
 			   taken: one a wait */
-	__u64 run_nvcsw;	/* the task's voluntary switches when the
-				   sampler first saw it running since */
-	__u64 run_since;	/* then: a sample of a task that ran
-				   busy_ns without blocking keeps its
-				   stack */
+	__u64 run_ts;	/* when the sampler last saw the task running */
+	__u64 run_cpu;	/* and its CPU time then: a sample that finds it
+			   ran most of the time since, stack_ns or more,
+			   keeps its stack */
+	__u64 saved;	/* frames in sstk, 0: none */
+	__u64 sstk[32];	/* lean, a task without rseq (whose calls'
+			   returns are not seen): the user stack it
+			   blocked with, kept until it is woken; written
+			   out then if the wait was long */
 };
 
 #define RB_FIELDS_MAX 9	/* numeric fields of a record at most */

@@ -496,6 +496,14 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
 			   call returned; every wait of it gets its entry */
 			if (stack_ns && b && !b->on)
 				b->since = bpf_ktime_get_boot_ns();
+			/* and the stack it blocks with is kept aside, since
+			   its return will not be seen (waker_stack()) */
+			if (stack_ns && b && lean && !prev->rseq) {
+				long n = bpf_get_stack(ctx, b->sstk,
+				    sizeof(b->sstk), BPF_F_USER_STACK);
+
+				b->saved = n > 0 ? (__u64)n / 8 : 0;
+			}
 			if (b && (!b->on || (lean && !prev->rseq))) {
 				if (!lean || prev->rseq)
 					b->on = 1;
@@ -623,10 +631,12 @@ int BPF_PROG(on_rseq, struct task_struct *t)
 }
 
 /*
- * The waker's user stack (current's), when it wakes task p out of a
- * wait of stack_ns or more, once a wait: in task context, or in a
- * softirq that runs inside one of current's system calls (a loopback
- * message's, on its sender); not in one that interrupted user code.
+ * At the wake-up of task p out of a wait of stack_ns or more, once a
+ * wait: the stack p blocked with when its return will not be seen (kept
+ * aside at its switch), and the waker's user stack (current's): in
+ * task context, or in a softirq that runs inside one of current's
+ * system calls (a loopback message's, on its sender); not in one that
+ * interrupted user code.
  */
 static __always_inline void
 waker_stack(void *ctx, struct task_struct *p)
@@ -634,14 +644,34 @@ waker_stack(void *ctx, struct task_struct *p)
 	struct task_struct *cur;
 	struct blk *b;
 	struct ctxs *c;
-	__u64 now;
+	struct stk *s;
+	__u64 now, saved;
 
 	b = bpf_task_storage_get(&blocked, p, 0, 0);
-	if (!b || !b->on || b->since == 0 || b->wstk == b->since)
+	if (!b || b->since == 0)
+		return;
+	saved = b->saved;
+	if (saved)
+		b->saved = 0;	/* this wait's, whatever its length */
+	if ((!b->on && !saved) || b->wstk == b->since)
 		return;
 	now = bpf_ktime_get_boot_ns();
 	if (now - b->since < stack_ns)
 		return;
+	b->wstk = b->since;
+	if (saved && saved <= RB_STACK_MAX) {
+		s = bpf_ringbuf_reserve(&rb, sizeof(*s), 0);
+		if (!s) {
+			lost_one();
+			return;
+		}
+		head(&s->h, RB_STACK, (__u32)p->pid);
+		s->h.ctx = 0;
+		s->n = saved;
+		s->kind = RB_STK_WAIT;
+		__builtin_memcpy(s->ip, b->sstk, sizeof(s->ip));
+		bpf_ringbuf_submit(s, RB_FLAGS);
+	}
 	cur = bpf_get_current_task_btf();
 	if ((cur->flags & PF_KTHREAD) || cur->tgid == (int)self_tgid ||
 	    cur->pid == 0)
@@ -656,7 +686,6 @@ waker_stack(void *ctx, struct task_struct *p)
 		if ((long)regs->orig_ax < 0 || (long)regs->ax != -ENOSYS)
 			return;
 	}
-	b->wstk = b->since;
 	put_stack(ctx, (__u32)cur->pid, RB_STK_WAKER, 0);
 }
 
@@ -674,17 +703,18 @@ int BPF_PROG(on_waking, struct task_struct *p)
 /*
  * A sample of the running task, RB_SAMPLE_HZ times a second on each CPU
  * (a CPU clock perf event the loader opens when stacks are on): its user
- * stack when it has run stack_ns or more without blocking, that is with
- * no voluntary switch since the sampler first saw it running, so a busy
- * culprit shows what it computed. Preemption does not count as
- * blocking.
+ * stack when, since the sampler last saw it running, it ran most of the
+ * time and stack_ns or more, so a busy culprit shows what it computed.
+ * CPU time, not the absence of switches: a runtime that hands a thread
+ * back and forth (Go's preemption of a locked thread) blocks it for
+ * microseconds, and that thread is still busy.
  */
 SEC("perf_event")
 int on_cpu_clock(struct bpf_perf_event_data *ctx)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct blk *b;
-	__u64 now;
+	__u64 now, cpu, dt, dc;
 
 	if (!stack_ns || t->pid == 0 || (t->flags & PF_KTHREAD) ||
 	    t->tgid == (int)self_tgid)
@@ -695,12 +725,12 @@ int on_cpu_clock(struct bpf_perf_event_data *ctx)
 	if (!b)
 		return 0;
 	now = bpf_ktime_get_boot_ns();
-	if (b->run_since == 0 || b->run_nvcsw != t->nvcsw) {
-		b->run_nvcsw = t->nvcsw;
-		b->run_since = now;
-		return 0;
-	}
-	if (now - b->run_since < stack_ns)
+	cpu = t->se.sum_exec_runtime;
+	dt = now - b->run_ts;
+	dc = cpu - b->run_cpu;
+	b->run_ts = now;
+	b->run_cpu = cpu;
+	if (dt == now || dc < stack_ns || dc * 2 < dt)
 		return 0;
 	put_stack(ctx, (__u32)t->pid, RB_STK_SAMPLE, 0);
 	return 0;
@@ -1279,6 +1309,9 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 			b->on = 0;
 			b->retry = timed_out(nr, ret) ? RETRY_WINDOW : 0;
 			EMIT(2, RB_SYS_EXIT, tid, (__u64)nr, (__u64)ret);
+			if (stack_ns && b->since)
+				wait_stack(ctx, b, tid,
+				    bpf_ktime_get_boot_ns());
 			goto marker;
 		}
 		if (nr == NR_close) {
