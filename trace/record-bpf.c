@@ -80,6 +80,7 @@ rec_bpf_decode_page(struct recorder *r, const uint8_t *page, size_t len)
 #include "record.skel.h"
 
 #define RB_LOST RB_NKINDS	/* pseudo-record: a[0] records lost */
+_Static_assert(RB_STACK_MAX <= TRACE_STACK_MAX, "readers drop longer stacks");
 #define SLOT_MAX (8 + sizeof(struct rb_head) + 8 + RB_MARKER_MAX)
 
 struct rbpf {
