@@ -353,6 +353,10 @@ graph_load_event(struct graph *g, const struct trace_event *ev)
 	}
 	if (ev->type >= TT_NTYPES)
 		return;
+	/* a reader leaves these out (and warns); events handed in as an
+	   array may still hold them */
+	if (trace_stack_malformed(ev))
+		return;
 	if (ctx != TRACE_CTX_TASK || ev->type == TT_IRQ_ENTRY ||
 	    ev->type == TT_IRQ_EXIT || ev->type == TT_IPI) {
 		if (ev->cpu == TRACE_CPU_META)

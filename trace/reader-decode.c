@@ -337,6 +337,23 @@ cursor_damaged(struct trace_reader *r, struct cursor *c)
 }
 
 /*
+ * 1 when ev, just decoded by c, is a malformed stack (trace_stack_malformed())
+ * to leave out; the first of a trace is reported, for all of them.
+ */
+static int
+stack_skipped(struct trace_reader *r, const struct cursor *c,
+    const struct trace_event *ev)
+{
+	if (!trace_stack_malformed(ev))
+		return 0;
+	if (!__atomic_exchange_n(&r->stack_warned, 1, __ATOMIC_RELAXED))
+		rd_report(r, c->seg != NULL ? c->seg->path : "",
+		    c->chunk_offset, "malformed stack records skipped (no "
+		    "frame, a cut one or too many; one warning for all)");
+	return 1;
+}
+
+/*
  * Make the cursor's next event of a known type ready: c->ts is its time,
  * c->hd its header, and its columns are at its body. Events of unknown types
  * are decoded and dropped. Returns 1, or 0 when the stream is exhausted.
@@ -492,6 +509,8 @@ trace_reader_next(struct trace_reader *r, struct trace_event *ev)
 		bad = cursor_body(r, c, ev) != 0;
 		if (bad)
 			cursor_damaged(r, c);
+		else
+			bad = stack_skipped(r, c, ev);
 		if (cursor_peek(r, c))
 			r->heap[0].ts = c->ts;
 		else
@@ -529,7 +548,7 @@ trace_reader_read(struct trace_reader *r, struct trace_event *evs, size_t n)
 		do {
 			if (cursor_body(r, c, &evs[i]) != 0)
 				cursor_damaged(r, c);
-			else
+			else if (!stack_skipped(r, c, &evs[i]))
 				took(r, &evs[i++]);
 			live = cursor_peek(r, c);
 			at.ts = c->ts;
@@ -626,10 +645,10 @@ rd_decode_ref(struct trace_reader *r, struct trace_chunk_buf *b,
 			bad = 1;
 			break;
 		}
-		if (evs[n].type != TT_NONE)
-			n++;
-		else
+		if (evs[n].type == TT_NONE)
 			__atomic_fetch_add(&r->st.unknown, 1, __ATOMIC_RELAXED);
+		else if (!stack_skipped(r, c, &evs[n]))
+			n++;
 	}
 	if (bad)
 		rd_report(r, c->seg->path, c->chunk_offset,

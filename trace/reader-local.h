@@ -142,6 +142,8 @@ struct trace_reader {
 	size_t ndamage;
 	trace_damage_fn damage_fn;
 	void *damage_arg;
+	int stack_warned;		/* a malformed stack was reported (one
+					   warning for them all) */
 	trace_progress_fn progress_fn;
 	void *progress_arg;
 	pthread_mutex_t lock;		/* interning, damage, for bulk decoding */

@@ -27,6 +27,9 @@
 #include "rbpage-local.h"
 #include "record-local.h"
 
+_Static_assert(ARGUS_MARKER_MAX_FRAMES <= TRACE_STACK_MAX,
+    "readers drop longer stacks");
+
 #define PROBE_SYSTEM "argus_probes"
 
 /* Common fields of every record (stable kernel ABI). */
@@ -395,6 +398,8 @@ rec_decode_marker(struct recorder *r, struct trace_event *ev,
 		kind &= ~(unsigned)ARGUS_MK_PROXY;
 	}
 	if (kind == ARGUS_MK_STACK) {
+		if (plen == 0 || plen % 8 != 0)
+			return;		/* no frame, or a cut one */
 		n = plen / 8;
 		if (n > ARGUS_MARKER_MAX_FRAMES)
 			n = ARGUS_MARKER_MAX_FRAMES;

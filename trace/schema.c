@@ -146,6 +146,15 @@ trace_type_blob_kind(unsigned type)
 	return type < TT_NTYPES ? trace_types[type].blob : BK_NONE;
 }
 
+int
+trace_stack_malformed(const struct trace_event *ev)
+{
+	if (ev->type != TT_STACK)
+		return 0;
+	return ev->blob == NULL || ev->blob_len == 0 || ev->blob_len % 8 != 0 ||
+	    ev->blob_len / 8 > TRACE_STACK_MAX;
+}
+
 const char *
 trace_user_kind_name(unsigned kind)
 {

@@ -208,6 +208,15 @@ const char *trace_type_arg_name(unsigned type, unsigned i);
 /* Name of the variable field, or NULL; whether it is a string (1) or array (2). */
 const char *trace_type_blob_name(unsigned type);
 int trace_type_blob_kind(unsigned type);
+/*
+ * Frames a TT_STACK event holds at most (both recorders' limit). A stack
+ * of no frame, of a cut frame (a length not a multiple of 8) or of more
+ * than these is malformed: trace_stack_malformed() is 1 for it (0 for a
+ * well-formed stack and for any other event), and the reader and the
+ * graph load skip it.
+ */
+#define TRACE_STACK_MAX 32
+int trace_stack_malformed(const struct trace_event *ev);
 /* Name of a TT_USER kind ("task_begin", ...), or NULL. */
 const char *trace_user_kind_name(unsigned kind);
 unsigned trace_user_kind_lookup(const char *name);

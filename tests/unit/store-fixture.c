@@ -136,6 +136,6 @@ fix_event_of_type(struct trace_event *e, unsigned t, unsigned rep,
 		arr[1] = 0x555555554000ULL + rep;
 		arr[2] = UINT64_MAX;
 		e->blob = arr;
-		e->blob_len = rep ? 24 : 0;
+		e->blob_len = rep ? 24 : 8;	/* a stack has a frame at least */
 	}
 }

@@ -1,0 +1,92 @@
+#!/bin/sh
+# needs: kernel tracing
+# The stacks of a hang whose culprit computes, in a kernel-only BPF
+# recording (needs root): tests/progs/stack-busy, and stack-busy-go (its
+# Go twin, when go is installed), block in wait_for_reply() while a
+# worker computes for about 1.5 s in compute_hard() without blocking,
+# then replies in send_reply(). diagnose --json must give, in the hang's
+# "stacks", the hung thread's stack (role "hang"), a sample of the busy
+# culprit (role "culprit") and the waker's stack at the wake-up (role
+# "waker"), each naming its function; the text names the busy one.
+set -u
+B=${B:-build}
+ARGUS=${ARGUS:-./argus}
+T=$(mktemp -d /tmp/argus-stacks-busy-XXXXXX)
+trap 'rm -rf "$T"' EXIT
+
+SUITE=stacks-busy
+. tests/lib.sh
+
+needs root bpf jq
+
+# names J ROLE FUNC: a stack of role ROLE in the hang of the main thread
+# (both programs' hung one) in the diagnosis J has a frame in FUNC (for
+# ROLE hang, a stack with no role counts: the hung thread's were the only
+# ones before roles)
+names() {
+	jq -e --arg r "$2" --arg f "$3+" '[.hangs[] |
+	    select(.thread.tid == .thread.pid) | .stacks[]? |
+	    select(.role == $r or ($r == "hang" and .role == null)) |
+	    .symbols // [] | .[] | select(. != null and startswith($f))] |
+	    length > 0' "$1" > /dev/null
+}
+
+# stacks J: the stacks of the hangs of the diagnosis J, one line each,
+# trimmed
+stacks() {
+	jq -c '.hangs[] | {hang: .thread.tid, stacks: [.stacks[]? | {role,
+	    culprit, tid, kind, symbols: ((.symbols // [])[:5])}]}' "$1" \
+	    2>&1 | head -n 6 | sed '2,$s/^/  /'
+}
+
+# role_names COMM ROLE FUNC: the check of names() on COMM's diagnosis
+role_names() {
+	if names "$T/$1.json" "$2" "$3"; then
+		ok "$1: the $2 stack names $3"
+	else
+		nok "$1: the $2 stack names $3" "$(stacks "$T/$1.json")"
+	fi
+}
+
+# check_prog PROG COMM WAIT BUSY REPLY: record PROG (its threads named
+# COMM) and check the stacks of its hang
+check_prog() {
+	_p=$1 _c=$2 _busy=$4
+	$ARGUS record -q -o "$T/$_c" --backend bpf --no-instrument -- "$_p" \
+	    > "$T/$_c.out" 2>&1
+	_rc=$?
+	if [ $_rc -ne 0 ] || ! grep -q '^replied' "$T/$_c.out"; then
+		nok "$_c: recorded" "status $_rc" "$(tail -n 3 "$T/$_c.out")"
+		return
+	fi
+	$ARGUS diagnose --json --comm "$_c" "$T/$_c" > "$T/$_c.json" \
+	    2> "$T/$_c.err"
+	_rc=$?
+	if [ $_rc -ne 0 ] || ! jq -e '.hangs | length > 0' "$T/$_c.json" \
+	    > /dev/null 2>&1; then
+		nok "$_c: a hang" "status $_rc" "$(head -n 3 "$T/$_c.err")"
+		return
+	fi
+	role_names "$_c" hang "$3"
+	role_names "$_c" culprit "$4"
+	role_names "$_c" waker "$5"
+	$ARGUS diagnose --comm "$_c" "$T/$_c" > "$T/$_c.txt" 2>&1
+	if grep -q "$_busy+0x" "$T/$_c.txt"; then
+		ok "$_c: text names $_busy"
+	else
+		nok "$_c: text names $_busy" "$(grep -m 6 'stack\|culprit' \
+		    "$T/$_c.txt")"
+	fi
+}
+
+check_prog "$B/tests/progs/stack-busy" stack-busy \
+    wait_for_reply compute_hard send_reply
+if ! command -v go > /dev/null; then
+	ok "stack-busy-go # SKIP no go"
+elif [ ! -x "$B/tests/progs/stack-busy-go" ]; then
+	nok "stack-busy-go" "not built (make build-tests)"
+else
+	check_prog "$B/tests/progs/stack-busy-go" stack-busy-go \
+	    main.waitForReply main.computeHard main.sendReply
+fi
+exit 0
