@@ -87,7 +87,6 @@ _Static_assert(sizeof(((struct blk *)0)->sstk) == RB_STACK_MAX * 8,
     "a kept stack is an RB_STACK's frames");
 
 #define RB_LOST RB_NKINDS	/* pseudo-record: a[0] records lost */
-_Static_assert(RB_STACK_MAX <= TRACE_STACK_MAX, "readers drop longer stacks");
 #define SLOT_MAX (8 + sizeof(struct rb_head) + 8 + RB_MARKER_MAX)
 
 struct rbpf {

@@ -158,7 +158,6 @@ enum trace_stack_kind {
 	TSK_SAMPLE = 0x41,	/* a sample (RB_SAMPLE_HZ) of a thread that ran
 				   that long without blocking */
 };
-#define TRACE_STACK_MAX 32	/* frames of a recorded stack at most */
 
 enum trace_ipi { TIPI_SEND = 0, TIPI_ENTRY = 1, TIPI_EXIT = 2 };
 
