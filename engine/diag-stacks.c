@@ -175,10 +175,12 @@ busy_sample(struct diag *d, uint32_t ti, uint64_t a, uint64_t b,
 	return best;
 }
 
-/* The stack the waker of a wait ended at end took at that wake-up: a
-   TSK_WAKER of thread wt near end (the nearest). */
+/* The stack the waker of thread ti's wait ended at end took at that
+   wake-up: a TSK_WAKER of thread wt near end that woke ti (the nearest;
+   one that does not say whom it woke, if none does). */
 static const struct graph_event *
-waker_stack_of(const struct graph *g, uint32_t wt, uint64_t end)
+waker_stack_of(const struct graph *g, uint32_t wt, uint32_t ti,
+    uint64_t end)
 {
 	const struct gthread *t = &g->th[wt];
 	const struct graph_event *best = NULL;
@@ -189,6 +191,9 @@ waker_stack_of(const struct graph *g, uint32_t wt, uint64_t end)
 		const struct graph_event *e = &t->ev[i];
 
 		if (e->type != TT_STACK || e->sub != TSK_WAKER)
+			continue;
+		uint32_t about = graph_stack_about(e);
+		if (about != GRAPH_NONE && about != ti)
 			continue;
 		if (best == NULL || (e->ts > end ? e->ts - end : end - e->ts) <
 		    (best->ts > end ? best->ts - end : end - best->ts))
@@ -225,7 +230,7 @@ push_waker(struct diag *d, struct dhang *h, uint32_t ti, int role,
 		if (c->th.thread != ti || c->waker.tid == 0)
 			continue;
 		const struct graph_event *e = waker_stack_of(d->g,
-		    c->waker.thread, c->wait_end);
+		    c->waker.thread, ti, c->wait_end);
 		if (e != NULL)
 			push_stack(d, h, c->waker.thread, e, role, culprit);
 		return;

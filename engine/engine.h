@@ -173,7 +173,10 @@ const uint32_t *graph_thread_vertices(const struct graph *g, uint32_t thread,
  *   TT_USER         key key, sub kind, aux name string id (0 none)
  *   TT_IRQ_ENTRY    key irq, aux name string id
  *   TT_WQ_QUEUE     key work, aux workqueue name string id
- *   TT_STACK        key offset of frames, aux number of frames
+ *   TT_STACK        key offset of frames, sub kind (enum
+ *                   trace_stack_kind), aux number of frames (bits
+ *                   0-7) | for TSK_WAKER the thread woken + 1 (bits
+ *                   8-31, 0: unknown): graph_stack(), graph_stack_about()
  *   sockets         key sk, aux ret
  *   timers          key timer, aux kind
  *   TT_SOFTIRQ_RAISE key vec, aux CPU
@@ -207,6 +210,10 @@ const char *graph_string(const struct graph *g, uint32_t id);
 /* Frames of a TT_STACK event; *n gets their number. */
 const uint64_t *graph_stack(const struct graph *g,
     const struct graph_event *ev, size_t *n);
+#define GRAPH_STACK_NBITS 8
+#define GRAPH_STACK_ABOUT_MAX (1u << 24)
+/* The thread a waker's TT_STACK (TSK_WAKER) woke, or GRAPH_NONE. */
+uint32_t graph_stack_about(const struct graph_event *ev);
 /* One line describing an event ("sys_enter read(pipe:1234)", ...). */
 void graph_event_describe(const struct graph *g,
     const struct graph_event *ev, char *buf, size_t len);

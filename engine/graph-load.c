@@ -477,6 +477,13 @@ graph_load_event(struct graph *g, const struct trace_event *ev)
 		ge.aux = (uint32_t)nf;
 		ge.sub = (uint8_t)ev->arg[1];
 		g->nframes += nf;
+		/* a waker's: the thread it woke, when the graph can say */
+		if (ge.sub == TSK_WAKER && (ev->arg[1] >> 8) != 0) {
+			uint32_t w = graph_thread_get(g,
+			    (uint32_t)(ev->arg[1] >> 8));
+			if (w + 1 < GRAPH_STACK_ABOUT_MAX)
+				ge.aux |= (w + 1) << GRAPH_STACK_NBITS;
+		}
 		break;
 	}
 	}

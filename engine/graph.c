@@ -115,12 +115,23 @@ graph_string(const struct graph *g, uint32_t id)
 const uint64_t *
 graph_stack(const struct graph *g, const struct graph_event *ev, size_t *n)
 {
-	if (ev->type != TT_STACK || ev->key + ev->aux > g->nframes) {
+	uint32_t nf = ev->aux & ((1u << GRAPH_STACK_NBITS) - 1);
+
+	if (ev->type != TT_STACK || ev->key + nf > g->nframes) {
 		*n = 0;
 		return NULL;
 	}
-	*n = ev->aux;
+	*n = nf;
 	return g->frames + ev->key;
+}
+
+uint32_t
+graph_stack_about(const struct graph_event *ev)
+{
+	uint32_t w = ev->aux >> GRAPH_STACK_NBITS;
+
+	return ev->type == TT_STACK && ev->sub == TSK_WAKER && w != 0 ?
+	    w - 1 : GRAPH_NONE;
 }
 
 static const char *

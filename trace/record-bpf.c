@@ -923,7 +923,7 @@ dec_one(struct recorder *r, const uint8_t *p, size_t len)
 		if (len < sizeof(h) + 16 + nf * 8 || nf == 0)
 			return;
 		memcpy(&kind, p + sizeof(h) + 8, 8);
-		if (kind != TSK_WAIT && kind != TSK_WAKER &&
+		if (kind != TSK_WAIT && (kind & 0xff) != TSK_WAKER &&
 		    kind != TSK_SAMPLE)
 			return;
 		memset(ev.arg, 0, sizeof(ev.arg));

@@ -154,7 +154,8 @@ enum trace_stack_kind {
 				   more blocked, when its call returns */
 	TSK_WAKER = 0x40,	/* the waker's user stack at the wake-up of a
 				   thread blocked that long (a few µs after
-				   its TT_WAKING) */
+				   its TT_WAKING); the kind's bits 8 and up
+				   hold the tid of the thread woken */
 	TSK_SAMPLE = 0x41,	/* a sample (RB_SAMPLE_HZ) of a thread that ran
 				   that long without blocking */
 };

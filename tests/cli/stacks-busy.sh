@@ -20,15 +20,14 @@ SUITE=stacks-busy
 needs root bpf jq
 
 # names J ROLE FUNC: a stack of role ROLE in the hang of the main thread
-# (both programs' hung one) in the diagnosis J has a frame in FUNC (for
-# ROLE hang, a stack with no role counts: the hung thread's were the only
-# ones before roles)
+# (both programs' hung one) in the diagnosis J has a frame in FUNC, or in
+# a copy the compiler made of it (FUNC.isra.0, FUNC.constprop.0)
 names() {
-	jq -e --arg r "$2" --arg f "$3+" '[.hangs[] |
+	jq -e --arg r "$2" --arg f "$3" '[.hangs[] |
 	    select(.thread.tid == .thread.pid) | .stacks[]? |
-	    select(.role == $r or ($r == "hang" and .role == null)) |
-	    .symbols // [] | .[] | select(. != null and startswith($f))] |
-	    length > 0' "$1" > /dev/null
+	    select(.role == $r) | .symbols // [] | .[] |
+	    select(. != null and (startswith($f + "+") or
+	    startswith($f + ".")))] | length > 0' "$1" > /dev/null
 }
 
 # stacks J: the stacks of the hangs of the diagnosis J, one line each,

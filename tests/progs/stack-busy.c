@@ -5,7 +5,7 @@
  * another (through read_reply(), its own frame: the C library's read()
  * keeps none); the worker, woken by the request, computes for about
  * 1.5 s in compute_hard() without a system call, then writes the reply
- * in send_reply(). Built with frame pointers; noinline keeps each frame.
+ * in send_reply() (through write_reply()). Built with frame pointers; noinline keeps each frame.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -34,10 +34,22 @@ compute_hard(unsigned long n)
 	return x;
 }
 
+/* not a tail call: the frame stays while write() runs (it keeps none,
+   so the unwinder shows the caller of this one, send_reply) */
+__attribute__((noinline)) static ssize_t
+write_reply(const uint64_t *v)
+{
+	ssize_t put = write(rep[1], v, sizeof(*v));
+
+	if (put < 0)
+		perror("write");
+	return put;
+}
+
 __attribute__((noinline)) static int
 send_reply(uint64_t v)
 {
-	return write(rep[1], &v, sizeof(v)) == (ssize_t)sizeof(v) ? 0 : -1;
+	return write_reply(&v) == (ssize_t)sizeof(v) ? 0 : -1;
 }
 
 static void *

@@ -90,7 +90,8 @@ enum rb_kind {
 				   order), for
 				   the first message of a TCP socket in a
 				   segment (sock_gen) */
-	RB_STACK,		/* n, kind (enum trace_stack_kind), then n
+	RB_STACK,		/* n, kind (enum trace_stack_kind; a
+				   waker's: | the tid woken << 8), then n
 				   user return addresses, innermost first:
 				   the stack a task blocked with, at the end
 				   of a long wait (stack_ns); a waker's at

@@ -686,7 +686,8 @@ waker_stack(void *ctx, struct task_struct *p)
 		if ((long)regs->orig_ax < 0 || (long)regs->ax != -ENOSYS)
 			return;
 	}
-	put_stack(ctx, (__u32)cur->pid, RB_STK_WAKER, 0);
+	put_stack(ctx, (__u32)cur->pid, RB_STK_WAKER |
+	    (__u64)(__u32)p->pid << 8, 0);
 }
 
 SEC("tp_btf/sched_waking")
