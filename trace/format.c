@@ -92,6 +92,12 @@ put_fields(struct out *o, const struct trace_event *ev)
 		} else if (ev->type == TT_STACK && i == 1 &&
 		    trace_user_kind_name((unsigned)v)) {
 			put(o, "%s", trace_user_kind_name((unsigned)v));
+		} else if (ev->type == TT_STACK && i == 1 && (v == TSK_WAIT ||
+		    v == TSK_SAMPLE)) {
+			put(o, "%s", v == TSK_WAIT ? "wait" : "sample");
+		} else if (ev->type == TT_STACK && i == 1 &&
+		    (v & 0xff) == TSK_WAKER && v >> 8 <= UINT32_MAX) {
+			put(o, "waker:%llu", (unsigned long long)(v >> 8));
 		} else if (ev->type == TT_FD && i == 2) {
 			put(o, "%s", trace_fd_kind_name((unsigned)v));
 		} else if (d->kinds[i] == FK_D) {
