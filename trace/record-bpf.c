@@ -723,14 +723,11 @@ put_addr(char *b, size_t len, unsigned fam, const uint64_t *a, unsigned port)
 	snprintf(b, len, "[%s]:%u", t, port);
 }
 
-/* Segments the writer began so far. */
+/* The segment being written (its number). */
 static uint64_t
 segments_begun(struct recorder *r)
 {
-	struct trace_writer_stats st;
-
-	trace_writer_stats(r->w, &st);
-	return st.segments + st.deleted;
+	return trace_writer_segment(r->w);
 }
 
 /* Write socket k's sock_addr record at time ts (its thread tid). */

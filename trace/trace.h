@@ -313,6 +313,15 @@ struct trace_writer_stats {
 void trace_writer_stats(const struct trace_writer *w,
     struct trace_writer_stats *st);
 
+/*
+ * The segment the events added from now on go to, as a number that
+ * grows by one with each new segment (segments begun, counting the
+ * one the next chunk opens when none is open). A metadata record
+ * written under one number is in the segment of that number or a
+ * later one.
+ */
+uint64_t trace_writer_segment(const struct trace_writer *w);
+
 /* Detail of the last error of a writer (file and reason), or "". */
 const char *trace_writer_error(const struct trace_writer *w);
 
