@@ -92,7 +92,9 @@ enum trace_type {
 	TT_USER,		/* kind (enum trace_user), key, arg, arg2; blob name */
 	TT_STACK,		/* tid, kind; blob u64 frames, innermost first */
 	/* metadata written by the recorder */
-	TT_MMAP,		/* pid, start, len, pgoff; blob path */
+	TT_MMAP,		/* pid, start, len, pgoff, from; blob path
+				   (from != 0, no path: pid has the
+				   mappings of process from) */
 	TT_FD,			/* pid, fd, kind (enum trace_fd), ino, peer; blob text */
 	TT_THREAD,		/* tid, pid, ppid, start_ts, flags; blob comm */
 	TT_LOST,		/* count (events the kernel lost on ev.cpu) */
