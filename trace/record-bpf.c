@@ -857,6 +857,7 @@ dec_one(struct recorder *r, const uint8_t *p, size_t len)
 	switch (h.kind) {
 	case RB_STACK: {
 		uint64_t nf = a[0] < RB_STACK_MAX ? a[0] : RB_STACK_MAX;
+		uint64_t fr[RB_STACK_MAX];
 
 		if (len < sizeof(h) + 8 + nf * 8 || nf == 0)
 			return;
@@ -866,7 +867,8 @@ dec_one(struct recorder *r, const uint8_t *p, size_t len)
 		ev.blob = p + sizeof(h) + 8;
 		ev.blob_len = (uint32_t)(nf * 8);
 		rec_add(r, &ev);
-		rec_maps_seen(r, ev.ts, rec_tgid_of(r, ev.tid));
+		memcpy(fr, ev.blob, nf * 8);
+		rec_maps_need(r, ev.ts, rec_tgid_of(r, ev.tid), fr, (size_t)nf);
 		return;
 	}
 	case RB_SOCK_ADDR:
