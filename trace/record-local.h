@@ -254,8 +254,9 @@ void rec_proc_free(struct recorder *r);
  * Addresses of process pid (frames, n of them; 0 for none known)
  * appear in the trace at ts: its executable mappings are written as
  * TT_MMAP when the segment being written has none of them yet or an
- * address falls outside those written (read again at most once a
- * second then); for a process forked without exec whose addresses fall
+ * address falls outside those written (read again a second after the
+ * last read, then less often while addresses stay outside: see
+ * record-maps.c); for a process forked without exec whose addresses fall
  * in its parent's mappings, one TT_MMAP record naming the process whose
  * records hold them (`from`) instead.
  */

@@ -18,8 +18,10 @@
  * when a process has no list valid in the segment being written (every
  * segment names the mappings of its stacks, so the ring may drop older
  * ones), or when a frame falls outside its list (a library loaded
- * since), then at most once per REREAD_NS, so frames in memory that is
- * no mapping at all (a garbage frame) cost no read each. A process
+ * since), then after REREAD_NS, twice as long each time a read leaves
+ * frames outside (up to REREAD_MAX_NS), so that frames in memory that
+ * is no mapping at all (garbage of an unwinder without frame pointers)
+ * cost a read a minute at most, past the first few. A process
  * forked without exec whose frames all fall in its parent's list gets
  * the one record saying so instead of a read. Entries go at the process's
  * exit (rec_proc_sweep), its exec and a fork that reuses its pid; a list
@@ -34,8 +36,10 @@
 #include "record-local.h"
 
 /* Least time between two reads of one process's maps for frames that
-   fall outside what was read. */
+   fall outside what was read, doubled each time the frames stay outside
+   up to the most. */
 #define REREAD_NS 1000000000ull
+#define REREAD_MAX_NS (64 * REREAD_NS)
 
 struct rmlist {
 	uint32_t owner;		/* pid whose TT_MMAP records they are */
@@ -53,6 +57,7 @@ struct rmproc {
 	uint64_t seg;		/* segments begun when its own records or its
 				   `from` record were written; 0: none */
 	uint64_t read_ts;	/* last read of its own maps, 0: none */
+	uint64_t wait_ns;	/* before another for frames outside */
 };
 
 static void
@@ -179,10 +184,12 @@ maps_line(void *c, const struct procmap *m)
 
 /*
  * Read pid's maps, writing them as TT_MMAP: p's list becomes them (an
- * empty list when the process is gone). p must be pid's entry.
+ * empty list when the process is gone). p must be pid's entry; frames
+ * (n) the addresses that asked for it.
  */
 static void
-read_own(struct recorder *r, struct rmproc *p, uint64_t ts, uint32_t pid)
+read_own(struct recorder *r, struct rmproc *p, uint64_t ts, uint32_t pid,
+    const uint64_t *frames, size_t n)
 {
 	struct rmlist *l = xcalloc(1, sizeof(*l));
 	struct maps_ctx mc = { r, ts, pid, l };
@@ -197,6 +204,10 @@ read_own(struct recorder *r, struct rmproc *p, uint64_t ts, uint32_t pid)
 	p->l = l;
 	p->seg = l->seg;
 	p->read_ts = ts ? ts : 1;
+	if (list_covers(l, frames, n) || p->wait_ns == 0)
+		p->wait_ns = REREAD_NS;
+	else if (p->wait_ns < REREAD_MAX_NS)
+		p->wait_ns *= 2;
 }
 
 /* The record saying pid's mappings are those of l's owner (whose
@@ -221,20 +232,20 @@ write_from(struct recorder *r, uint64_t ts, uint32_t pid, struct rmproc *p,
 	p->seg = l->seg;
 }
 
-/* Own records valid in segment seg and read within REREAD_NS of ts:
-   no new read for frames outside them. */
+/* Own records valid in segment seg and read within wait_ns of ts: no
+   new read for frames outside them. */
 static int
 read_recently(const struct rmproc *p, uint32_t pid, uint64_t seg, uint64_t ts)
 {
 	return p->l != NULL && p->l->owner == pid && p->seg == seg &&
-	    p->read_ts != 0 && ts < p->read_ts + REREAD_NS;
+	    p->read_ts != 0 && ts < p->read_ts + p->wait_ns;
 }
 
 /*
  * The list to use for the frames of a process forked from ppid without
  * exec, or NULL: ppid's (its own or the one it shares), when its owner's
  * records are in segment seg and it holds the frames; else ppid's maps
- * read now, when ppid is alive and was not read within REREAD_NS.
+ * read now, when ppid is alive and was not read within its wait_ns.
  */
 static struct rmlist *
 parent_list(struct recorder *r, uint64_t ts, uint32_t ppid, uint64_t seg,
@@ -250,7 +261,7 @@ parent_list(struct recorder *r, uint64_t ts, uint32_t ppid, uint64_t seg,
 	if (rec_thread_find(r, ppid) == NULL)
 		return NULL;		/* gone */
 	q = proc_add(r, ppid);
-	read_own(r, q, ts, ppid);
+	read_own(r, q, ts, ppid, NULL, 0);	/* not its own frames */
 	if (q->l->n == 0 && !q->l->any)
 		return NULL;		/* gone meanwhile */
 	return list_covers(q->l, frames, n) ? q->l : NULL;
@@ -287,7 +298,7 @@ rec_maps_need(struct recorder *r, uint64_t ts, uint32_t pid,
 	}
 	if (p == NULL)
 		p = proc_add(r, pid);
-	read_own(r, p, ts, pid);
+	read_own(r, p, ts, pid, frames, n);
 }
 
 void
