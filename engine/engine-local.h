@@ -108,6 +108,8 @@ struct graph {
 		uint64_t start, len, pgoff;
 	} *maps;
 	size_t nmaps, capmaps;
+	struct hmap mapfrom;		/* pid -> the process whose mappings
+					   it has (TT_MMAP from) */
 	struct hmap fdmap;		/* pid<<32|fd -> kind<<56 | ino */
 	struct hmap uargs;		/* thread<<32|idx of a TT_USER event ->
 					   index of its (arg, arg2) in uargv */

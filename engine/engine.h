@@ -833,8 +833,9 @@ int diag_search(struct trace_reader *r, const struct rules *rules,
     struct diag_found **found, size_t *nfound, char **cause);
 
 /* The file mapped at address addr of process pid (the latest recorded
-   mapping holding it) and addr's offset in that file in *off; NULL when
-   no recorded mapping holds it. */
+   mapping holding it; else, for a process recorded as having another's
+   mappings, a fork without exec, that other's) and addr's offset in
+   that file in *off; NULL when no recorded mapping holds it. */
 const char *graph_map_at(const struct graph *g, uint32_t pid, uint64_t addr,
     uint64_t *off);
 /* The first event time of the graph (trace start for reports). */

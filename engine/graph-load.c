@@ -27,6 +27,7 @@ graph_alloc(void)
 	hmap_init(&g->tidmap);
 	hmap_init(&g->strmap);
 	hmap_init(&g->fdmap);
+	hmap_init(&g->mapfrom);
 	hmap_init(&g->uargs);
 	hmap_init(&g->skseed);
 	hmap_init(&g->pipeseed);
@@ -254,7 +255,8 @@ load_sys_exit(struct graph *g, struct gthread *t, struct graph_event *ge)
 	(void)ge;
 }
 
-/* A file mapping of a process, once per (pid, start, len, pgoff). */
+/* A file mapping of a process, once per (pid, start, len, pgoff); or
+   that a process has the mappings of another (from). */
 static void
 load_mmap(struct graph *g, const struct trace_event *ev)
 {
@@ -263,6 +265,10 @@ load_mmap(struct graph *g, const struct trace_event *ev)
 	struct gmap m = { .pid = (uint32_t)ev->arg[0], .start = ev->arg[1],
 	    .len = ev->arg[2], .pgoff = ev->arg[3] };
 
+	if (ev->arg[4] != 0 && ev->arg[4] != m.pid && len == 0) {
+		*hmap_put(&g->mapfrom, m.pid, 0, NULL) = (uint32_t)ev->arg[4];
+		return;
+	}
 	if (len == 0 || s[0] != '/')
 		return;		/* [vdso] and the like: nothing to read */
 	for (size_t i = g->nmaps; i-- > 0;)
@@ -274,17 +280,28 @@ load_mmap(struct graph *g, const struct trace_event *ev)
 	g->maps[g->nmaps++] = m;
 }
 
+/* Processes followed from one to the one whose mappings it has, at most:
+   a chain written by a recorder is one long; a loop stops here. */
+#define MAPFROM_MAX 8
+
 const char *
 graph_map_at(const struct graph *g, uint32_t pid, uint64_t addr,
     uint64_t *off)
 {
-	for (size_t i = g->nmaps; i-- > 0;) {
-		const struct gmap *m = &g->maps[i];
-		if (m->pid == pid && addr >= m->start &&
-		    addr - m->start < m->len) {
-			*off = addr - m->start + m->pgoff;
-			return g->strs[m->path];
+	for (int hop = 0; hop <= MAPFROM_MAX; hop++) {
+		const uint64_t *from;
+
+		for (size_t i = g->nmaps; i-- > 0;) {
+			const struct gmap *m = &g->maps[i];
+			if (m->pid == pid && addr >= m->start &&
+			    addr - m->start < m->len) {
+				*off = addr - m->start + m->pgoff;
+				return g->strs[m->path];
+			}
 		}
+		if ((from = hmap_get(&g->mapfrom, pid)) == NULL)
+			break;
+		pid = (uint32_t)*from;
 	}
 	return NULL;
 }

@@ -58,6 +58,7 @@ graph_free(struct graph *g)
 	free(g->tiddirect);
 	hmap_free(&g->strmap);
 	hmap_free(&g->fdmap);
+	hmap_free(&g->mapfrom);
 	hmap_free(&g->uargs);
 	hmap_free(&g->skseed);
 	hmap_free(&g->pipeseed);

@@ -781,14 +781,11 @@ put_addr(char *b, size_t len, unsigned fam, const uint64_t *a, unsigned port)
 	snprintf(b, len, "[%s]:%u", t, port);
 }
 
-/* Segments the writer began so far. */
+/* The segment being written (its number). */
 static uint64_t
 segments_begun(struct recorder *r)
 {
-	struct trace_writer_stats st;
-
-	trace_writer_stats(r->w, &st);
-	return st.segments + st.deleted;
+	return trace_writer_segment(r->w);
 }
 
 /* Write socket k's sock_addr record at time ts (its thread tid). */
@@ -918,7 +915,7 @@ dec_one(struct recorder *r, const uint8_t *p, size_t len)
 	switch (h.kind) {
 	case RB_STACK: {
 		uint64_t nf = a[0] < RB_STACK_MAX ? a[0] : RB_STACK_MAX;
-		uint64_t kind;
+		uint64_t kind, fr[RB_STACK_MAX];
 
 		if (len < sizeof(h) + 16 + nf * 8 || nf == 0)
 			return;
@@ -932,7 +929,8 @@ dec_one(struct recorder *r, const uint8_t *p, size_t len)
 		ev.blob = p + sizeof(h) + 16;
 		ev.blob_len = (uint32_t)(nf * 8);
 		rec_add(r, &ev);
-		rec_maps_seen(r, ev.ts, rec_tgid_of(r, ev.tid));
+		memcpy(fr, ev.blob, nf * 8);
+		rec_maps_need(r, ev.ts, rec_tgid_of(r, ev.tid), fr, (size_t)nf);
 		return;
 	}
 	case RB_SOCK_ADDR:

@@ -410,7 +410,7 @@ rec_decode_marker(struct recorder *r, struct trace_event *ev,
 		ev->blob = frames;
 		ev->blob_len = (uint32_t)(n * 8);
 		rec_add(r, ev);
-		rec_maps_seen(r, ev->ts, rec_tgid_of(r, ev->tid));
+		rec_maps_need(r, ev->ts, rec_tgid_of(r, ev->tid), frames, n);
 		return;
 	}
 	if (kind == 0 || kind >= TU_NKINDS)
@@ -459,6 +459,9 @@ rec_emit(struct recorder *r, struct trace_event *ev, uint64_t group_dead)
 		t->pid = (uint32_t)ev->arg[1];
 		t->ppid = flags & 0x00010000 ? (par ? par->ppid : 0) : ptgid;
 		t->flags = 0;
+		t->forked = !(flags & 0x00010000);
+		if (t->forked)	/* a pid reused: not the old one's mappings */
+			rec_maps_changed(r, child);
 		if (t->comm_ts <= ts) {
 			memcpy(t->comm, s, sl < TRACE_COMM_LEN ? sl :
 			    TRACE_COMM_LEN - 1);
@@ -471,6 +474,8 @@ rec_emit(struct recorder *r, struct trace_event *ev, uint64_t group_dead)
 	}
 	case TT_EXEC:
 		rec_maps_changed(r, (uint32_t)ev->arg[0]);
+		if ((t = rec_thread_find(r, (uint32_t)ev->arg[0])) != NULL)
+			t->forked = 0;
 		if (ev->arg[0] != ev->arg[1]) {
 			/* A non-leader thread exec'd: it takes the leader's tid. */
 			rec_thread_del(r, (uint32_t)ev->arg[1]);

@@ -84,6 +84,9 @@ struct rthread {
 	 * switch) still find its process and name.
 	 */
 	int exited;
+	/* A process forked (its fork seen) without exec since: it has its
+	   parent's (ppid's) mappings (record-maps.c). */
+	int forked;
 };
 
 struct rcpu {
@@ -129,6 +132,7 @@ struct recorder {
 	size_t nthr_free, thr_free_cap;
 
 	struct hmap fds;	/* pid << 32 | (uint32_t)fd: identity written */
+	struct hmap maps;	/* pid -> its mappings (record-maps.c) */
 	struct hmap sktup;	/* TCP socket -> index + 1 in sktups */
 	struct sktup {		/* its sock_addr record (record-bpf.c) */
 		uint64_t seg;	/* segments begun when last written */
@@ -229,11 +233,6 @@ void rec_fd_known(struct recorder *r, uint64_t ts, uint32_t pid, int fd,
     uint64_t ino, uint64_t what);
 /* fd was closed: forget it so a reused number is looked up again. */
 void rec_fd_closed(struct recorder *r, uint32_t pid, int fd);
-/*
- * pid's user addresses appear in the trace (a stack or a probe hit): write
- * its executable mappings as TT_MMAP the first time; exec forgets them.
- */
-void rec_maps_seen(struct recorder *r, uint64_t ts, uint32_t pid);
 /* The process of thread tid as the thread table has it, else tid. */
 uint32_t rec_tgid_of(struct recorder *r, uint32_t tid);
 /* Thread t exited at ts: its record says so, and it is forgotten after
@@ -241,9 +240,6 @@ uint32_t rec_tgid_of(struct recorder *r, uint32_t tid);
 void rec_thread_exited(struct recorder *r, uint64_t ts, struct rthread *t);
 /* At the end of a poll: forget the threads exited in the poll before. */
 void rec_thread_reap(struct recorder *r);
-/* libargus wrote pid's mappings itself: rec_maps_seen reads nothing. */
-void rec_maps_written(struct recorder *r, uint32_t pid);
-void rec_maps_changed(struct recorder *r, uint32_t pid);
 /*
  * Process pid exited: its fd and maps marks are dropped at the next
  * rec_proc_sweep() (one pass over the set for all the exits of a poll),
@@ -252,6 +248,29 @@ void rec_maps_changed(struct recorder *r, uint32_t pid);
 void rec_proc_exited(struct recorder *r, uint32_t pid);
 void rec_proc_sweep(struct recorder *r);
 void rec_proc_free(struct recorder *r);
+
+/* record-maps.c */
+/*
+ * Addresses of process pid (frames, n of them; 0 for none known)
+ * appear in the trace at ts: its executable mappings are written as
+ * TT_MMAP when the segment being written has none of them yet or an
+ * address falls outside those written (read again a second after the
+ * last read, then less often while addresses stay outside: see
+ * record-maps.c); for a process forked without exec whose addresses fall
+ * in its parent's mappings, one TT_MMAP record naming the process whose
+ * records hold them (`from`) instead.
+ */
+void rec_maps_need(struct recorder *r, uint64_t ts, uint32_t pid,
+    const uint64_t *frames, size_t n);
+/* rec_maps_need() for an address not at hand (a probe hit). */
+void rec_maps_seen(struct recorder *r, uint64_t ts, uint32_t pid);
+/* libargus wrote pid's mappings itself: in this segment none are read. */
+void rec_maps_written(struct recorder *r, uint32_t pid);
+/* pid exec'd, or is a new process's: its mappings are forgotten. */
+void rec_maps_changed(struct recorder *r, uint32_t pid);
+/* The processes dead[0..n) exited: forgotten (rec_proc_sweep). */
+void rec_maps_sweep(struct recorder *r, const uint32_t *dead, size_t n);
+void rec_maps_free(struct recorder *r);
 
 /* record-bpf.c: the BPF backend (stubs failing with ENOTSUP in a build
    without it) */

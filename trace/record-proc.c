@@ -15,11 +15,8 @@
  * they tell the inode (and its type) a descriptor names when first seen
  * blocking and when it names another (rec_fd_known()); when /proc says
  * another file by the time the event is read, the identity is made from
- * what they saw ("pipe:[INO]", "socket:[INO]", "file:[INO]" ...). The same
- * set marks (with fd -2) the processes whose executable mappings were
- * written as TT_MMAP, by libargus or here at their first stack record or
- * probe hit, so user addresses can be symbolized offline; an exec clears
- * the mark.
+ * what they saw ("pipe:[INO]", "socket:[INO]", "file:[INO]" ...). The
+ * executable mappings written for user addresses are record-maps.c's.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -38,7 +35,6 @@
 
 #include "common/array.h"
 #include "common/common.h"
-#include "common/procmaps.h"
 #include "bpf/record-bpf.h"
 #include "record-local.h"
 
@@ -476,65 +472,10 @@ rec_fd_known(struct recorder *r, uint64_t ts, uint32_t pid, int fd,
 	fd_identity(r, ts, pid, fd, ino, what);
 }
 
-/* Key of the "maps written" mark of a pid in the fd set. */
-#define MAPS_FD (-2)
-
-struct maps_ctx {
-	struct recorder *r;
-	uint64_t ts;
-	uint32_t pid;
-};
-
-/* A TT_MMAP event for an executable file mapping. */
-static int
-maps_line(void *c, const struct procmap *m)
-{
-	struct maps_ctx *mc = c;
-	struct trace_event ev;
-
-	if (m->perms[2] != 'x' || m->path[0] != '/')
-		return 0;
-	memset(&ev, 0, sizeof(ev));
-	ev.type = TT_MMAP;
-	ev.cpu = TRACE_CPU_META;
-	ev.ts = rec_meta_ts(mc->r, mc->ts);
-	ev.arg[0] = mc->pid;
-	ev.arg[1] = m->start;
-	ev.arg[2] = m->end - m->start;
-	ev.arg[3] = m->off;
-	ev.blob = m->path;
-	ev.blob_len = (uint32_t)m->pathlen;
-	rec_add(mc->r, &ev);
-	return 0;
-}
-
-void
-rec_maps_seen(struct recorder *r, uint64_t ts, uint32_t pid)
-{
-	struct maps_ctx mc = { r, ts, pid };
-
-	if (pid == 0 || fd_mark(r, pid, MAPS_FD))
-		return;
-	(void)procmap_each((pid_t)pid, maps_line, &mc);
-}
-
-void
-rec_maps_written(struct recorder *r, uint32_t pid)
-{
-	if (pid != 0)
-		(void)fd_mark(r, pid, MAPS_FD);
-}
-
-void
-rec_maps_changed(struct recorder *r, uint32_t pid)
-{
-	rec_fd_closed(r, pid, MAPS_FD);
-}
-
 void
 rec_proc_exited(struct recorder *r, uint32_t pid)
 {
-	if (r->fds.n == 0)
+	if (r->fds.n == 0 && r->maps.n == 0)
 		return;
 	DGROW(r->dead, r->dead_cap, r->ndead + 1, 64);
 	r->dead[r->ndead++] = pid;
@@ -557,6 +498,7 @@ rec_proc_sweep(struct recorder *r)
 
 	if (r->ndead == 0)
 		return;
+	rec_maps_sweep(r, r->dead, r->ndead);
 	qsort(r->dead, r->ndead, sizeof(*r->dead), cmp_u32);
 	hmap_init(&keep);
 	while (hmap_next(&r->fds, &pos, &key, &v)) {
@@ -617,6 +559,7 @@ rec_proc_free(struct recorder *r)
 	r->nthr_free = r->thr_free_cap = 0;
 	hmap_free(&r->thr_of);
 	hmap_free(&r->fds);
+	rec_maps_free(r);
 	if (r->diag_fd >= 0)
 		close(r->diag_fd);
 	r->diag_fd = -1;

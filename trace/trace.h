@@ -92,7 +92,9 @@ enum trace_type {
 	TT_USER,		/* kind (enum trace_user), key, arg, arg2; blob name */
 	TT_STACK,		/* tid, kind; blob u64 frames, innermost first */
 	/* metadata written by the recorder */
-	TT_MMAP,		/* pid, start, len, pgoff; blob path */
+	TT_MMAP,		/* pid, start, len, pgoff, from; blob path
+				   (from != 0, no path: pid has the
+				   mappings of process from) */
 	TT_FD,			/* pid, fd, kind (enum trace_fd), ino, peer; blob text */
 	TT_THREAD,		/* tid, pid, ppid, start_ts, flags; blob comm */
 	TT_LOST,		/* count (events the kernel lost on ev.cpu) */
@@ -338,6 +340,15 @@ struct trace_writer_stats {
 };
 void trace_writer_stats(const struct trace_writer *w,
     struct trace_writer_stats *st);
+
+/*
+ * The segment the events added from now on go to, as a number that
+ * grows by one with each new segment (segments begun, counting the
+ * one the next chunk opens when none is open). A metadata record
+ * written under one number is in the segment of that number or a
+ * later one.
+ */
+uint64_t trace_writer_segment(const struct trace_writer *w);
 
 /* Detail of the last error of a writer (file and reason), or "". */
 const char *trace_writer_error(const struct trace_writer *w);

@@ -649,6 +649,12 @@ trace_writer_stats(const struct trace_writer *w, struct trace_writer_stats *st)
 	    (w->open_seg ? w->segs[w->nsegs - 1].size : 0);
 }
 
+uint64_t
+trace_writer_segment(const struct trace_writer *w)
+{
+	return w->nsegs + w->st.deleted + (w->open_seg ? 0 : 1);
+}
+
 int
 trace_writer_dirfd(const struct trace_writer *w)
 {

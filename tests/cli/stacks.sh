@@ -6,9 +6,11 @@
 # shows it, symbolized, for the hang: tests/progs/stack-wait blocks in
 # wait_for_reply(); the thread it waits for computes, and its samples
 # (a 49 Hz clock, kept for threads that ran 10 ms without blocking) name
-# compute_reply(). --stacks off takes none; a bad value is a usage
-# error; the same program built without frame pointers gives a short
-# stack, with the function that keeps none named, and no crash.
+# compute_reply(); a process it forks without exec has its stack too,
+# and is written as having its parent's mappings. --stacks off takes
+# none; a bad value is a usage error; the same program built without
+# frame pointers gives a short stack, with the function that keeps none
+# named, and no crash.
 set -u
 B=${B:-build}
 ARGUS=${ARGUS:-./argus}
@@ -61,6 +63,25 @@ if grep -q '^  stack of culprit 1, .* (running: [0-9]* of [0-9]* samples): compu
 	ok "text: the culprit's stack"
 else
 	nok "text: the culprit's stack" "$(grep 'stack' "$T/d.txt")"
+fi
+# a process forked without exec (renamed stack-child): one record says
+# it has its parent's mappings, none of its own is read, and its stack
+# symbolizes from its parent's
+$ARGUS record -q -o "$T/f" --backend bpf --no-instrument -- "$P" fork \
+    > "$T/f.out" 2>&1
+rc=$?
+c=$(sed -n 's/^child //p' "$T/f.out")
+$ARGUS dump --type mmap "$T/f" > "$T/f.maps" 2>&1
+$ARGUS diagnose --comm stack-child "$T/f" > "$T/f.txt" 2>&1
+if [ $rc -eq 0 ] && [ -n "$c" ] &&
+    grep -q "mmap  *pid=$c start=0x0 len=0x0 pgoff=0x0 from=[1-9]" "$T/f.maps" &&
+    ! grep -q "mmap  *pid=$c start=0x[1-9a-f]" "$T/f.maps" &&
+    grep -q '^  stack at [0-9.]* s ([a-z ]*): .*wait_for_reply+0x[0-9a-f]* main+0x' "$T/f.txt"; then
+	ok "a forked child: its parent's mappings, its stack symbolized"
+else
+	nok "forked child's stack" "status $rc, child $c" \
+	    "$(grep "pid=$c " "$T/f.maps" | head -3)" \
+	    "$(grep -m3 'stack at' "$T/f.txt")"
 fi
 # the cost is bounded by the long waits: a few stacks, not one an event
 ns=$($ARGUS dump --type stack "$T/t" | wc -l)

@@ -6,9 +6,15 @@
  * called it and shows that function's caller), while a second thread
  * computes in compute_reply() for 1.5 s before it writes. Built with
  * frame pointers; noinline so that each function keeps its frame.
+ * "stack-wait fork": a process forked without exec does it, renamed
+ * stack-child, after its parent waited 50 ms (its own stack first); it
+ * prints "child PID".
  */
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -68,10 +74,27 @@ wait_for_reply(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
 	pthread_t t;
 
+	if (argc > 1 && strcmp(argv[1], "fork") == 0) {
+		int st;
+		pid_t pid;
+
+		usleep(50000);
+		fflush(stdout);
+		if ((pid = fork()) < 0)
+			return 1;
+		if (pid > 0) {
+			printf("child %d\n", (int)pid);
+			fflush(stdout);
+			if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+				return 1;
+			return WEXITSTATUS(st);
+		}
+		prctl(PR_SET_NAME, "stack-child");
+	}
 	if (pipe(fds) != 0 || pthread_create(&t, NULL, replier, NULL) != 0)
 		return 1;
 	int rc = wait_for_reply();

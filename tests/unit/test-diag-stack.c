@@ -80,3 +80,54 @@ Test(diag_stack, frames_symbolized_from_mappings)
 	graph_free(g);
 	cr_assert_eq(diag_stack_probe_fn(1), 4);
 }
+
+/*
+ * A process forked without exec is recorded as having its parent's
+ * mappings (TT_MMAP from, no path): its addresses are looked up there,
+ * through a chain too; its own mappings, once written, come first; a
+ * process with no such record (a trace before `from`) has only its own,
+ * and a loop of records ends.
+ */
+Test(diag_stack, mappings_from_fork_parent)
+{
+	enum { P = 100, C = 200, G = 300, X = 400, L1 = 500, L2 = 600 };
+	uint64_t off = 0;
+
+	fx_init(&F);
+	fx_thread(&F, P, P, "parent");
+	fx_thread(&F, C, C, "child");
+	F.th[F.nth - 1].ppid = P;
+	fx_thread(&F, G, G, "grandchild");
+	F.th[F.nth - 1].ppid = C;
+	fx_thread(&F, X, X, "other");
+	F.th[F.nth - 1].ppid = P;
+	fx_ev(&F, 0, TT_MMAP, P, BASE, 0x1000, 0x2000);
+	fx_blob(&F, "/usr/bin/app");
+	fx_ev(&F, 0, TT_MMAP, C, 0, 0, 0);
+	F.ev[F.n - 1].arg[4] = P;
+	fx_ev(&F, 0, TT_MMAP, G, 0, 0, 0);
+	F.ev[F.n - 1].arg[4] = C;
+	/* the grandchild's own, later: first, the parent's still behind */
+	fx_ev(&F, 0, TT_MMAP, G, BASE + 0x1000, 0x1000, 0);
+	fx_blob(&F, "/usr/lib/libplugin.so");
+	fx_ev(&F, 0, TT_MMAP, L1, 0, 0, 0);
+	F.ev[F.n - 1].arg[4] = L2;
+	fx_ev(&F, 0, TT_MMAP, L2, 0, 0, 0);
+	F.ev[F.n - 1].arg[4] = L1;
+	fx_run(&F, 0, P);
+	struct graph *g = fx_build(&F, NULL);
+	cr_assert_not_null(g);
+	cr_assert_str_eq(graph_map_at(g, P, BASE + 0x10, &off), "/usr/bin/app");
+	cr_assert_eq(off, 0x2010);
+	cr_assert_str_eq(graph_map_at(g, C, BASE + 0x20, &off), "/usr/bin/app");
+	cr_assert_eq(off, 0x2020);
+	cr_assert_str_eq(graph_map_at(g, G, BASE + 0x30, &off), "/usr/bin/app");
+	cr_assert_str_eq(graph_map_at(g, G, BASE + 0x1030, &off),
+	    "/usr/lib/libplugin.so");
+	cr_assert_eq(off, 0x30);
+	cr_assert_null(graph_map_at(g, C, BASE + 0x1030, &off));
+	/* no record: the parent's are not guessed */
+	cr_assert_null(graph_map_at(g, X, BASE + 0x10, &off));
+	cr_assert_null(graph_map_at(g, L1, BASE + 0x10, &off));
+	graph_free(g);
+}
