@@ -30,7 +30,7 @@
 #define NGROUP 32	/* sample places told apart in one vertex */
 
 /* A waker's stack is taken a few µs after its wake-up: looked for this
-   close to it, either side. */
+   close to it. */
 #define WAKER_NEAR_NS 2000000ULL
 /* Events looked at around a wake-up, or after a vertex for the stack its
    wait left, at most. */
@@ -143,33 +143,29 @@ push_stack(struct tui *t, struct nstack *v, size_t *n, uint32_t th,
 	return s;
 }
 
-/* The TSK_WAKER stack of thread th nearest to its event idx (a wake-up)
-   within WAKER_NEAR_NS, or NULL. */
+/* The stack thread th took at its wake-up event idx (TSK_WAKER), or
+   NULL. The recorder writes it just after the wake-up (its stack walk
+   makes its time a few µs later), only for a wait that lasted 10 ms or
+   more: looked for until another wake-up by the same thread. */
 static const struct graph_event *
-waker_stack_near(const struct graph *g, uint32_t th, uint32_t idx)
+waker_stack_at(const struct graph *g, uint32_t th, uint32_t idx)
 {
 	const struct graph_thread *gt = graph_thread(g, th);
-	const struct graph_event *at = graph_event(g, th, idx), *best = NULL;
-	uint64_t bd = 0;
+	const struct graph_event *at = graph_event(g, th, idx);
 
 	if (gt == NULL || at == NULL)
 		return NULL;
-	uint32_t lo = idx > NEAR_SCAN ? idx - NEAR_SCAN : 0;
-	uint32_t hi = gt->nevents - idx > NEAR_SCAN ? idx + NEAR_SCAN :
-	    gt->nevents;
-	for (uint32_t i = lo; i < hi; i++) {
+	for (uint32_t i = idx + 1; i < gt->nevents && i <= idx + NEAR_SCAN;
+	    i++) {
 		const struct graph_event *e = graph_event(g, th, i);
-		uint64_t d = e->ts > at->ts ? e->ts - at->ts : at->ts - e->ts;
 
-		if (e->type != TT_STACK || e->sub != TSK_WAKER ||
-		    d > WAKER_NEAR_NS)
-			continue;
-		if (best == NULL || d < bd) {
-			best = e;
-			bd = d;
-		}
+		if (e->ts > at->ts + WAKER_NEAR_NS || e->type == TT_WAKING ||
+		    e->type == TT_WAKEUP_NEW)
+			break;
+		if (e->type == TT_STACK && e->sub == TSK_WAKER)
+			return e;
 	}
-	return best;
+	return NULL;
 }
 
 /* The stack of the waker at the end of the wait of edge e (a wake-up
@@ -184,7 +180,7 @@ edge_waker(struct tui *t, const struct graph_edge *e, const char *lead,
 	const struct graph_event *ev;
 	char lab[64], a[32];
 
-	if (gv == NULL || (ev = waker_stack_near(t->g, gv->thread, wi)) ==
+	if (gv == NULL || (ev = waker_stack_at(t->g, gv->thread, wi)) ==
 	    NULL)
 		return;
 	push_stack(t, v, n, gv->thread, ev, "%s %s at %s:", lead,
@@ -259,7 +255,7 @@ wakee_of(const struct graph *g, uint32_t th, uint32_t idx)
 {
 	const struct graph_event *at = graph_event(g, th, idx);
 
-	for (uint32_t i = idx; i-- > 0 && idx - i <= 64;) {
+	for (uint32_t i = idx; i-- > 0 && idx - i <= NEAR_SCAN;) {
 		const struct graph_event *e = graph_event(g, th, i);
 
 		if (at->ts - e->ts > WAKER_NEAR_NS)
@@ -270,30 +266,53 @@ wakee_of(const struct graph *g, uint32_t th, uint32_t idx)
 	return GRAPH_NONE;
 }
 
-/* The stacks of vertex vi, from the thread of tid from (the one the user
-   came from: its wake-up's stack first): the waker's at the wake-up that
-   began it, those among its events, where its wait at the end blocked
-   and the waker's that ended it. */
+/* Append stack e of thread th, taken waking thread index wakee, to
+   v[*n]. */
+static void
+push_waking(struct tui *t, uint32_t th, const struct graph_event *e,
+    uint32_t wakee, struct nstack *v, size_t *n)
+{
+	char lab[64], a[32];
+
+	if (graph_thread(t->g, wakee) != NULL)
+		push_stack(t, v, n, th, e, "waking %s at %s:", tui_thread_label(t,
+		    wakee, lab, sizeof(lab)), tui_fmt_time(t, e->ts, a,
+		    sizeof(a)));
+	else
+		push_stack(t, v, n, th, e, "waking at %s:", tui_fmt_time(t,
+		    e->ts, a, sizeof(a)));
+}
+
+/* Is thread index th the thread of tid (0: none)? */
+static int
+is_tid(const struct graph *g, uint32_t th, uint32_t tid)
+{
+	const struct graph_thread *gt = graph_thread(g, th);
+
+	return tid != 0 && gt != NULL && gt->tid == tid;
+}
+
+/*
+ * The stacks of vertex vi, user having come from the thread of tid from:
+ * first the stack it took waking that thread (after `w`, the wake-up
+ * just followed), then in time order the waker's at the wake-up that
+ * began it, those among its events (where the wait before it waited,
+ * the library's, the most frequent places of its samples, the other
+ * wake-ups it made), where its wait at the end blocked and the waker's
+ * that ended it.
+ */
 static size_t
 vertex_stacks(struct tui *t, uint32_t vi, uint32_t from, struct nstack *v)
 {
 	const struct graph_vertex *gv = graph_vertex(t->g, vi);
 	const struct graph_event *waking[NWAKING], *user[NUSER];
-	uint32_t wakee[NWAKING];
+	const struct graph_event *waited = NULL, *back = NULL;
+	uint32_t wakee[NWAKING], back_wakee = GRAPH_NONE;
 	struct sgroup gs[NGROUP];
 	size_t n = 0, nw = 0, nu = 0, ng = 0, ne, nsamples = 0;
 	const uint32_t *es;
-	char lab[64], a[32];
+	char a[32];
 
-	/* woken by: the waker's stack at the wake-up before it */
-	es = graph_in_edges(t->g, vi, &ne);
-	for (size_t i = 0; i < ne; i++) {
-		const struct graph_edge *e = graph_edge(t->g, es[i]);
-		if (e->kind == GE_WAKEUP) {
-			edge_waker(t, e, "woken by", v, &n);
-			break;
-		}
-	}
 	for (uint32_t i = 0; i < gv->nevents; i++) {
 		const struct graph_event *e = graph_event(t->g, gv->thread,
 		    gv->first + i);
@@ -301,31 +320,19 @@ vertex_stacks(struct tui *t, uint32_t vi, uint32_t from, struct nstack *v)
 		if (e->type != TT_STACK)
 			continue;
 		if (e->sub == TSK_WAIT) {
-			push_stack(t, v, &n, gv->thread, e, "where it waited "
-			    "(its call returned at %s):",
-			    tui_fmt_time(t, e->ts, a, sizeof(a)));
+			if (waited == NULL)
+				waited = e;
 		} else if (e->sub == TSK_SAMPLE) {
 			nsamples++;
 			group_sample(t->g, gs, &ng, e);
 		} else if (e->sub == TSK_WAKER) {
 			uint32_t w = wakee_of(t->g, gv->thread, gv->first + i);
-			const struct graph_thread *wt = graph_thread(t->g, w);
-			/* the first ones, but the wake-up of the thread the
-			   user came from always */
-			if (nw < NWAKING) {
+			if (back == NULL && is_tid(t->g, w, from)) {
+				back = e;
+				back_wakee = w;
+			} else if (nw < NWAKING) {
 				wakee[nw] = w;
 				waking[nw++] = e;
-			} else if (wt != NULL && wt->tid == from) {
-				int have = 0;
-				for (size_t k = 0; k < nw; k++) {
-					const struct graph_thread *x =
-					    graph_thread(t->g, wakee[k]);
-					have |= x != NULL && x->tid == from;
-				}
-				if (!have) {
-					wakee[nw - 1] = w;
-					waking[nw - 1] = e;
-				}
 			}
 		} else {
 			/* the library's: the last ones */
@@ -337,6 +344,21 @@ vertex_stacks(struct tui *t, uint32_t vi, uint32_t from, struct nstack *v)
 			user[nu++] = e;
 		}
 	}
+	if (back != NULL)
+		push_waking(t, gv->thread, back, back_wakee, v, &n);
+	/* woken by: the waker's stack at the wake-up before it */
+	es = graph_in_edges(t->g, vi, &ne);
+	for (size_t i = 0; i < ne; i++) {
+		const struct graph_edge *e = graph_edge(t->g, es[i]);
+		if (e->kind == GE_WAKEUP) {
+			edge_waker(t, e, "woken by", v, &n);
+			break;
+		}
+	}
+	if (waited != NULL)
+		push_stack(t, v, &n, gv->thread, waited, "where it waited, "
+		    "returned at %s:", tui_fmt_time(t, waited->ts, a,
+		    sizeof(a)));
 	for (size_t i = 0; i < nu; i++)
 		push_stack(t, v, &n, gv->thread, user[i], "user stack at %s:",
 		    tui_fmt_time(t, user[i]->ts, a, sizeof(a)));
@@ -347,30 +369,20 @@ vertex_stacks(struct tui *t, uint32_t vi, uint32_t from, struct nstack *v)
 			if (gs[i].count > gs[best].count)
 				best = i;
 		push_stack(t, v, &n, gv->thread, gs[best].last, "running, "
-		    "sample: %u of its %zu samples here (last at %s):",
-		    gs[best].count, nsamples, tui_fmt_time(t,
-		    gs[best].last->ts, a, sizeof(a)));
+		    "sample %u/%zu here, last at %s:", gs[best].count,
+		    nsamples, tui_fmt_time(t, gs[best].last->ts, a,
+		    sizeof(a)));
 		gs[best] = gs[--ng];
 	}
-	for (size_t i = 0; i < nw; i++) {
-		const struct graph_thread *wt = graph_thread(t->g, wakee[i]);
-		if (wt != NULL)
-			push_stack(t, v, &n, gv->thread, waking[i], "waking "
-			    "%s at %s:", tui_thread_label(t, wakee[i], lab,
-			    sizeof(lab)), tui_fmt_time(t, waking[i]->ts, a,
-			    sizeof(a)));
-		else
-			push_stack(t, v, &n, gv->thread, waking[i], "waking "
-			    "at %s:", tui_fmt_time(t, waking[i]->ts, a,
-			    sizeof(a)));
-	}
+	for (size_t i = 0; i < nw; i++)
+		push_waking(t, gv->thread, waking[i], wakee[i], v, &n);
 	/* its wait at the end: where it blocked, and who ended it */
 	if (gv->flags & GRAPH_VF_WAIT) {
 		const struct graph_event *e = wait_stack_after(t->g,
 		    gv->thread, gv->first + gv->nevents);
 		if (e != NULL)
 			push_stack(t, v, &n, gv->thread, e, "where its wait "
-			    "at the end blocked (its call returned at %s):",
+			    "at the end blocked, returned at %s:",
 			    tui_fmt_time(t, e->ts, a, sizeof(a)));
 		es = graph_out_edges(t->g, vi, &ne);
 		for (size_t i = 0; i < ne; i++) {
@@ -412,28 +424,28 @@ vertex_stacks_cached(struct tui *t, struct nstack *v)
 	return cache.n;
 }
 
-/* What a stack of the diagnosis is, in the story of hang h. */
+/* What a stack of the diagnosis is, in the story of its hang. */
 static void
 diag_stack_label(struct tui *t, const struct diag_stack *s, char *buf,
     size_t len)
 {
-	char who[96], what[64], a[32];
+	char who[96], what[64], lab[64], a[32];
 
+	tui_thread_label(t, s->th.thread, lab, sizeof(lab));
 	switch (s->role) {
 	case DIAG_STACK_HANG:
 		snprintf(who, sizeof(who), "hang");
 		break;
 	case DIAG_STACK_WAKER:
-		snprintf(who, sizeof(who), "its waker %s (%u)",
-		    s->th.comm ? s->th.comm : "?", s->th.tid);
+		snprintf(who, sizeof(who), "its waker %s", lab);
 		break;
 	case DIAG_STACK_CULPRIT:
-		snprintf(who, sizeof(who), "culprit %zu, %s (%u)",
-		    s->culprit + 1, s->th.comm ? s->th.comm : "?", s->th.tid);
+		snprintf(who, sizeof(who), "culprit %zu %s", s->culprit + 1,
+		    lab);
 		break;
 	default:
-		snprintf(who, sizeof(who), "waker of culprit %zu, %s (%u)",
-		    s->culprit + 1, s->th.comm ? s->th.comm : "?", s->th.tid);
+		snprintf(who, sizeof(who), "culprit %zu's waker %s",
+		    s->culprit + 1, lab);
 		break;
 	}
 	if (s->kind == TSK_WAIT)
@@ -441,13 +453,13 @@ diag_stack_label(struct tui *t, const struct diag_stack *s, char *buf,
 	else if (s->kind == TSK_WAKER)
 		snprintf(what, sizeof(what), "waking");
 	else if (s->kind == TSK_SAMPLE && s->of > 0)
-		snprintf(what, sizeof(what), "running, sample: %u of %u "
-		    "samples", s->samples, s->of);
+		snprintf(what, sizeof(what), "running, sample %u/%u",
+		    s->samples, s->of);
 	else if (s->kind == TSK_SAMPLE)
 		snprintf(what, sizeof(what), "running, sample");
 	else
 		snprintf(what, sizeof(what), "user stack");
-	snprintf(buf, len, "%s: %s at %s%s:", who, what, tui_fmt_time(t,
+	snprintf(buf, len, "%s, %s at %s%s:", who, what, tui_fmt_time(t,
 	    s->ts, a, sizeof(a)), s->cut ? " (cut)" : "");
 }
 
