@@ -485,6 +485,58 @@ args_text(void (*fill)(FILE *, const void *), const void *arg)
 	return s;
 }
 
+/* The frames of a stack as an array of names ("0x..." unresolved). */
+static void
+put_stack(FILE *f, const char *key, const struct diag_stack *s)
+{
+	char hex[24];
+
+	fprintf(f, ",\"%s\":[", key);
+	for (size_t i = 0; i < s->nframes; i++) {
+		const char *name = s->symbols ? s->symbols[i] : NULL;
+		if (name == NULL) {
+			snprintf(hex, sizeof(hex), "0x%llx",
+			    (unsigned long long)s->frames[i]);
+			name = hex;
+		}
+		if (i)
+			fputc(',', f);
+		put_str(f, name);
+	}
+	fputc(']', f);
+}
+
+/* Of the stacks of hang h, the last with role own as "stack" (for a
+   blocked thread where its wait blocked, taken when the call returned;
+   for a busy one its most frequent sample) with its kind, and the one
+   with role waker as "waker_stack"; for a culprit's roles, those of
+   culprit c. */
+static void
+put_stacks(FILE *f, const struct diag *d, size_t h, int own, int waker,
+    size_t c)
+{
+	const struct diag_stack *so = NULL, *sw = NULL;
+
+	for (size_t i = 0; i < diag_nstacks(d, h); i++) {
+		const struct diag_stack *s = diag_stack(d, h, i);
+
+		if (s->nframes == 0 || (own == DIAG_STACK_CULPRIT &&
+		    s->culprit != c))
+			continue;
+		if (s->role == own)
+			so = s;
+		else if (s->role == waker && sw == NULL)
+			sw = s;
+	}
+	if (so != NULL) {
+		put_stack(f, "stack", so);
+		fprintf(f, ",\"stack_kind\":\"%s\"",
+		    diag_stack_kind_name(so->kind));
+	}
+	if (sw != NULL)
+		put_stack(f, "waker_stack", sw);
+}
+
 struct hang_arg {
 	const struct diag *d;
 	size_t h;
@@ -513,6 +565,7 @@ fill_hang(FILE *f, const void *p)
 		fprintf(f, "\",\"cycle_timeout_ms\":%.3f",
 		    (double)cy->timeout_ns / 1e6);
 	}
+	put_stacks(f, a->d, a->h, DIAG_STACK_HANG, DIAG_STACK_WAKER, 0);
 }
 
 struct culprit_arg {
@@ -541,6 +594,8 @@ fill_culprit(FILE *f, const void *p)
 	}
 	if (c->repeat)
 		fputs(",\"repeat\":true", f);
+	put_stacks(f, a->d, a->h, DIAG_STACK_CULPRIT,
+	    DIAG_STACK_CULPRIT_WAKER, a->i);
 }
 
 static int

@@ -1,30 +1,57 @@
 /*
  * node.c: the spinning node pane: the current vertex (at first the hung
  * vertex of the hang), its kind, what the diagnosis says about it, its
- * edges, its events and the user stack.
+ * edges, its user stacks and its events.
  *
  * The pane is a list of rows produced on demand from a small header (a
- * few formatted lines kept in struct nrows), then one row per event of
- * the vertex (graph_event_describe()), then one row per stack frame; only
- * the rows on screen are formatted, so a vertex of a million events
- * scrolls as fast as a small one.
+ * few formatted lines kept in struct nrows), then the stacks (a label row
+ * each, then one row per frame, named when drawn), then one row per
+ * event of the vertex (graph_event_describe()); only the rows on screen
+ * are formatted, so a vertex of a million events scrolls as fast as a
+ * small one.
+ *
+ * The stacks are the diagnosis' for the spinning node of a hang (its
+ * own, its waker's, its culprits'); for any other vertex, a bounded pick
+ * of the TT_STACK events in and around it (struct nstack), found by one
+ * scan of its events kept for the next draws in a one-entry cache (the
+ * vertex, the model it belongs to, and the thread the user came from).
  */
-#include <stdlib.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "tui-local.h"
 
 #define NHEAD 12
+#define NSTK 12		/* stacks shown at most */
+#define NWAKING 3	/* stacks of wake-ups made by the vertex, at most */
+#define NSAMPLE 2	/* places of its samples, at most */
+#define NUSER 2		/* instrumentation library's stacks (the last) */
+#define NGROUP 32	/* sample places told apart in one vertex */
+
+/* A waker's stack is taken a few µs after its wake-up: looked for this
+   close to it. */
+#define WAKER_NEAR_NS 2000000ULL
+/* Events looked at around a wake-up, or after a vertex for the stack its
+   wait left, at most. */
+#define NEAR_SCAN 4096
+
+/* One stack shown: a label row then its frames, innermost first. */
+struct nstack {
+	char label[240];
+	uint32_t pid;			/* whose process maps the frames */
+	const uint64_t *frames;
+	size_t nframes;
+	const char *const *symbols;	/* the diagnosis' names, or NULL */
+};
 
 struct nrows {
 	char head[NHEAD][200];
 	size_t nhead;
 	uint32_t thread, first, nevents;
 	uint64_t start;
-	/* stack: symbolized (from the diagnosis) or raw frames */
-	const struct diag_stack *st;
-	const uint64_t *frames;
-	size_t nframes;
+	struct nstack stk[NSTK];
+	size_t nstk, nstkrows;	/* stacks, and their rows */
 };
 
 static int
@@ -82,6 +109,373 @@ edges_text(struct tui *t, uint32_t v, int in, char *buf, size_t len)
 	}
 }
 
+/* --- stacks ------------------------------------------------------------ */
+
+/* Append the stack of TT_STACK event ev of thread th to v[*n] (when
+   there is room), labelled from fmt; NULL when full or the stack is
+   empty. */
+static struct nstack *
+push_stack(struct tui *t, struct nstack *v, size_t *n, uint32_t th,
+    const struct graph_event *ev, const char *fmt, ...) PRINTFLIKE(6, 7);
+
+static struct nstack *
+push_stack(struct tui *t, struct nstack *v, size_t *n, uint32_t th,
+    const struct graph_event *ev, const char *fmt, ...)
+{
+	struct nstack *s;
+	va_list ap;
+
+	if (*n >= NSTK || ev == NULL)
+		return NULL;
+	s = &v[*n];
+	memset(s, 0, sizeof(*s));
+	s->frames = graph_stack(t->g, ev, &s->nframes);
+	if (s->nframes == 0)
+		return NULL;
+	s->pid = graph_thread(t->g, th)->pid;
+	va_start(ap, fmt);
+	vsnprintf(s->label, sizeof(s->label), fmt, ap);
+	va_end(ap);
+	size_t l = strlen(s->label);
+	if (s->nframes >= TRACE_STACK_MAX && l > 0 && l + 7 < sizeof(s->label))
+		snprintf(s->label + l - 1, sizeof(s->label) - l + 1, " (cut):");
+	(*n)++;
+	return s;
+}
+
+/* The stack thread th took at its wake-up event idx (TSK_WAKER), or
+   NULL. The recorder writes it just after the wake-up (its stack walk
+   makes its time a few µs later), only for a wait that lasted 10 ms or
+   more: looked for until another wake-up by the same thread. */
+static const struct graph_event *
+waker_stack_at(const struct graph *g, uint32_t th, uint32_t idx)
+{
+	const struct graph_thread *gt = graph_thread(g, th);
+	const struct graph_event *at = graph_event(g, th, idx);
+
+	if (gt == NULL || at == NULL)
+		return NULL;
+	for (uint32_t i = idx + 1; i < gt->nevents && i <= idx + NEAR_SCAN;
+	    i++) {
+		const struct graph_event *e = graph_event(g, th, i);
+
+		if (e->ts > at->ts + WAKER_NEAR_NS || e->type == TT_WAKING ||
+		    e->type == TT_WAKEUP_NEW)
+			break;
+		if (e->type == TT_STACK && e->sub == TSK_WAKER)
+			return e;
+	}
+	return NULL;
+}
+
+/* The stack of the waker at the end of the wait of edge e (a wake-up
+   edge, from the waker, or a wait edge, to it), labelled with lead. */
+static void
+edge_waker(struct tui *t, const struct graph_edge *e, const char *lead,
+    struct nstack *v, size_t *n)
+{
+	uint32_t wv = e->kind == GE_WAIT ? e->dst : e->src;
+	uint32_t wi = e->kind == GE_WAIT ? e->dst_ev : e->src_ev;
+	const struct graph_vertex *gv = graph_vertex(t->g, wv);
+	const struct graph_event *ev;
+	char lab[64], a[32];
+
+	if (gv == NULL || (ev = waker_stack_at(t->g, gv->thread, wi)) ==
+	    NULL)
+		return;
+	push_stack(t, v, n, gv->thread, ev, "%s %s at %s:", lead,
+	    tui_thread_label(t, gv->thread, lab, sizeof(lab)),
+	    tui_fmt_time(t, ev->ts, a, sizeof(a)));
+}
+
+/* The stack a wait beginning after event idx of thread th left when its
+   call returned (TSK_WAIT), or NULL: looked for until the thread, having
+   returned from a call, leaves the CPU again. */
+static const struct graph_event *
+wait_stack_after(const struct graph *g, uint32_t th, uint32_t idx)
+{
+	const struct graph_thread *gt = graph_thread(g, th);
+	int exited = 0;
+
+	for (uint32_t i = idx; i < gt->nevents && i < idx + NEAR_SCAN; i++) {
+		const struct graph_event *e = graph_event(g, th, i);
+
+		if (e->type == TT_STACK && e->sub == TSK_WAIT)
+			return e;
+		if (e->type == TT_SYS_EXIT)
+			exited = 1;
+		else if (e->type == TT_SWITCH && exited)
+			break;
+	}
+	return NULL;
+}
+
+struct sgroup {
+	uint64_t hash;
+	unsigned count;
+	const struct graph_event *last;
+};
+
+/* Its samples' place: the callers, wherever the innermost frame hit. */
+static uint64_t
+sample_hash(const struct graph *g, const struct graph_event *e)
+{
+	size_t nf;
+	const uint64_t *f = graph_stack(g, e, &nf);
+
+	if (nf == 0)
+		return 0;
+	return nf > 1 ? fnv64(f + 1, (nf - 1) * sizeof(*f)) :
+	    fnv64(f, sizeof(*f));
+}
+
+/* Count sample e in its place among gs[*ng]. */
+static void
+group_sample(const struct graph *g, struct sgroup *gs, size_t *ng,
+    const struct graph_event *e)
+{
+	uint64_t h = sample_hash(g, e);
+	size_t i;
+
+	for (i = 0; i < *ng && gs[i].hash != h; i++)
+		;
+	if (i == *ng) {
+		if (*ng == NGROUP)
+			return;
+		gs[(*ng)++] = (struct sgroup){ .hash = h };
+	}
+	gs[i].count++;
+	gs[i].last = e;
+}
+
+/* The thread a waker's stack at event idx of thread th was taken for:
+   the target of the wake-up just before it (GRAPH_NONE if none). */
+static uint32_t
+wakee_of(const struct graph *g, uint32_t th, uint32_t idx)
+{
+	const struct graph_event *at = graph_event(g, th, idx);
+
+	for (uint32_t i = idx; i-- > 0 && idx - i <= NEAR_SCAN;) {
+		const struct graph_event *e = graph_event(g, th, i);
+
+		if (at->ts - e->ts > WAKER_NEAR_NS)
+			break;
+		if (e->type == TT_WAKING || e->type == TT_WAKEUP_NEW)
+			return (uint32_t)e->key;
+	}
+	return GRAPH_NONE;
+}
+
+/* Append stack e of thread th, taken waking thread index wakee, to
+   v[*n]. */
+static void
+push_waking(struct tui *t, uint32_t th, const struct graph_event *e,
+    uint32_t wakee, struct nstack *v, size_t *n)
+{
+	char lab[64], a[32];
+
+	if (graph_thread(t->g, wakee) != NULL)
+		push_stack(t, v, n, th, e, "waking %s at %s:", tui_thread_label(t,
+		    wakee, lab, sizeof(lab)), tui_fmt_time(t, e->ts, a,
+		    sizeof(a)));
+	else
+		push_stack(t, v, n, th, e, "waking at %s:", tui_fmt_time(t,
+		    e->ts, a, sizeof(a)));
+}
+
+/* Is thread index th the thread of tid (0: none)? */
+static int
+is_tid(const struct graph *g, uint32_t th, uint32_t tid)
+{
+	const struct graph_thread *gt = graph_thread(g, th);
+
+	return tid != 0 && gt != NULL && gt->tid == tid;
+}
+
+/*
+ * The stacks of vertex vi, user having come from the thread of tid from:
+ * first the stack it took waking that thread (after `w`, the wake-up
+ * just followed), then in time order the waker's at the wake-up that
+ * began it, those among its events (where the wait before it waited,
+ * the library's, the most frequent places of its samples, the other
+ * wake-ups it made), where its wait at the end blocked and the waker's
+ * that ended it.
+ */
+static size_t
+vertex_stacks(struct tui *t, uint32_t vi, uint32_t from, struct nstack *v)
+{
+	const struct graph_vertex *gv = graph_vertex(t->g, vi);
+	const struct graph_event *waking[NWAKING], *user[NUSER];
+	const struct graph_event *waited = NULL, *back = NULL;
+	uint32_t wakee[NWAKING], back_wakee = GRAPH_NONE;
+	struct sgroup gs[NGROUP];
+	size_t n = 0, nw = 0, nu = 0, ng = 0, ne, nsamples = 0;
+	const uint32_t *es;
+	char a[32];
+
+	for (uint32_t i = 0; i < gv->nevents; i++) {
+		const struct graph_event *e = graph_event(t->g, gv->thread,
+		    gv->first + i);
+
+		if (e->type != TT_STACK)
+			continue;
+		if (e->sub == TSK_WAIT) {
+			if (waited == NULL)
+				waited = e;
+		} else if (e->sub == TSK_SAMPLE) {
+			nsamples++;
+			group_sample(t->g, gs, &ng, e);
+		} else if (e->sub == TSK_WAKER) {
+			uint32_t w = wakee_of(t->g, gv->thread, gv->first + i);
+			if (back == NULL && is_tid(t->g, w, from)) {
+				back = e;
+				back_wakee = w;
+			} else if (nw < NWAKING) {
+				wakee[nw] = w;
+				waking[nw++] = e;
+			}
+		} else {
+			/* the library's: the last ones */
+			if (nu == NUSER) {
+				memmove(user, user + 1, (NUSER - 1) *
+				    sizeof(*user));
+				nu--;
+			}
+			user[nu++] = e;
+		}
+	}
+	if (back != NULL)
+		push_waking(t, gv->thread, back, back_wakee, v, &n);
+	/* woken by: the waker's stack at the wake-up before it */
+	es = graph_in_edges(t->g, vi, &ne);
+	for (size_t i = 0; i < ne; i++) {
+		const struct graph_edge *e = graph_edge(t->g, es[i]);
+		if (e->kind == GE_WAKEUP) {
+			edge_waker(t, e, "woken by", v, &n);
+			break;
+		}
+	}
+	if (waited != NULL)
+		push_stack(t, v, &n, gv->thread, waited, "where it waited, "
+		    "returned at %s:", tui_fmt_time(t, waited->ts, a,
+		    sizeof(a)));
+	for (size_t i = 0; i < nu; i++)
+		push_stack(t, v, &n, gv->thread, user[i], "user stack at %s:",
+		    tui_fmt_time(t, user[i]->ts, a, sizeof(a)));
+	/* the most frequent places of its samples */
+	for (size_t k = 0; k < NSAMPLE && ng > 0; k++) {
+		size_t best = 0;
+		for (size_t i = 1; i < ng; i++)
+			if (gs[i].count > gs[best].count)
+				best = i;
+		push_stack(t, v, &n, gv->thread, gs[best].last, "running, "
+		    "sample %u/%zu here, last at %s:", gs[best].count,
+		    nsamples, tui_fmt_time(t, gs[best].last->ts, a,
+		    sizeof(a)));
+		gs[best] = gs[--ng];
+	}
+	for (size_t i = 0; i < nw; i++)
+		push_waking(t, gv->thread, waking[i], wakee[i], v, &n);
+	/* its wait at the end: where it blocked, and who ended it */
+	if (gv->flags & GRAPH_VF_WAIT) {
+		const struct graph_event *e = wait_stack_after(t->g,
+		    gv->thread, gv->first + gv->nevents);
+		if (e != NULL)
+			push_stack(t, v, &n, gv->thread, e, "where its wait "
+			    "at the end blocked, returned at %s:",
+			    tui_fmt_time(t, e->ts, a, sizeof(a)));
+		es = graph_out_edges(t->g, vi, &ne);
+		for (size_t i = 0; i < ne; i++) {
+			const struct graph_edge *x = graph_edge(t->g, es[i]);
+			if (x->kind == GE_WAIT) {
+				edge_waker(t, x, "its wait ended by", v, &n);
+				break;
+			}
+		}
+	}
+	return n;
+}
+
+/* The last vertex's stacks (one scan of its events per visit). */
+static struct {
+	const struct graph *g;
+	unsigned gen;
+	uint32_t vertex, from;
+	struct nstack stk[NSTK];
+	size_t n;
+} cache;
+
+static size_t
+vertex_stacks_cached(struct tui *t, struct nstack *v)
+{
+	/* the thread the user came from, for a step back along a chain */
+	uint32_t from = t->hcur > 0 && t->hcur < t->nhist ?
+	    t->hist[t->hcur - 1].tid : 0;
+
+	if (cache.g != t->g || cache.gen != t->gen ||
+	    cache.vertex != t->vertex || cache.from != from) {
+		cache.g = t->g;
+		cache.gen = t->gen;
+		cache.vertex = t->vertex;
+		cache.from = from;
+		cache.n = vertex_stacks(t, t->vertex, from, cache.stk);
+	}
+	memcpy(v, cache.stk, cache.n * sizeof(*v));
+	return cache.n;
+}
+
+/* What a stack of the diagnosis is, in the story of its hang. */
+static void
+diag_stack_label(struct tui *t, const struct diag_stack *s, char *buf,
+    size_t len)
+{
+	char who[96], what[64], lab[64], a[32];
+
+	tui_thread_label(t, s->th.thread, lab, sizeof(lab));
+	switch (s->role) {
+	case DIAG_STACK_HANG:
+		snprintf(who, sizeof(who), "hang");
+		break;
+	case DIAG_STACK_WAKER:
+		snprintf(who, sizeof(who), "its waker %s", lab);
+		break;
+	case DIAG_STACK_CULPRIT:
+		snprintf(who, sizeof(who), "culprit %zu %s", s->culprit + 1,
+		    lab);
+		break;
+	default:
+		snprintf(who, sizeof(who), "culprit %zu's waker %s",
+		    s->culprit + 1, lab);
+		break;
+	}
+	if (s->kind == TSK_WAIT)
+		snprintf(what, sizeof(what), "where it waited");
+	else if (s->kind == TSK_WAKER)
+		snprintf(what, sizeof(what), "waking");
+	else if (s->kind == TSK_SAMPLE && s->of > 0)
+		snprintf(what, sizeof(what), "running, sample %u/%u",
+		    s->samples, s->of);
+	else if (s->kind == TSK_SAMPLE)
+		snprintf(what, sizeof(what), "running, sample");
+	else
+		snprintf(what, sizeof(what), "user stack");
+	snprintf(buf, len, "%s, %s at %s%s:", who, what, tui_fmt_time(t,
+	    s->ts, a, sizeof(a)), s->cut ? " (cut)" : "");
+}
+
+/* Frame i of stack s as text. */
+static void
+frame_text(struct tui *t, const struct nstack *s, size_t i, char *buf,
+    size_t len)
+{
+	if (s->symbols != NULL && s->symbols[i] != NULL)
+		snprintf(buf, len, "%s", s->symbols[i]);
+	else if (t->d != NULL)
+		diag_frame_text(t->d, s->pid, s->frames[i], buf, len);
+	else
+		snprintf(buf, len, "0x%llx", (unsigned long long)s->frames[i]);
+}
+
 static void
 rows(struct tui *t, struct nrows *r)
 {
@@ -136,37 +530,45 @@ rows(struct tui *t, struct nrows *r)
 		if (diag_watch_hint(t->d, t->pos.hang) != NULL)
 			snprintf(r->head[r->nhead++], 200, "hint: %s",
 			    diag_watch_hint(t->d, t->pos.hang));
-		if (diag_nstacks(t->d, t->pos.hang) > 0)
-			r->st = diag_stack(t->d, t->pos.hang, 0);
+		size_t ns = diag_nstacks(t->d, t->pos.hang);
+		for (size_t i = 0; i < ns && r->nstk < NSTK; i++) {
+			const struct diag_stack *ds = diag_stack(t->d,
+			    t->pos.hang, i);
+			struct nstack *st = &r->stk[r->nstk];
+			if (ds->nframes == 0)
+				continue;
+			diag_stack_label(t, ds, st->label, sizeof(st->label));
+			st->pid = ds->th.pid;
+			st->frames = ds->frames;
+			st->nframes = ds->nframes;
+			st->symbols = ds->symbols;
+			r->nstk++;
+		}
+	} else {
+		r->nstk = vertex_stacks_cached(t, r->stk);
 	}
 	edges_text(t, t->vertex, 1, r->head[r->nhead++], 200);
 	edges_text(t, t->vertex, 0, r->head[r->nhead++], 200);
-	snprintf(r->head[r->nhead++], 200, "events:");
-	if (r->st == NULL) {
-		/* the last stack recorded in the vertex, unsymbolized */
-		for (uint32_t i = gv->nevents; i-- > 0;) {
-			const struct graph_event *ev = graph_event(t->g,
-			    gv->thread, gv->first + i);
-			if (ev->type == TT_STACK) {
-				r->frames = graph_stack(t->g, ev, &r->nframes);
-				break;
-			}
-			if (gv->nevents - i > 4096)
-				break;
-		}
-	} else {
-		r->nframes = r->st->nframes;
-		r->frames = r->st->frames;
-	}
+	for (size_t i = 0; i < r->nstk; i++)
+		r->nstkrows += 1 + r->stk[i].nframes;
+}
+
+/* Rows before the first event's: the header, the stacks, "events:"
+   (when there is a vertex). */
+static size_t
+ev_row0(const struct nrows *r)
+{
+	return r->nhead + r->nstkrows + (r->nevents > 0);
 }
 
 static size_t
 nrows_total(const struct nrows *r)
 {
-	return r->nhead + r->nevents + (r->nframes ? r->nframes + 1 : 0);
+	return ev_row0(r) + r->nevents;
 }
 
-static void
+/* Row i as text into buf; 1 for a stack's label row, else 0. */
+static int
 row_text(struct tui *t, const struct nrows *r, size_t i, char *buf,
     size_t len)
 {
@@ -174,30 +576,33 @@ row_text(struct tui *t, const struct nrows *r, size_t i, char *buf,
 
 	if (i < r->nhead) {
 		snprintf(buf, len, "%s", r->head[i]);
-		return;
+		return 0;
 	}
 	i -= r->nhead;
-	if (i < r->nevents) {
-		const struct graph_event *ev = graph_event(t->g, r->thread,
-		    r->first + (uint32_t)i);
-		graph_event_describe(t->g, ev, d, sizeof(d));
-		snprintf(buf, len, "  +%-10.6f %s", (double)(ev->ts -
-		    r->start) / 1e9, d);
-		return;
+	for (size_t k = 0; k < r->nstk; k++) {
+		const struct nstack *s = &r->stk[k];
+		if (i == 0) {
+			snprintf(buf, len, "%s", s->label);
+			return 1;
+		}
+		if (i <= s->nframes) {
+			frame_text(t, s, i - 1, d, sizeof(d));
+			snprintf(buf, len, "  #%zu %s", i - 1, d);
+			return 0;
+		}
+		i -= 1 + s->nframes;
 	}
-	i -= r->nevents;
 	if (i == 0) {
-		snprintf(buf, len, "user stack%s:", r->st ? "" :
-		    " (unsymbolized)");
-		return;
+		snprintf(buf, len, "events:");
+		return 0;
 	}
 	i--;
-	if (r->st != NULL && r->st->symbols != NULL &&
-	    r->st->symbols[i] != NULL)
-		snprintf(buf, len, "  #%zu %s", i, r->st->symbols[i]);
-	else
-		snprintf(buf, len, "  #%zu 0x%llx", i,
-		    (unsigned long long)r->frames[i]);
+	const struct graph_event *ev = graph_event(t->g, r->thread,
+	    r->first + (uint32_t)i);
+	graph_event_describe(t->g, ev, d, sizeof(d));
+	snprintf(buf, len, "  +%-10.6f %s", (double)(ev->ts - r->start) / 1e9,
+	    d);
+	return 0;
 }
 
 static void
@@ -215,12 +620,14 @@ node_draw(struct tui *t, struct pane *p)
 		size_t i = p->top + (size_t)y - 1;
 		if (i >= n)
 			break;
-		row_text(t, &r, i, buf, sizeof(buf));
+		int label = row_text(t, &r, i, buf, sizeof(buf));
 		if (i == p->sel && p == &t->panes[t->focus])
 			wattrset(p->win, A_REVERSE);
 		else if (i == 2 && is_spinning(t))
 			wattrset(p->win, A_BOLD | (t->colour ?
 			    COLOR_PAIR(C_CULPRIT) : 0));
+		else if (label)
+			wattrset(p->win, A_BOLD);
 		tui_put(p->win, y, 0, buf);
 		wattrset(p->win, A_NORMAL);
 	}
@@ -232,11 +639,11 @@ node_key(struct tui *t, struct pane *p, enum action a)
 	struct nrows r;
 
 	rows(t, &r);
-	if (a == AC_ENTER && p->sel >= r.nhead &&
-	    p->sel < r.nhead + r.nevents) {
+	if (a == AC_ENTER && p->sel >= ev_row0(&r) &&
+	    p->sel < nrows_total(&r)) {
 		/* the cursor to the event's time */
 		const struct graph_event *ev = graph_event(t->g, r.thread,
-		    r.first + (uint32_t)(p->sel - r.nhead));
+		    r.first + (uint32_t)(p->sel - ev_row0(&r)));
 		t->pos.cursor = ev->ts;
 		return R_ALL;
 	}

@@ -99,6 +99,15 @@ b = collections.Counter((e["cat"], e["id"]) for e in ev if e["ph"] == "b")
 en = collections.Counter((e["cat"], e["id"]) for e in ev if e["ph"] == "e")
 report("hang and culprit slices begin and end", b == en, (b - en) + (en - b))
 
+# their stacks: arrays of frame names, "0x..." where none resolved
+stk = [(e["name"], k, e["args"][k]) for e in ev
+       if e["ph"] == "b" and e["cat"] in ("hang", "culprit")
+       for k in ("stack", "waker_stack") if k in e["args"]]
+badstk = [x for x in stk if not isinstance(x[2], list) or not x[2] or
+          not all(isinstance(f, str) and f and " " not in f for f in x[2])]
+report("%d stacks of hangs and culprits: arrays of names" % len(stk),
+       not badstk, badstk[:3])
+
 if len(sys.argv) > 2:
     diag = json.load(open(sys.argv[2]))
     flows = collections.Counter()
@@ -119,6 +128,22 @@ if len(sys.argv) > 2:
                   and e["args"]["hang"] == diag["hangs"].index(h) + 1]
         report("its %d culprits marked" % len(cul), len(marked) == len(cul)
                and len(cul) > 0)
+        # the hang's stack: its last own one in the diagnosis, the
+        # waker's as waker_stack
+        def names(s):
+            return [n if n else f for n, f in
+                    zip(s.get("symbols") or [None] * len(s["frames"]),
+                        s["frames"])] if s else None
+        own = [s for s in h.get("stacks", []) if s["role"] == "hang"]
+        wk = [s for s in h.get("stacks", []) if s["role"] == "waker"]
+        if hb and (own or wk):
+            report("hang of %s: its stacks as args" % h["thread"]["comm"],
+                   hb[0]["args"].get("stack") == names(own[-1] if own
+                                                       else None) and
+                   hb[0]["args"].get("waker_stack") == names(wk[0] if wk
+                                                             else None),
+                   {k: hb[0]["args"].get(k) for k in ("stack",
+                                                      "waker_stack")})
         for c in cul:
             held = tid if c["parent"] is None else cul[c["parent"]]["tid"]
             if held == c["tid"]:
