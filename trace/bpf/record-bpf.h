@@ -33,6 +33,14 @@ struct blk {
 	__u64 run_cpu;	/* and its CPU time then: a sample that finds it
 			   ran most of the time since, stack_ns or more,
 			   keeps its stack */
+	__u64 series;	/* the start of a run of waits that each ended by
+			   their timeout (a lock taken in timed slices),
+			   0: none: a run that lasts stack_ns gets the
+			   stack too, one a second */
+	__u64 stk_ts;	/* when its last wait stack was taken */
+	__u32 stop;	/* stopped (a signal, a tracer) outside a call:
+			   its resumption ends a wait */
+	__u32 pad;
 	__u64 saved;	/* frames in sstk, 0: none */
 	__u64 sstk[32];	/* lean, a task without rseq (whose calls'
 			   returns are not seen): the user stack it

@@ -136,6 +136,8 @@ struct {
 } cpuctx SEC(".maps");
 
 #define PF_KTHREAD 0x00200000
+#define TASK_STOPPED_BIT 0x4	/* __TASK_STOPPED */
+#define TASK_TRACED_BIT 0x8	/* __TASK_TRACED */
 #define ENOSYS 38
 #define S_IFMT 00170000
 #define S_IFIFO 0010000
@@ -514,6 +516,19 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
 			}
 		}
 	}
+	/* stopped outside a call (SIGSTOP, a tracer): a wait that its
+	   resumption ends, whose stack is taken then (exit_of()) */
+	if (stack_ns && !preempt && (prev_state & (TASK_STOPPED_BIT |
+	    TASK_TRACED_BIT)) && !(prev->flags & PF_KTHREAD) &&
+	    prev->tgid != (int)self_tgid) {
+		struct blk *b = bpf_task_storage_get(&blocked, prev, 0,
+		    BPF_LOCAL_STORAGE_GET_F_CREATE);
+
+		if (b && !b->on && !b->stop) {
+			b->since = bpf_ktime_get_boot_ns();
+			b->stop = 1;
+		}
+	}
 	/* lean: a sched_yield seen where it gives the CPU away, one a
 	   millisecond a thread */
 	if (lean && !preempt && prev_state == 0 &&
@@ -585,13 +600,45 @@ put_stack(void *ctx, __u32 tid, __u64 kind, __u8 ictx)
 	bpf_ringbuf_submit(s, RB_FLAGS);
 }
 
-/* The stack of a wait that blocked since b->since, when it is long; now:
-   the time of its exit's record. */
-static __always_inline void
-wait_stack(void *ctx, const struct blk *b, __u32 tid, __u64 now)
+/* A blocked call that ended by its own timeout. */
+static __always_inline int
+timed_out(long nr, long ret)
 {
-	if (!stack_ns || now - b->since < stack_ns)
+	if (nr == NR_nanosleep || nr == NR_clock_nanosleep)
+		return 1;
+	if (nr == NR_futex)
+		return ret == -ETIMEDOUT;
+	return ret == 0 && (nr == NR_poll || nr == NR_ppoll ||
+	    nr == NR_select || nr == NR_pselect6 || nr == NR_epoll_wait ||
+	    nr == NR_epoll_pwait || nr == NR_epoll_pwait2);
+}
+
+/* Wait stacks of a run of timed-out waits at most this often. */
+#define SERIES_GAP_NS 1000000000ull
+
+/*
+ * The stack of a wait that blocked since b->since, when it is long, or
+ * when it ends a run of waits that each ended by their timeout and that
+ * lasted that long (one a second); nr and ret: its call and result; now:
+ * the time of its exit's record.
+ */
+static __always_inline void
+wait_stack(void *ctx, struct blk *b, __u32 tid, __u64 now, long nr, long ret)
+{
+	__u64 from = b->series ? b->series : b->since;
+
+	if (timed_out(nr, ret)) {
+		if (!b->series)
+			b->series = b->since;
+	} else {
+		b->series = 0;
+	}
+	if (!stack_ns)
 		return;
+	if (now - b->since < stack_ns && (from == b->since ||
+	    now - from < stack_ns || now - b->stk_ts < SERIES_GAP_NS))
+		return;
+	b->stk_ts = now;
 	put_stack(ctx, tid, RB_STK_WAIT, 0);
 }
 
@@ -604,16 +651,27 @@ exit_of(void *ctx, struct task_struct *t)
 	struct blk *b = bpf_task_storage_get(&blocked, t, 0, 0);
 	struct pt_regs *regs;
 
-	if (!b || !b->on)
+	if (!b)
+		return 0;
+	if (b->stop && !b->on) {
+		/* resumed: where it was stopped, if that was long */
+		b->stop = 0;
+		if (stack_ns && bpf_ktime_get_boot_ns() - b->since >=
+		    stack_ns)
+			put_stack(ctx, (__u32)t->pid, RB_STK_WAIT, 0);
+		return 0;
+	}
+	if (!b->on)
 		return 0;
 	b->on = 0;
+	b->stop = 0;
 	regs = (struct pt_regs *)bpf_task_pt_regs(t);
 	RESERVE(REC(2), p, RB_SYS_EXIT, (__u32)t->pid);
 	p->a[0] = (__u64)regs->orig_ax;
 	p->a[1] = (__u64)regs->ax;
 	__u64 now = p->h.ts;	/* one clock read for both */
 	bpf_ringbuf_submit(p, RB_FLAGS);
-	wait_stack(ctx, b, (__u32)t->pid, now);
+	wait_stack(ctx, b, (__u32)t->pid, now, regs->orig_ax, regs->ax);
 	return 0;
 }
 
@@ -778,6 +836,15 @@ int BPF_PROG(on_exit, struct task_struct *task, bool group_dead)
 	SCOPE(task_in(task));
 	EMIT(2, RB_EXIT, cur_tid(), (__u64)(__u32)task->pid,
 	    (__u64)group_dead);
+	/* killed while it waited long (the call never returns): the stack
+	   it waited with, its memory still there */
+	if (stack_ns && !(task->flags & PF_KTHREAD)) {
+		struct blk *b = bpf_task_storage_get(&blocked, task, 0, 0);
+
+		if (b && (b->on || b->stop) &&
+		    bpf_ktime_get_boot_ns() - b->since >= stack_ns)
+			put_stack(ctx, (__u32)task->pid, RB_STK_WAIT, 0);
+	}
 	return 0;
 }
 
@@ -1257,19 +1324,6 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 	return 0;
 }
 
-/* A blocked call that ended by its own timeout. */
-static __always_inline int
-timed_out(long nr, long ret)
-{
-	if (nr == NR_nanosleep || nr == NR_clock_nanosleep)
-		return 1;
-	if (nr == NR_futex)
-		return ret == -ETIMEDOUT;
-	return ret == 0 && (nr == NR_poll || nr == NR_ppoll ||
-	    nr == NR_select || nr == NR_pselect6 || nr == NR_epoll_wait ||
-	    nr == NR_epoll_pwait || nr == NR_epoll_pwait2);
-}
-
 /* A result that says "not now, try again" (engine/diag-poll.c). */
 static __always_inline int
 try_again(long nr, long ret)
@@ -1310,9 +1364,9 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 			b->on = 0;
 			b->retry = timed_out(nr, ret) ? RETRY_WINDOW : 0;
 			EMIT(2, RB_SYS_EXIT, tid, (__u64)nr, (__u64)ret);
-			if (stack_ns && b->since)
+			if (stack_ns)
 				wait_stack(ctx, b, tid,
-				    bpf_ktime_get_boot_ns());
+				    bpf_ktime_get_boot_ns(), nr, ret);
 			goto marker;
 		}
 		if (nr == NR_close) {
