@@ -148,7 +148,7 @@ put_stacks(FILE *f, const struct diag *d, size_t h, uint64_t base)
 				fprintf(f, " ?");
 		if (s->nframes > 12)
 			fprintf(f, " ...");
-		if (s->nofp != NULL || s->cut) {
+		if (s->nofp != NULL || s->cut || s->stopped) {
 			fprintf(f, " (%zu frame%s", s->nframes,
 			    s->nframes == 1 ? "" : "s");
 			if (s->cut)
@@ -157,6 +157,9 @@ put_stacks(FILE *f, const struct diag *d, size_t h, uint64_t base)
 				fprintf(f, "; %.*s keeps no frame pointer: its "
 				    "caller is missing", (int)strcspn(s->nofp,
 				    "+"), s->nofp);
+			else if (s->stopped)
+				fprintf(f, "; the unwinding stopped: code "
+				    "without frame pointers");
 			fprintf(f, ")");
 		}
 		fprintf(f, "\n");
@@ -639,8 +642,9 @@ diag_write_hang_json(const struct diag *d, size_t h, FILE *f)
 		if (s->kind == TSK_SAMPLE)
 			fprintf(f, ",\"samples\":%u,\"of\":%u", s->samples,
 			    s->of);
-		fprintf(f, ",\"cut\":%s,\"no_frame_pointer\":",
-		    s->cut ? "true" : "false");
+		fprintf(f, ",\"cut\":%s,\"stopped\":%s,"
+		    "\"no_frame_pointer\":", s->cut ? "true" : "false",
+		    s->stopped ? "true" : "false");
 		if (s->nofp != NULL)
 			jstr(f, s->nofp);
 		else

@@ -8,7 +8,8 @@
  *   - its waker's (TSK_WAKER), taken at the wake-up that ended the wait:
  *     on the waker of the critical path's first step, a few µs after
  *     the wait's end;
- *   - for each culprit, where it waited (the TSK_WAIT its wait left) or,
+ *   - for each culprit, where it waited (the TSK_WAIT its wait left, or
+ *     for a wait in timed slices the last one its run of slices left) or,
  *     busy, where it ran (its most frequent sample), then the waker's
  *     at the end of its wait when the critical path holds it.
  * Then every frame is named from the recorded mappings of the stack's
@@ -124,6 +125,22 @@ frame_key(struct diag *d, uint32_t pid, uint64_t a)
 	if (e != NULL && elfaddr_at_offset(e, off, &delta, NULL) != NULL)
 		return fnv64(path, strlen(path)) ^ (off - delta);
 	return a;
+}
+
+/* The last wait stack (TSK_WAIT) of thread ti in [a, b], or NULL: a
+   wait in timed slices leaves one when the run of slices has lasted
+   long, not at each slice's end. */
+static const struct graph_event *
+last_wait_stack(const struct graph *g, uint32_t ti, uint64_t a, uint64_t b)
+{
+	const struct gthread *t = &g->th[ti];
+	const struct graph_event *last = NULL;
+
+	for (uint32_t i = diag_event_at(g, ti, a); i < t->nev &&
+	    t->ev[i].ts <= b; i++)
+		if (t->ev[i].type == TT_STACK && t->ev[i].sub == TSK_WAIT)
+			last = &t->ev[i];
+	return last;
 }
 
 /* The most frequent place of the samples (TSK_SAMPLE) of thread ti in
@@ -327,6 +344,8 @@ symbolize(struct diag *d, struct dhang *h)
 			if (fp == 0 && s->nofp == NULL)
 				s->nofp = sym[i];
 		}
+		s->stopped = !s->cut && s->nframes > 0 && (s->nframes == 1 ||
+		    sym[s->nframes - 1] == NULL);
 		if (!any) {
 			free(sym);
 			continue;
@@ -353,6 +372,9 @@ diag_stacks(struct diag *d, struct dhang *h)
 		if (c->kind == DIAG_BLOCKED) {
 			const struct graph_event *e = wait_stack_of(d->g, ct,
 			    c->wait.wait_ev);
+			if (e == NULL)
+				e = last_wait_stack(d->g, ct, c->start_ns,
+				    c->end_ns + WAKER_NEAR_NS);
 			if (e != NULL)
 				push_stack(d, h, ct, e, DIAG_STACK_CULPRIT, i);
 			push_waker(d, h, ct, DIAG_STACK_CULPRIT_WAKER, i);

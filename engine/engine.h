@@ -577,6 +577,10 @@ struct diag_stack {
 					   span with this stack, of all */
 	int cut;			/* as deep as the recorder takes: the
 					   callers beyond are not known */
+	int stopped;			/* the unwinding stopped short: one
+					   frame, or an outermost one in no
+					   mapping (made up by code without
+					   frame pointers) */
 	const char *nofp;		/* the first frame (its symbol) whose
 					   function keeps no frame pointer, so
 					   the unwinder skipped its caller or

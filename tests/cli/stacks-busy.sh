@@ -38,13 +38,24 @@ stacks() {
 	    2>&1 | head -n 6 | sed '2,$s/^/  /'
 }
 
-# role_names COMM ROLE FUNC: the check of names() on COMM's diagnosis
+# role_names COMM ROLE FUNC: the check of names() on COMM's diagnosis (a
+# waker's stack or a sample may be missing only when the recorder lost
+# events, on an overloaded machine: skipped then)
 role_names() {
 	if names "$T/$1.json" "$2" "$3"; then
 		ok "$1: the $2 stack names $3"
+	elif [ "$2" != hang ] && [ "$(lost "$T/$1")" != 0 ]; then
+		ok "$1: the $2 stack names $3 # SKIP the recorder lost $(lost "$T/$1") events"
 	else
 		nok "$1: the $2 stack names $3" "$(stacks "$T/$1.json")"
 	fi
+}
+
+# lost TRACE: the events the recorder lost
+lost() {
+	_l=$($ARGUS info --events "$1" 2>/dev/null |
+	    sed -n 's/^lost: *\([0-9]*\).*/\1/p')
+	echo "${_l:-0}"
 }
 
 # check_prog PROG COMM WAIT BUSY REPLY: record PROG (its threads named
