@@ -5,7 +5,9 @@
  * offset taken from it is checked against the file size, so a damaged
  * file gives ENOEXEC, never a fault. The result keeps a sorted array of
  * (address, size, name, whether it sets up a frame pointer) and a copy
- * of the PT_LOAD headers.
+ * of the PT_LOAD headers. A stripped file's symbols come from its
+ * detached debug file when one is installed (found by its build id),
+ * else from its dynamic symbol table.
  */
 #include <elf.h>
 #include <errno.h>
@@ -80,6 +82,11 @@ read_syms(const unsigned char *p, size_t size, unsigned type,
 				continue;
 			const char *nm = names + s[j].st_name;
 			size_t len = strnlen(nm, str->sh_size - s[j].st_name);
+			/* "sem_post@@GLIBC_2.34": the function, not the
+			   version of it */
+			const char *at = memchr(nm, '@', len);
+			if (at != NULL && at > nm)
+				len = (size_t)(at - nm);
 			struct efunc *f = &e->fn[e->nfn++];
 			f->addr = s[j].st_value;
 			f->size = s[j].st_size;
@@ -159,6 +166,86 @@ keeps_fp(const struct elfaddr *e, const unsigned char *p, size_t size,
 	return -1;
 }
 
+/*
+ * The GNU build id of the mapped file p as lower-case hex into hex (at
+ * least 2 * 64 + 1 bytes): 1, or 0 when it has none.
+ */
+static int
+build_id(const unsigned char *p, size_t size, char *hex)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)p;
+
+	if (!fits(size, eh->e_phoff, (uint64_t)eh->e_phnum *
+	    sizeof(Elf64_Phdr)))
+		return 0;
+	const Elf64_Phdr *ph = (const Elf64_Phdr *)(p + eh->e_phoff);
+	for (unsigned i = 0; i < eh->e_phnum; i++) {
+		if (ph[i].p_type != PT_NOTE ||
+		    !fits(size, ph[i].p_offset, ph[i].p_filesz))
+			continue;
+		uint64_t o = ph[i].p_offset, end = o + ph[i].p_filesz;
+		while (o + sizeof(Elf64_Nhdr) <= end) {
+			const Elf64_Nhdr *n = (const Elf64_Nhdr *)(p + o);
+			uint64_t name = o + sizeof(*n);
+			uint64_t desc = name + ((n->n_namesz + 3) & ~3u);
+			uint64_t next = desc + ((n->n_descsz + 3) & ~3u);
+			if (next > end)
+				break;
+			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
+			    memcmp(p + name, "GNU", 4) == 0 &&
+			    n->n_descsz > 0 && n->n_descsz <= 64) {
+				for (unsigned k = 0; k < n->n_descsz; k++)
+					snprintf(hex + 2 * k, 3, "%02x",
+					    p[desc + k]);
+				return 1;
+			}
+			o = next;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The function symbols of the detached debug file of the mapped file p
+ * (ELFADDR_DEBUG_DIR, or $ARGUS_DEBUG_DIR: .build-id/xx/rest.debug, as
+ * Debian's -dbg and -dbgsym packages install them) into e: 1 when it
+ * has a symbol table, else 0 (e unchanged).
+ */
+static int
+debug_syms(const unsigned char *p, size_t size, struct elfaddr *e)
+{
+	char hex[2 * 64 + 1], *path;
+	const char *dir = getenv("ARGUS_DEBUG_DIR");
+	struct elf_file d;
+	int got = 0;
+
+	if (!build_id(p, size, hex))
+		return 0;
+	if (dir == NULL || *dir == '\0')
+		dir = ELFADDR_DEBUG_DIR;
+	path = xasprintf("%s/.build-id/%.2s/%s.debug", dir, hex, hex + 2);
+	if (elf_file_map(path, &d) == 0) {
+		struct efunc *fn = e->fn;
+		size_t nfn = e->nfn;
+
+		e->fn = NULL;
+		e->nfn = 0;
+		if (read_syms(d.p, d.size, SHT_SYMTAB, e) > 0) {
+			for (size_t i = 0; i < nfn; i++)
+				free(fn[i].name);
+			free(fn);
+			got = 1;
+		} else {
+			free(e->fn);
+			e->fn = fn;
+			e->nfn = nfn;
+		}
+		elf_file_unmap(&d);
+	}
+	free(path);
+	return got;
+}
+
 int
 elfaddr_open(const char *path, struct elfaddr **out)
 {
@@ -184,9 +271,13 @@ elfaddr_open(const char *path, struct elfaddr **out)
 			e->ld[e->nld++] = (struct eload){ .off = ph[i].p_offset,
 			    .filesz = ph[i].p_filesz, .vaddr = ph[i].p_vaddr };
 	if (read_syms(p, size, SHT_SYMTAB, e) == 0) {
+		/* stripped: its debug file's symbols, else the dynamic
+		   ones (the exported functions only) */
 		free(e->fn);
 		e->fn = NULL;
-		if (read_syms(p, size, SHT_DYNSYM, e) == 0)
+		e->nfn = 0;
+		(void)read_syms(p, size, SHT_DYNSYM, e);
+		if (!debug_syms(p, size, e) && e->nfn == 0)
 			goto out;
 	}
 	qsort(e->fn, e->nfn, sizeof(*e->fn), by_addr);

@@ -28,8 +28,14 @@ void elf_file_unmap(struct elf_file *f);
 
 struct elfaddr;
 
+/* Where detached debug files are looked up by build id
+   ($ARGUS_DEBUG_DIR overrides it). */
+#define ELFADDR_DEBUG_DIR "/usr/lib/debug"
+
 /*
- * Read the function symbols of the 64-bit ELF file at path. Returns 0 and
+ * Read the function symbols of the 64-bit ELF file at path (its
+ * .symtab; for a stripped file, those of its debug file found by build
+ * id under ELFADDR_DEBUG_DIR, else its .dynsym). Returns 0 and
  * *out, ENOEXEC if it is not such a file (or has no function symbols),
  * or an errno value from opening it.
  */

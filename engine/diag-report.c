@@ -153,11 +153,18 @@ put_stacks(FILE *f, const struct diag *d, size_t h, uint64_t base)
 			    s->nframes == 1 ? "" : "s");
 			if (s->cut)
 				fprintf(f, ", cut there");
-			if (s->nofp != NULL)
+			int at_end = s->nofp != NULL && s->stopped &&
+			    (s->nofp_at + 1 == s->nframes ||
+			    s->symbols[s->nofp_at + 1] == NULL);
+			if (at_end)
+				fprintf(f, "; the unwinding stopped at %.*s, "
+				    "which keeps no frame pointer",
+				    (int)strcspn(s->nofp, "+"), s->nofp);
+			else if (s->nofp != NULL)
 				fprintf(f, "; %.*s keeps no frame pointer: its "
 				    "caller is missing", (int)strcspn(s->nofp,
 				    "+"), s->nofp);
-			else if (s->stopped)
+			if (s->stopped && !at_end)
 				fprintf(f, "; the unwinding stopped: code "
 				    "without frame pointers");
 			fprintf(f, ")");

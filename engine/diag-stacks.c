@@ -335,17 +335,28 @@ symbolize(struct diag *d, struct dhang *h)
 		char **sym = xcalloc(s->nframes ? s->nframes : 1,
 		    sizeof(*sym));
 		int any = 0;
+		size_t last = 0;	/* the outermost frame named + 1 */
 		for (size_t i = 0; i < s->nframes; i++) {
 			int fp;
 			sym[i] = frame_name(d, s->th.pid, s->frames[i], &fp);
-			any |= sym[i] != NULL;
+			if (sym[i] != NULL) {
+				any = 1;
+				last = i + 1;
+			}
 			/* its caller is not in the chain of frame pointers
-			   (the outermost: the chain may stop there) */
-			if (fp == 0 && s->nofp == NULL)
+			   (or, the outermost, the chain stopped there) */
+			if (fp == 0 && s->nofp == NULL) {
 				s->nofp = sym[i];
+				s->nofp_at = i;
+			}
 		}
 		s->stopped = !s->cut && s->nframes > 0 && (s->nframes == 1 ||
 		    sym[s->nframes - 1] == NULL);
+		/* the outermost named frame ends a complete chain unless
+		   the unwinding stopped: keeping no frame pointer there
+		   then says why */
+		if (s->nofp != NULL && s->nofp_at + 1 == last && !s->stopped)
+			s->nofp = NULL;
 		if (!any) {
 			free(sym);
 			continue;

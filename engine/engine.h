@@ -585,6 +585,7 @@ struct diag_stack {
 					   function keeps no frame pointer, so
 					   the unwinder skipped its caller or
 					   stopped there; NULL: none known */
+	size_t nofp_at;			/* its index */
 };
 
 /*

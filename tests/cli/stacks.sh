@@ -109,7 +109,7 @@ if cc -O2 -fomit-frame-pointer -pthread -o "$T/nofp" tests/progs/stack-wait.c \
 	$ARGUS diagnose --comm nofp "$T/n" > "$T/n.txt" 2>&1
 	rc=$?
 	if [ $rc -eq 0 ] && grep -q '^hang 1: nofp' "$T/n.txt" &&
-	    grep -q '^  stack at .*(1 frame; __*read keeps no frame pointer: its caller is missing)' \
+	    grep -q '^  stack at .*(1 frame; the unwinding stopped at __*read, which keeps no frame pointer)' \
 	    "$T/n.txt"; then
 		ok "no frame pointers: the hang, its stack as deep as it goes, said why"
 	else
@@ -117,5 +117,32 @@ if cc -O2 -fomit-frame-pointer -pthread -o "$T/nofp" tests/progs/stack-wait.c \
 	fi
 else
 	ok "no frame pointers # SKIP no cc"
+fi
+# a stripped binary: its symbols from its detached debug file, found by
+# build id under ARGUS_DEBUG_DIR (as Debian's -dbgsym packages put them
+# under /usr/lib/debug), else from the file and offset only
+if cc -O2 -g -fno-omit-frame-pointer -pthread -o "$T/strip-wait" \
+    tests/progs/stack-wait.c 2> /dev/null &&
+    id=$(readelf -n "$T/strip-wait" | sed -n 's/^ *Build ID: //p') &&
+    [ -n "$id" ] && mkdir -p "$T/dbg/.build-id/${id%"${id#??}"}" &&
+    objcopy --only-keep-debug "$T/strip-wait" \
+    "$T/dbg/.build-id/${id%"${id#??}"}/${id#??}.debug" &&
+    strip --strip-all "$T/strip-wait"; then
+	$ARGUS record -q -o "$T/s" --backend bpf --no-instrument -- \
+	    "$T/strip-wait" > /dev/null 2>&1
+	ARGUS_DEBUG_DIR=$T/dbg $ARGUS diagnose --comm strip-wait "$T/s" \
+	    > "$T/s1.txt" 2>&1
+	ARGUS_DEBUG_DIR=$T/none $ARGUS diagnose --comm strip-wait "$T/s" \
+	    > "$T/s2.txt" 2>&1
+	if grep -q '^  stack at .*wait_for_reply+0x' "$T/s1.txt" &&
+	    ! grep -q 'wait_for_reply' "$T/s2.txt" &&
+	    grep -q '^  stack at .* strip-wait+0x' "$T/s2.txt"; then
+		ok "stripped: symbols from the debug file by build id"
+	else
+		nok "stripped binary's debug file" "$(grep -m2 'stack' "$T/s1.txt")" \
+		    "$(grep -m2 'stack' "$T/s2.txt")"
+	fi
+else
+	ok "stripped binary # SKIP no cc, readelf or objcopy"
 fi
 exit 0
