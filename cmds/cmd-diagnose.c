@@ -27,6 +27,7 @@ static const char diagnose_usage[] =
     "                      [--at TIME] [--threshold MS] [--pick N]\n"
     "                      [--rules FILE]... [--json] [--whole | --stream]\n"
     "                      [--memory SIZE] [--critical-path] [--stats]\n"
+    "                      [--stack-depth N]\n"
     "\n"
     "Find the hangs in TRACE (default " ARGUS_DEFAULT_TRACE ") and explain\n"
     "them: what the hung thread did, similar normal nodes, the normal\n"
@@ -61,6 +62,8 @@ static const char diagnose_usage[] =
     "                   the streaming pass, the graphs built and the\n"
     "                   analysis, in seconds and nanoseconds per event,\n"
     "                   and the peak memory\n"
+    "  --stack-depth N  frames of each stack the text shows (default 12;\n"
+    "                   the JSON has them all)\n"
     "  -h, --help       show this help\n";
 
 static int
@@ -175,6 +178,7 @@ cmd_diagnose(int argc, char **argv)
 		{ "whole", no_argument, NULL, 'W' },
 		{ "stream", no_argument, NULL, 'S' },
 		{ "stats", no_argument, NULL, 's' },
+		{ "stack-depth", required_argument, NULL, 'D' },
 		CMD_MEMORY_OPTION,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -230,6 +234,16 @@ cmd_diagnose(int argc, char **argv)
 			break;
 		case CMD_OPT_RULES:
 			(void)cmd_rules_option(&ro, c, optarg);
+			break;
+		case 'D':
+			if (num_arg(optarg, TRACE_STACK_MAX, &v) != 0 ||
+			    v == 0) {
+				cmd_rules_opts_free(&ro);
+				return cmd_usage_error("diagnose", "bad stack "
+				    "depth '%s' (1 to %d frames)", optarg,
+				    TRACE_STACK_MAX);
+			}
+			o.stack_depth = (unsigned)v;
 			break;
 		case 'j':
 			json = 1;

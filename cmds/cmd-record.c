@@ -57,7 +57,7 @@ usage_record(FILE *f, const char *name)
 	    "       [--duration SECONDS] [--events SET] [--buffer-kb N]\n"
 	    "       [--group GROUP] [--backend auto|bpf|tracefs]\n"
 	    "       [--no-instrument] [--net] [--netns NS] [--host NAME]\n"
-	    "       [--stacks MS|off] [-q]\n"
+	    "       [--stacks MS|off] [--stack-depth N] [-q]\n"
 	    "       [--snapshot-on-hang DIR [--snapshot-max N]"
 	    " [--snapshot-size SIZE]]%s\n"
 	    "\n"
@@ -84,7 +84,9 @@ usage_record(FILE *f, const char *name)
 	    "  --host NAME         the host name the trace gives (default: the\n"
 	    "                      system's)\n"
 	    "  --stacks MS|off     the user stack of every wait of MS or more\n"
-	    "                      (default 10), at its end (BPF)\n"
+	    "                      (default 10) at its end, its waker's, and\n"
+	    "                      samples of threads that run that long (BPF)\n"
+	    "  --stack-depth N     frames of a stack at most (1 to 32, default 32)\n"
 	    "  --snapshot-on-hang DIR  when an instrumented program marks a hang,\n"
 	    "                      snapshot the last minute into a new directory\n"
 	    "                      of DIR (see argus-snapshot(1))\n"
@@ -157,6 +159,7 @@ parse_ropts(const char *name, int argc, char **argv, struct ropts *o)
 		{ "netns", required_argument, NULL, 'x' },
 		{ "host", required_argument, NULL, 'X' },
 		{ "stacks", required_argument, NULL, 'T' },
+		{ "stack-depth", required_argument, NULL, 'F' },
 		{ "backend", required_argument, NULL, 'B' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "snapshot-on-hang", required_argument, NULL, 'H' },
@@ -273,6 +276,14 @@ parse_ropts(const char *name, int argc, char **argv, struct ropts *o)
 			else
 				return cmd_usage_error(name, "bad --stacks '%s' "
 				    "(milliseconds, or off)", optarg);
+			break;
+		case 'F':
+			if (parse_u64(optarg, &v) != 0 || v == 0 ||
+			    v > TRACE_STACK_MAX)
+				return cmd_usage_error(name, "bad --stack-depth "
+				    "'%s' (1 to %d frames)", optarg,
+				    TRACE_STACK_MAX);
+			o->ro.stack_depth = (unsigned)v;
 			break;
 		case 'X':
 			if (optarg[0] == '\0' || strlen(optarg) > 64 ||

@@ -121,11 +121,13 @@ put_stack_what(FILE *f, const struct diag_stack *s)
 static void
 put_stacks(FILE *f, const struct diag *d, size_t h, uint64_t base)
 {
-	size_t own = 0;
+	size_t own = 0, depth = diag_options(d)->stack_depth ?
+	    diag_options(d)->stack_depth : 12;
 
 	for (size_t i = 0; i < diag_nstacks(d, h); i++) {
 		const struct diag_stack *s = diag_stack(d, h, i);
-		if (s->role == DIAG_STACK_HANG && own++ >= 2)
+		if (s->role == DIAG_STACK_HANG && s->kind != TSK_KWAIT &&
+		    own++ >= 2)
 			continue;
 		fprintf(f, "  ");
 		put_stack_what(f, s);
@@ -138,15 +140,17 @@ put_stacks(FILE *f, const struct diag *d, size_t h, uint64_t base)
 			fprintf(f, " (waking)");
 		else if (s->kind == TSK_WAIT)
 			fprintf(f, " (where it waited)");
+		else if (s->kind == TSK_KWAIT)
+			fprintf(f, " (where it slept in the kernel)");
 		fprintf(f, ":");
-		for (size_t k = 0; k < s->nframes && k < 12; k++)
+		for (size_t k = 0; k < s->nframes && k < depth; k++)
 			if (s->symbols != NULL && s->symbols[k] != NULL)
 				fprintf(f, " %s", s->symbols[k]);
 			else	/* in no recorded mapping: anonymous or
 				   generated code, or a frame made up by
 				   code without frame pointers */
 				fprintf(f, " ?");
-		if (s->nframes > 12)
+		if (s->nframes > depth)
 			fprintf(f, " ...");
 		if (s->nofp != NULL || s->cut || s->stopped) {
 			fprintf(f, " (%zu frame%s", s->nframes,

@@ -7,11 +7,13 @@
  *     that ran, the most frequent of its samples (TSK_SAMPLE);
  *   - its waker's (TSK_WAKER), taken at the wake-up that ended the wait:
  *     on the waker of the critical path's first step, a few µs after
- *     the wait's end;
+ *     the wait's end; then the kernel stack the hung thread slept on
+ *     (TSK_KWAIT, taken at that wake-up);
  *   - for each culprit, where it waited (the TSK_WAIT its wait left, or
  *     for a wait in timed slices the last one its run of slices left) or,
  *     busy, where it ran (its most frequent sample), then the waker's
- *     at the end of its wait when the critical path holds it.
+ *     at the end of its wait when the critical path holds it, and the
+ *     kernel stack it slept on.
  * Then every frame is named from the recorded mappings of the stack's
  * process and the symbol tables of the files they map; h->syms owns the
  * names.
@@ -54,6 +56,7 @@ diag_stack_kind_name(int kind)
 	case TSK_WAIT: return "wait";
 	case TSK_WAKER: return "waker";
 	case TSK_SAMPLE: return "sample";
+	case TSK_KWAIT: return "kernel";
 	}
 	return "user";
 }
@@ -127,18 +130,39 @@ frame_key(struct diag *d, uint32_t pid, uint64_t a)
 	return a;
 }
 
-/* The last wait stack (TSK_WAIT) of thread ti in [a, b], or NULL: a
-   wait in timed slices leaves one when the run of slices has lasted
-   long, not at each slice's end. */
+/* The kernel stack (TSK_KWAIT) of the wait of thread ti blocked at
+   switch event sw, taken at its wake-up, or NULL. */
 static const struct graph_event *
-last_wait_stack(const struct graph *g, uint32_t ti, uint64_t a, uint64_t b)
+kernel_stack_of(const struct graph *g, uint32_t ti, uint32_t sw)
+{
+	const struct gthread *t = &g->th[ti];
+
+	if (sw == GRAPH_NONE)
+		return NULL;
+	for (uint32_t i = sw + 1; i < t->nev && i <= sw + WAIT_SCAN; i++) {
+		const struct graph_event *e = &t->ev[i];
+
+		if (e->type == TT_STACK && e->sub == TSK_KWAIT)
+			return e;
+		if (e->type == TT_SYS_EXIT || e->type == TT_SWITCH)
+			break;	/* it ran again: taken before, if at all */
+	}
+	return NULL;
+}
+
+/* The last stack of kind kind (TSK_WAIT, TSK_KWAIT) of thread ti in
+   [a, b], or NULL: a wait in timed slices leaves one when the run of
+   slices has lasted long, not at each slice's end. */
+static const struct graph_event *
+last_stack(const struct graph *g, uint32_t ti, int kind, uint64_t a,
+    uint64_t b)
 {
 	const struct gthread *t = &g->th[ti];
 	const struct graph_event *last = NULL;
 
 	for (uint32_t i = diag_event_at(g, ti, a); i < t->nev &&
 	    t->ev[i].ts <= b; i++)
-		if (t->ev[i].type == TT_STACK && t->ev[i].sub == TSK_WAIT)
+		if (t->ev[i].type == TT_STACK && t->ev[i].sub == kind)
 			last = &t->ev[i];
 	return last;
 }
@@ -270,11 +294,12 @@ own_stacks(struct diag *d, struct dhang *h)
 		const struct graph_event *e = &t->ev[i];
 		if (e->ts > h->pub.end_ns && (e->type == TT_SWITCH ||
 		    (e->type == TT_STACK && e->sub != TSK_WAIT &&
-		    e->sub != TSK_WAKER && e->sub != TSK_SAMPLE)))
+		    e->sub != TSK_WAKER && e->sub != TSK_SAMPLE &&
+		    e->sub != TSK_KWAIT)))
 			break;
 		if (e->type != TT_STACK || e->sub == TSK_WAKER ||
-		    e->sub == TSK_SAMPLE)
-			continue;
+		    e->sub == TSK_SAMPLE || e->sub == TSK_KWAIT)
+			continue;	/* the kernel's: after the waker's */
 		push_stack(d, h, ti, e, DIAG_STACK_HANG, 0);
 		if (e->ts > h->pub.end_ns)
 			break;
@@ -292,6 +317,14 @@ frame_name(struct diag *d, uint32_t pid, uint64_t a, int *fp)
 	/* a return address is after its call: look up the byte before
 	   it */
 	uint64_t off, delta;
+
+	if (a >= TRACE_KERNEL_ADDR) {
+		/* the kernel's: named by the trace's TT_KSYM records */
+		const char *kf = graph_ksym_at(d->g, a - 1, &delta);
+		*fp = -1;
+		return kf != NULL ? xasprintf("%s+0x%llx", kf,
+		    (unsigned long long)delta + 1) : NULL;
+	}
 	const char *path = a == 0 ? NULL : graph_map_at(d->g, pid, a - 1,
 	    &off);
 	const struct elfaddr *e = path ? elf_of(d, path) : NULL;
@@ -371,8 +404,16 @@ void
 diag_stacks(struct diag *d, struct dhang *h)
 {
 	own_stacks(d, h);
-	if (h->pub.kind == DIAG_BLOCKED)
+	if (h->pub.kind == DIAG_BLOCKED) {
 		push_waker(d, h, h->pub.th.thread, DIAG_STACK_WAKER, 0);
+		/* where it slept in the kernel, taken at its wake-up */
+		const struct graph_event *e = last_stack(d->g,
+		    h->pub.th.thread, TSK_KWAIT, h->pub.start_ns,
+		    h->pub.end_ns + WAKER_NEAR_NS);
+		if (e != NULL)
+			push_stack(d, h, h->pub.th.thread, e, DIAG_STACK_HANG,
+			    0);
+	}
 	for (size_t i = 0; i < h->cul.n; i++) {
 		const struct diag_culprit *c = &h->cul.v[i];
 		uint32_t ct = c->th.thread;
@@ -384,11 +425,14 @@ diag_stacks(struct diag *d, struct dhang *h)
 			const struct graph_event *e = wait_stack_of(d->g, ct,
 			    c->wait.wait_ev);
 			if (e == NULL)
-				e = last_wait_stack(d->g, ct, c->start_ns,
+				e = last_stack(d->g, ct, TSK_WAIT, c->start_ns,
 				    c->end_ns + WAKER_NEAR_NS);
 			if (e != NULL)
 				push_stack(d, h, ct, e, DIAG_STACK_CULPRIT, i);
 			push_waker(d, h, ct, DIAG_STACK_CULPRIT_WAKER, i);
+			e = kernel_stack_of(d->g, ct, c->wait.wait_ev);
+			if (e != NULL)
+				push_stack(d, h, ct, e, DIAG_STACK_CULPRIT, i);
 		} else {
 			push_busy(d, h, ct, c->start_ns, c->end_ns,
 			    DIAG_STACK_CULPRIT, i);

@@ -110,6 +110,12 @@ struct graph {
 	size_t nmaps, capmaps;
 	struct hmap mapfrom;		/* pid -> the process whose mappings
 					   it has (TT_MMAP from) */
+	struct gksym {			/* kernel functions (TT_KSYM) */
+		uint64_t addr, size;
+		uint32_t name;		/* interned string */
+	} *ksyms;
+	size_t nksyms, capksyms;
+	struct hmap ksymset;		/* addr -> 1: loaded */
 	struct hmap fdmap;		/* pid<<32|fd -> kind<<56 | ino */
 	struct hmap uargs;		/* thread<<32|idx of a TT_USER event ->
 					   index of its (arg, arg2) in uargv */

@@ -212,6 +212,10 @@ const uint64_t *graph_stack(const struct graph *g,
     const struct graph_event *ev, size_t *n);
 #define GRAPH_STACK_NBITS 8
 #define GRAPH_STACK_ABOUT_MAX (1u << 24)
+/* The kernel function (TT_KSYM) holding kernel address addr, or NULL;
+   *delta gets addr's distance from its start. */
+const char *graph_ksym_at(const struct graph *g, uint64_t addr,
+    uint64_t *delta);
 /* The thread a waker's TT_STACK (TSK_WAKER) woke, or GRAPH_NONE. */
 uint32_t graph_stack_about(const struct graph_event *ev);
 /* One line describing an event ("sys_enter read(pipe:1234)", ...). */
@@ -417,6 +421,8 @@ struct diag_opts {
 	struct diag_stats *stats;	/* diag_search(), diag_at_window():
 					   where the time went, added to
 					   when not NULL */
+	unsigned stack_depth;	/* text reports: frames of a stack shown
+				   (diagnose --stack-depth); 0: 12 */
 };
 
 /* Where a diagnosis spent its time (diagnose --stats). */

@@ -509,13 +509,13 @@ put_stack(FILE *f, const char *key, const struct diag_stack *s)
 /* Of the stacks of hang h, the last with role own as "stack" (for a
    blocked thread where its wait blocked, taken when the call returned;
    for a busy one its most frequent sample) with its kind, and the one
-   with role waker as "waker_stack"; for a culprit's roles, those of
-   culprit c. */
+   with role waker as "waker_stack", and the kernel stack where it slept
+   as "kernel_stack"; for a culprit's roles, those of culprit c. */
 static void
 put_stacks(FILE *f, const struct diag *d, size_t h, int own, int waker,
     size_t c)
 {
-	const struct diag_stack *so = NULL, *sw = NULL;
+	const struct diag_stack *so = NULL, *sw = NULL, *sk = NULL;
 
 	for (size_t i = 0; i < diag_nstacks(d, h); i++) {
 		const struct diag_stack *s = diag_stack(d, h, i);
@@ -523,7 +523,9 @@ put_stacks(FILE *f, const struct diag *d, size_t h, int own, int waker,
 		if (s->nframes == 0 || (own == DIAG_STACK_CULPRIT &&
 		    s->culprit != c))
 			continue;
-		if (s->role == own)
+		if (s->role == own && s->kind == TSK_KWAIT)
+			sk = s;
+		else if (s->role == own)
 			so = s;
 		else if (s->role == waker && sw == NULL)
 			sw = s;
@@ -535,6 +537,8 @@ put_stacks(FILE *f, const struct diag *d, size_t h, int own, int waker,
 	}
 	if (sw != NULL)
 		put_stack(f, "waker_stack", sw);
+	if (sk != NULL)
+		put_stack(f, "kernel_stack", sk);
 }
 
 struct hang_arg {

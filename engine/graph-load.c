@@ -28,6 +28,7 @@ graph_alloc(void)
 	hmap_init(&g->strmap);
 	hmap_init(&g->fdmap);
 	hmap_init(&g->mapfrom);
+	hmap_init(&g->ksymset);
 	hmap_init(&g->uargs);
 	hmap_init(&g->skseed);
 	hmap_init(&g->pipeseed);
@@ -280,6 +281,42 @@ load_mmap(struct graph *g, const struct trace_event *ev)
 	g->maps[g->nmaps++] = m;
 }
 
+/* A kernel function a kernel stack names (TT_KSYM), once. */
+static void
+load_ksym(struct graph *g, const struct trace_event *ev)
+{
+	size_t len;
+	const char *s = blob_str(ev, &len);
+	int added;
+
+	if (len == 0 || ev->arg[0] < TRACE_KERNEL_ADDR)
+		return;
+	(void)hmap_put(&g->ksymset, ev->arg[0], 1, &added);
+	if (!added)
+		return;
+	DGROW(g->ksyms, g->capksyms, g->nksyms + 1, 64);
+	g->ksyms[g->nksyms++] = (struct gksym){ ev->arg[0], ev->arg[1],
+	    graph_intern(g, s, len) };
+}
+
+const char *
+graph_ksym_at(const struct graph *g, uint64_t addr, uint64_t *delta)
+{
+	const struct gksym *best = NULL;
+
+	/* a few hundred functions a trace: a scan */
+	for (size_t i = 0; i < g->nksyms; i++) {
+		const struct gksym *k = &g->ksyms[i];
+		if (k->addr <= addr && (best == NULL || k->addr > best->addr))
+			best = k;
+	}
+	if (best == NULL || (best->size != 0 && addr - best->addr >=
+	    best->size))
+		return NULL;
+	*delta = addr - best->addr;
+	return g->strs[best->name];
+}
+
 /* Processes followed from one to the one whose mappings it has, at most:
    a chain written by a recorder is one long; a loop stops here. */
 #define MAPFROM_MAX 8
@@ -338,6 +375,9 @@ graph_load_event(struct graph *g, const struct trace_event *ev)
 		return;
 	case TT_MMAP:
 		load_mmap(g, ev);
+		return;
+	case TT_KSYM:
+		load_ksym(g, ev);
 		return;
 	case TT_LOST:
 		g->lost += ev->arg[0];

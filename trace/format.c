@@ -93,8 +93,9 @@ put_fields(struct out *o, const struct trace_event *ev)
 		    trace_user_kind_name((unsigned)v)) {
 			put(o, "%s", trace_user_kind_name((unsigned)v));
 		} else if (ev->type == TT_STACK && i == 1 && (v == TSK_WAIT ||
-		    v == TSK_SAMPLE)) {
-			put(o, "%s", v == TSK_WAIT ? "wait" : "sample");
+		    v == TSK_SAMPLE || v == TSK_KWAIT)) {
+			put(o, "%s", v == TSK_WAIT ? "wait" : v == TSK_SAMPLE ?
+			    "sample" : "kernel");
 		} else if (ev->type == TT_STACK && i == 1 &&
 		    (v & 0xff) == TSK_WAKER && v >> 8 <= UINT32_MAX) {
 			put(o, "waker:%llu", (unsigned long long)(v >> 8));

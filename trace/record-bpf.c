@@ -81,7 +81,7 @@ rec_bpf_decode_page(struct recorder *r, const uint8_t *page, size_t len)
 #include "record.skel.h"
 
 _Static_assert(RB_STK_WAIT == TSK_WAIT && RB_STK_WAKER == TSK_WAKER &&
-    RB_STK_SAMPLE == TSK_SAMPLE && RB_STACK_MAX == TRACE_STACK_MAX,
+    RB_STK_SAMPLE == TSK_SAMPLE && RB_STK_KWAIT == TSK_KWAIT && RB_STACK_MAX == TRACE_STACK_MAX,
     "RB_STACK is a TT_STACK");
 _Static_assert(sizeof(((struct blk *)0)->sstk) == RB_STACK_MAX * 8,
     "a kept stack is an RB_STACK's frames");
@@ -425,6 +425,8 @@ rec_bpf_open(struct recorder *r, const struct record_opts *o, char **cause)
 	b->skel->rodata->self_tgid = (uint32_t)getpid();
 	b->skel->rodata->scope_netns = o->scope_netns;
 	b->skel->rodata->stack_ns = o->stack_ns;
+	b->skel->rodata->stack_bytes = (o->stack_depth != 0 &&
+	    o->stack_depth < RB_STACK_MAX ? o->stack_depth : RB_STACK_MAX) * 8;
 	b->skel->rodata->full = o->set == RECORD_SET_FULL;
 	b->skel->rodata->blocking = o->set == RECORD_SET_DEFAULT;
 	/* without sys_exit (libargus's records need it), the exits of
@@ -921,7 +923,7 @@ dec_one(struct recorder *r, const uint8_t *p, size_t len)
 			return;
 		memcpy(&kind, p + sizeof(h) + 8, 8);
 		if (kind != TSK_WAIT && (kind & 0xff) != TSK_WAKER &&
-		    kind != TSK_SAMPLE)
+		    kind != TSK_SAMPLE && kind != TSK_KWAIT)
 			return;
 		memset(ev.arg, 0, sizeof(ev.arg));
 		ev.arg[0] = h.tid;
@@ -930,7 +932,11 @@ dec_one(struct recorder *r, const uint8_t *p, size_t len)
 		ev.blob_len = (uint32_t)(nf * 8);
 		rec_add(r, &ev);
 		memcpy(fr, ev.blob, nf * 8);
-		rec_maps_need(r, ev.ts, rec_tgid_of(r, ev.tid), fr, (size_t)nf);
+		if (kind == TSK_KWAIT)
+			rec_ksyms_need(r, ev.ts, fr, (size_t)nf);
+		else
+			rec_maps_need(r, ev.ts, rec_tgid_of(r, ev.tid), fr,
+			    (size_t)nf);
 		return;
 	}
 	case RB_SOCK_ADDR:

@@ -133,6 +133,9 @@ struct recorder {
 
 	struct hmap fds;	/* pid << 32 | (uint32_t)fd: identity written */
 	struct hmap maps;	/* pid -> its mappings (record-maps.c) */
+	struct rksyms *ksyms;	/* kernel functions (record-ksyms.c) */
+	struct hmap ksyms_done;	/* their addresses written in segment */
+	uint64_t ksyms_seg;	/* this one */
 	struct hmap sktup;	/* TCP socket -> index + 1 in sktups */
 	struct sktup {		/* its sock_addr record (record-bpf.c) */
 		uint64_t seg;	/* segments begun when last written */
@@ -271,6 +274,16 @@ void rec_maps_changed(struct recorder *r, uint32_t pid);
 /* The processes dead[0..n) exited: forgotten (rec_proc_sweep). */
 void rec_maps_sweep(struct recorder *r, const uint32_t *dead, size_t n);
 void rec_maps_free(struct recorder *r);
+
+/* record-ksyms.c */
+/*
+ * Kernel stack frames (n of them) appear in the trace at ts: the kernel
+ * functions they fall in that the segment being written does not name
+ * yet are written as TT_KSYM records (from /proc/kallsyms, read once).
+ */
+void rec_ksyms_need(struct recorder *r, uint64_t ts, const uint64_t *frames,
+    size_t n);
+void rec_ksyms_free(struct recorder *r);
 
 /* record-bpf.c: the BPF backend (stubs failing with ENOTSUP in a build
    without it) */

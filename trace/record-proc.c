@@ -560,6 +560,7 @@ rec_proc_free(struct recorder *r)
 	hmap_free(&r->thr_of);
 	hmap_free(&r->fds);
 	rec_maps_free(r);
+	rec_ksyms_free(r);
 	if (r->diag_fd >= 0)
 		close(r->diag_fd);
 	r->diag_fd = -1;

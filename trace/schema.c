@@ -72,6 +72,7 @@ const struct type_desc trace_types[TT_NTYPES] = {
 	    "op", "ino", "dev", "type", "ret", "owner"),
 	T(TT_SOCK_ADDR, "sock_addr", "duu", BK_STR, "tuple",
 	    "sk", "family", "protocol"),
+	T(TT_KSYM, "ksym", "du", BK_STR, "name", "addr", "size"),
 };
 
 static const char *const user_kinds[TU_NKINDS] = {

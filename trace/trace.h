@@ -104,6 +104,9 @@ enum trace_type {
 	TT_SOCK_ADDR,		/* sk, family, protocol; blob the local and
 				   remote address and port, "ADDR:PORT
 				   ADDR:PORT" (IPv6 in brackets) */
+	TT_KSYM,		/* addr, size; blob name: a kernel function
+				   the kernel stacks of its segment name
+				   (from /proc/kallsyms at record time) */
 	TT_NTYPES
 };
 
@@ -160,7 +163,12 @@ enum trace_stack_kind {
 				   hold the tid of the thread woken */
 	TSK_SAMPLE = 0x41,	/* a sample (RB_SAMPLE_HZ) of a thread that ran
 				   that long without blocking */
+	TSK_KWAIT = 0x42,	/* the kernel stack where a thread blocked that
+				   long slept, taken at its wake-up */
 };
+/* Where the kernel's addresses begin (x86-64): a frame at or above it is
+   a kernel function's, named by the TT_KSYM records. */
+#define TRACE_KERNEL_ADDR 0xffff800000000000ULL
 
 enum trace_ipi { TIPI_SEND = 0, TIPI_ENTRY = 1, TIPI_EXIT = 2 };
 
@@ -639,8 +647,11 @@ struct record_opts {
 					   kernel threads and interrupts; 0:
 					   every task */
 	uint64_t stack_ns;		/* the user stack of each wait this
-					   long or longer, at its end (BPF);
-					   0: none */
+					   long or longer, at its end, its
+					   waker's, samples of threads that
+					   run that long (BPF); 0: none */
+	unsigned stack_depth;		/* frames of a stack at most, 1 to
+					   TRACE_STACK_MAX; 0: that */
 	int net_sends;			/* also the sends of TCP messages to
 					   other hosts, with their sequence
 					   (BPF; in the full set always) */

@@ -306,7 +306,7 @@ vertex_stacks(struct tui *t, uint32_t vi, uint32_t from, struct nstack *v)
 {
 	const struct graph_vertex *gv = graph_vertex(t->g, vi);
 	const struct graph_event *waking[NWAKING], *user[NUSER];
-	const struct graph_event *waited = NULL, *back = NULL;
+	const struct graph_event *waited = NULL, *back = NULL, *slept = NULL;
 	uint32_t wakee[NWAKING], back_wakee = GRAPH_NONE;
 	struct sgroup gs[NGROUP];
 	size_t n = 0, nw = 0, nu = 0, ng = 0, ne, nsamples = 0;
@@ -322,6 +322,9 @@ vertex_stacks(struct tui *t, uint32_t vi, uint32_t from, struct nstack *v)
 		if (e->sub == TSK_WAIT) {
 			if (waited == NULL)
 				waited = e;
+		} else if (e->sub == TSK_KWAIT) {
+			if (slept == NULL)
+				slept = e;
 		} else if (e->sub == TSK_SAMPLE) {
 			nsamples++;
 			group_sample(t->g, gs, &ng, e);
@@ -376,6 +379,10 @@ vertex_stacks(struct tui *t, uint32_t vi, uint32_t from, struct nstack *v)
 	}
 	for (size_t i = 0; i < nw; i++)
 		push_waking(t, gv->thread, waking[i], wakee[i], v, &n);
+	if (slept != NULL)
+		push_stack(t, v, &n, gv->thread, slept, "where it slept in the "
+		    "kernel, woken at %s:", tui_fmt_time(t, slept->ts, a,
+		    sizeof(a)));
 	/* its wait at the end: where it blocked, and who ended it */
 	if (gv->flags & GRAPH_VF_WAIT) {
 		const struct graph_event *e = wait_stack_after(t->g,
@@ -457,6 +464,8 @@ diag_stack_label(struct tui *t, const struct diag_stack *s, char *buf,
 		    s->samples, s->of);
 	else if (s->kind == TSK_SAMPLE)
 		snprintf(what, sizeof(what), "running, sample");
+	else if (s->kind == TSK_KWAIT)
+		snprintf(what, sizeof(what), "where it slept in the kernel");
 	else
 		snprintf(what, sizeof(what), "user stack");
 	snprintf(buf, len, "%s, %s at %s%s:", who, what, tui_fmt_time(t,
@@ -531,11 +540,15 @@ rows(struct tui *t, struct nrows *r)
 			snprintf(r->head[r->nhead++], 200, "hint: %s",
 			    diag_watch_hint(t->d, t->pos.hang));
 		size_t ns = diag_nstacks(t->d, t->pos.hang);
-		for (size_t i = 0; i < ns && r->nstk < NSTK; i++) {
+		/* the user stacks first, then the kernel's (where each
+		   slept): two passes */
+		for (size_t k = 0; k < 2 * ns && r->nstk < NSTK; k++) {
+			size_t i = k % ns;
 			const struct diag_stack *ds = diag_stack(t->d,
 			    t->pos.hang, i);
 			struct nstack *st = &r->stk[r->nstk];
-			if (ds->nframes == 0)
+			if (ds->nframes == 0 || (ds->kind == TSK_KWAIT) !=
+			    (k >= ns))
 				continue;
 			diag_stack_label(t, ds, st->label, sizeof(st->label));
 			st->pid = ds->th.pid;

@@ -102,7 +102,7 @@ report("hang and culprit slices begin and end", b == en, (b - en) + (en - b))
 # their stacks: arrays of frame names, "0x..." where none resolved
 stk = [(e["name"], k, e["args"][k]) for e in ev
        if e["ph"] == "b" and e["cat"] in ("hang", "culprit")
-       for k in ("stack", "waker_stack") if k in e["args"]]
+       for k in ("stack", "waker_stack", "kernel_stack") if k in e["args"]]
 badstk = [x for x in stk if not isinstance(x[2], list) or not x[2] or
           not all(isinstance(f, str) and f and " " not in f for f in x[2])]
 report("%d stacks of hangs and culprits: arrays of names" % len(stk),
@@ -134,7 +134,8 @@ if len(sys.argv) > 2:
             return [n if n else f for n, f in
                     zip(s.get("symbols") or [None] * len(s["frames"]),
                         s["frames"])] if s else None
-        own = [s for s in h.get("stacks", []) if s["role"] == "hang"]
+        own = [s for s in h.get("stacks", []) if s["role"] == "hang" and
+               s.get("kind") != "kernel"]
         wk = [s for s in h.get("stacks", []) if s["role"] == "waker"]
         if hb and (own or wk):
             report("hang of %s: its stacks as args" % h["thread"]["comm"],

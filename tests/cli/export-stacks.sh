@@ -38,14 +38,15 @@ python3 tests/cli/export-check.py "$T/x.json" |
 
 # the async slices' arguments: "CAT KIND FIELD VALUE", the arrays' names
 # joined by spaces; then "same" when the blocked hang's stacks are those
-# of argus diagnose --json (its last own one, its waker's)
+# of argus diagnose --json (its last own one, its waker's, its kernel
+# one)
 python3 - "$T/x.json" "$T/d.json" > "$T/args" <<'PY'
 import json, sys
 ev = json.load(open(sys.argv[1]))["traceEvents"]
 for e in ev:
     if e["ph"] == "b" and e["cat"] in ("hang", "culprit") and \
             e["args"].get("thread") == "stack-wait":
-        for k in ("stack", "stack_kind", "waker_stack"):
+        for k in ("stack", "stack_kind", "waker_stack", "kernel_stack"):
             if k in e["args"]:
                 v = e["args"][k]
                 print(e["cat"], e["args"]["kind"], k,
@@ -56,12 +57,16 @@ def names(s):
 for h in json.load(open(sys.argv[2]))["hangs"]:
     if h["kind"] != "blocked":
         continue
-    own = [s for s in h["stacks"] if s["role"] == "hang"]
+    own = [s for s in h["stacks"] if s["role"] == "hang" and
+           s["kind"] != "kernel"]
+    kern = [s for s in h["stacks"] if s["role"] == "hang" and
+            s["kind"] == "kernel"]
     wk = [s for s in h["stacks"] if s["role"] == "waker"]
     x = [e["args"] for e in ev if e["ph"] == "b" and e["cat"] == "hang"
          and e["tid"] == h["thread"]["tid"]]
     if own and x and x[0].get("stack") == names(own[-1]) and \
-            x[0].get("waker_stack") == (names(wk[0]) if wk else None):
+            x[0].get("waker_stack") == (names(wk[0]) if wk else None) and \
+            x[0].get("kernel_stack") == (names(kern[-1]) if kern else None):
         print("same")
 PY
 if grep -q '^hang blocked stack __read+0x[0-9a-f]* wait_for_reply+0x[0-9a-f]* main+0x' "$T/args" &&

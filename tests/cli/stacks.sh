@@ -44,6 +44,20 @@ if grep -q '^  stack at [0-9.]* s ([a-z ]*): .*wait_for_reply+0x[0-9a-f]* main+0
 else
 	nok "text stack" "$(grep 'stack at' "$T/d.txt")"
 fi
+# where it slept in the kernel: its kernel stack at the wake-up, named
+# from the trace's own records of /proc/kallsyms
+if command -v jq > /dev/null &&
+    jq -e '[.hangs[] | select(.kind == "blocked") | .stacks[] |
+    select(.role == "hang" and .kind == "kernel") | .symbols // [] | .[] |
+    select(. != null and test("pipe_read\\+0x"))] | length > 0' \
+    "$T/d.json" > /dev/null &&
+    [ "$($ARGUS dump --type ksym "$T/t" | grep -c 'name="[a-z_]*pipe_read"')" = 1 ]; then
+	ok "the kernel stack it slept on names pipe_read, written once"
+else
+	nok "kernel stack" "$(jq -c '.hangs[].stacks[] | select(.kind ==
+	    "kernel") | .symbols' "$T/d.json" 2>&1 | head -3)" \
+	    "$($ARGUS dump --type ksym "$T/t" | grep -c pipe_read)"
+fi
 # the busy replier shows where it ran (its samples), and the write that
 # ended the wait is the waker's stack
 if command -v jq > /dev/null &&

@@ -131,3 +131,44 @@ Test(diag_stack, mappings_from_fork_parent)
 	cr_assert_null(graph_map_at(g, L1, BASE + 0x10, &off));
 	graph_free(g);
 }
+
+/* Kernel frames are named by the trace's TT_KSYM records (the functions
+   of /proc/kallsyms the recorder wrote), whatever machine reads it; one
+   outside every record stays unnamed. */
+Test(diag_stack, kernel_frames_from_ksym_records)
+{
+	enum { M = 100 };
+	const uint64_t K = 0xffffffff81400000ULL;
+	uint64_t delta = 0;
+
+	fx_init(&F);
+	fx_thread(&F, M, M, "app");
+	fx_ev(&F, 0, TT_KSYM, K, 0x100, 0, 0);
+	fx_blob(&F, "pipe_read");
+	fx_ev(&F, 0, TT_KSYM, K + 0x100, 0x80, 0, 0);
+	fx_blob(&F, "vfs_read");
+	fx_ev(&F, 0, TT_KSYM, K, 0x100, 0, 0);	/* again: once */
+	fx_blob(&F, "pipe_read");
+	fx_ev(&F, 0, TT_KSYM, 0x1000, 0x10, 0, 0);	/* not the kernel's */
+	fx_blob(&F, "user_fn");
+	fx_run(&F, 0, M);
+	struct graph *g = fx_build(&F, NULL);
+	cr_assert_not_null(g);
+	cr_assert_str_eq(graph_ksym_at(g, K + 0x42, &delta), "pipe_read");
+	cr_assert_eq(delta, 0x42);
+	cr_assert_str_eq(graph_ksym_at(g, K + 0x17f, &delta), "vfs_read");
+	cr_assert_eq(delta, 0x7f);
+	cr_assert_null(graph_ksym_at(g, K + 0x180, &delta));
+	cr_assert_null(graph_ksym_at(g, K - 1, &delta));
+	cr_assert_null(graph_ksym_at(g, 0x1004, &delta));
+	struct diag *d = NULL;
+	struct diag_opts o = { .threshold_ns = 10 * MS };
+	char buf[64];
+	cr_assert_eq(diag_new(g, &o, &d, NULL), 0);
+	cr_assert_eq(diag_frame_text(d, M, K + 0x43, buf, sizeof(buf)), 1);
+	cr_assert_str_eq(buf, "pipe_read+0x43");
+	cr_assert_eq(diag_frame_text(d, M, K + 0x200, buf, sizeof(buf)), 0);
+	cr_assert_str_eq(buf, "0xffffffff81400200");
+	diag_free(d);
+	graph_free(g);
+}

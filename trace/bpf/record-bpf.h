@@ -113,6 +113,7 @@ enum rb_kind {
 #define RB_STK_WAIT 0
 #define RB_STK_WAKER 0x40
 #define RB_STK_SAMPLE 0x41
+#define RB_STK_KWAIT 0x42
 #define RB_SAMPLE_HZ 49		/* samples a second and CPU, of busy tasks */
 
 /* RB_FD_INO's what: the inode's S_IFMT bits, and these; a socket's

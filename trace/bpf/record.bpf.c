@@ -64,6 +64,8 @@ const volatile __u64 marker_write_fn;	/* f_op->write of trace_marker_raw */
 const volatile __u64 marker_ino;	/* inode of our instance's marker */
 const volatile __u64 stack_ns;		/* the stacks of waits this long
 					   (wait_stack()); 0: none */
+const volatile __u32 stack_bytes = RB_STACK_MAX * 8;	/* of a stack's
+					   frames at most (--stack-depth) */
 const volatile int marker_exit;		/* on_sys_exit keeps libargus's
 					   records alone (it runs for them
 					   only: lean stays lean) */
@@ -502,6 +504,8 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
 			   its return will not be seen (waker_stack()) */
 			if (stack_ns && b && lean && !prev->rseq) {
 				long n = bpf_get_stack(ctx, b->sstk,
+				    stack_bytes > 0 && stack_bytes <=
+				    sizeof(b->sstk) ? stack_bytes :
 				    sizeof(b->sstk), BPF_F_USER_STACK);
 
 				b->saved = n > 0 ? (__u64)n / 8 : 0;
@@ -590,7 +594,8 @@ put_stack(void *ctx, __u32 tid, __u64 kind, __u8 ictx)
 	}
 	head(&s->h, RB_STACK, tid);
 	s->h.ctx = ictx;
-	n = bpf_get_stack(ctx, s->ip, sizeof(s->ip), BPF_F_USER_STACK);
+	n = bpf_get_stack(ctx, s->ip, stack_bytes > 0 && stack_bytes <=
+	    sizeof(s->ip) ? stack_bytes : sizeof(s->ip), BPF_F_USER_STACK);
 	if (n <= 0) {
 		bpf_ringbuf_discard(s, RB_FLAGS);
 		return;
@@ -691,7 +696,9 @@ int BPF_PROG(on_rseq, struct task_struct *t)
 /*
  * At the wake-up of task p out of a wait of stack_ns or more, once a
  * wait: the stack p blocked with when its return will not be seen (kept
- * aside at its switch), and the waker's user stack (current's): in
+ * aside at its switch), its kernel stack (where it slept, still on its
+ * kernel stack: bpf_get_task_stack), and the waker's user stack
+ * (current's): in
  * task context, or in a softirq that runs inside one of current's
  * system calls (a loopback message's, on its sender); not in one that
  * interrupted user code.
@@ -704,6 +711,7 @@ waker_stack(void *ctx, struct task_struct *p)
 	struct ctxs *c;
 	struct stk *s;
 	__u64 now, saved;
+	long n;
 
 	b = bpf_task_storage_get(&blocked, p, 0, 0);
 	if (!b || b->since == 0)
@@ -728,6 +736,22 @@ waker_stack(void *ctx, struct task_struct *p)
 		s->n = saved;
 		s->kind = RB_STK_WAIT;
 		__builtin_memcpy(s->ip, b->sstk, sizeof(s->ip));
+		bpf_ringbuf_submit(s, RB_FLAGS);
+	}
+	/* where in the kernel it slept: its kernel stack, still there */
+	s = bpf_ringbuf_reserve(&rb, sizeof(*s), 0);
+	if (!s) {
+		lost_one();
+		return;
+	}
+	head(&s->h, RB_STACK, (__u32)p->pid);
+	s->h.ctx = 0;
+	n = bpf_get_task_stack(p, s->ip, sizeof(s->ip), 0);
+	if (n <= 0) {
+		bpf_ringbuf_discard(s, RB_FLAGS);
+	} else {
+		s->n = (__u64)n / 8;
+		s->kind = RB_STK_KWAIT;
 		bpf_ringbuf_submit(s, RB_FLAGS);
 	}
 	cur = bpf_get_current_task_btf();
