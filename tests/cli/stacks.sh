@@ -21,6 +21,9 @@ SUITE=stacks
 . tests/lib.sh
 
 check_err "--stacks of nothing" 2 $ARGUS record -o "$T/x" --stacks soon -- true
+check_err "--stack-depth 0" 2 $ARGUS record -o "$T/x" --stack-depth 0 -- true
+check_err "--stack-depth 33" 2 $ARGUS record -o "$T/x" --stack-depth 33 -- true
+check_err "diagnose --stack-depth x" 2 $ARGUS diagnose --stack-depth x "$T/x"
 needs root bpf
 P=$B/tests/progs/stack-wait
 $ARGUS record -q -o "$T/t" --backend bpf --no-instrument -- "$P" > "$T/out" 2>&1
@@ -99,6 +102,17 @@ else
 	nok "forked child's stack" "status $rc, child $c" \
 	    "$(grep "pid=$c " "$T/f.maps" | head -3)" \
 	    "$(grep -m3 'stack at' "$T/f.txt")"
+fi
+# how deep: at most 2 frames taken, 1 shown
+$ARGUS record -q -o "$T/d2" --backend bpf --no-instrument --stack-depth 2 -- \
+    "$P" > /dev/null 2>&1
+most=$($ARGUS dump --type stack "$T/d2" | awk '$8 != "kind=kernel" {
+    n = split($9, f, ","); if (n > m) m = n } END { print m + 0 }')
+$ARGUS diagnose --comm stack-wait --stack-depth 1 "$T/d2" > "$T/d2.txt" 2>&1
+if [ "$most" = 2 ] && grep -q '^  stack at .* (where it waited): __read+0x[0-9a-f]* \.\.\.' "$T/d2.txt"; then
+	ok "--stack-depth: 2 frames taken, 1 shown"
+else
+	nok "--stack-depth" "at most $most frames" "$(grep -m2 'stack' "$T/d2.txt")"
 fi
 # the cost is bounded by the long waits: a few stacks, not one an event
 ns=$($ARGUS dump --type stack "$T/t" | wc -l)
