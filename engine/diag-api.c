@@ -312,15 +312,7 @@ diag_why_no_culprit(const struct diag *d, size_t h)
 size_t
 diag_culprit_first(const struct diag *d, size_t h, size_t i)
 {
-	const struct diag_culprit *c = diag_culprit(d, h, i), *x;
-	size_t best = i;
-
-	for (size_t k = 0; c != NULL && k < diag_nculprits(d, h); k++)
-		if ((x = diag_culprit(d, h, k))->th.thread == c->th.thread &&
-		    (x->depth < diag_culprit(d, h, best)->depth ||
-		    (x->depth == diag_culprit(d, h, best)->depth && k < best)))
-			best = k;
-	return best;
+	return h < d->h.n ? diag_cul_first(&d->h.v[h], i) : i;
 }
 
 const struct diag_culprit *

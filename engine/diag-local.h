@@ -640,6 +640,22 @@ size_t diag_diff_cut(struct diag *d, const struct level *lv,
 void diag_analyze(struct diag *d, struct dhang *h);
 void diag_clear_results(struct dhang *h);
 
+/* The culprit of h that names culprit i's thread first: the one at the
+   lowest depth (then the first); i itself when it is (diag_culprit_first
+   without the public handle, for the stages). */
+static inline size_t
+diag_cul_first(const struct dhang *h, size_t i)
+{
+	size_t best = i;
+
+	for (size_t k = 0; i < h->cul.n && k < h->cul.n; k++)
+		if (h->cul.v[k].th.thread == h->cul.v[i].th.thread &&
+		    (h->cul.v[k].depth < h->cul.v[best].depth ||
+		    (h->cul.v[k].depth == h->cul.v[best].depth && k < best)))
+			best = k;
+	return best;
+}
+
 /* diag-stacks.c */
 /* The stacks of hang h into h->stk (after its culprits and critical
    path): the hung thread's, its waker's at the wake-up that ended its

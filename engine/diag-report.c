@@ -92,8 +92,6 @@ put_culprit(FILE *f, const struct diag_culprit *c,
 	fprintf(f, "\n");
 }
 
-/* The culprits explaining culprit parent (SIZE_MAX: the hang), in order,
-   each followed by those explaining it: the tree, depth first. */
 /* What a stack of a hang is, as the text report says it. */
 static void
 put_stack_what(FILE *f, const struct diag_stack *s)
@@ -116,7 +114,8 @@ put_stack_what(FILE *f, const struct diag_stack *s)
 	}
 }
 
-/* The stacks of hang h, one line each: the hung thread's (two at most),
+/* The stacks of hang h, one line each: the hung thread's (two at most,
+   and the kernel one),
    its waker's, and the culprits'. */
 static void
 put_stacks(FILE *f, const struct diag *d, size_t h, uint64_t base)
@@ -177,6 +176,8 @@ put_stacks(FILE *f, const struct diag *d, size_t h, uint64_t base)
 	}
 }
 
+/* The culprits explaining culprit parent (SIZE_MAX: the hang), in order,
+   each followed by those explaining it: the tree, depth first. */
 static void
 put_culprits(FILE *f, const struct diag *d, size_t h, size_t parent)
 {

@@ -93,8 +93,11 @@ wait_stack_of(const struct graph *g, uint32_t ti, uint32_t sw)
 			return e;
 		if (e->type == TT_SYS_EXIT)
 			exited = 1;
-		else if (e->type == TT_SWITCH && exited)
-			break;	/* it ran, and left the CPU again */
+		else if ((e->type == TT_SWITCH && exited) ||
+		    e->type == TT_SYS_ENTER)
+			break;	/* it ran and left the CPU again, or made
+				   another call (a thread whose returns are
+				   not seen) */
 	}
 	return NULL;
 }
@@ -178,11 +181,12 @@ busy_sample(struct diag *d, uint32_t ti, uint64_t a, uint64_t b,
 	const struct gthread *t = &g->th[ti];
 	uint32_t pid = g->th[ti].pid;
 	const struct graph_event *best = NULL;
-	struct hmap seen;
+	struct hmap seen, keys;	/* place -> count; frame -> its key + 1 */
 	uint64_t *c;
 	unsigned n = 0, top = 0;
 
 	hmap_init(&seen);
+	hmap_init(&keys);
 	for (uint32_t i = diag_event_at(g, ti, a); i < t->nev &&
 	    t->ev[i].ts <= b; i++) {
 		const struct graph_event *e = &t->ev[i];
@@ -200,9 +204,15 @@ busy_sample(struct diag *d, uint32_t ti, uint64_t a, uint64_t b,
 		   (code without frame pointers) */
 		uint64_t k[TRACE_STACK_MAX], h = 0;
 		size_t nk = 0;
-		while (nk < nf && nk < TRACE_STACK_MAX &&
-		    (h = frame_key(d, pid, f[nk])) != 0)
+		while (nk < nf && nk < TRACE_STACK_MAX) {
+			int added;
+			uint64_t *kv = hmap_put(&keys, f[nk], 0, &added);
+			if (added)
+				*kv = frame_key(d, pid, f[nk]) + 1;
+			if ((h = *kv - 1) == 0)
+				break;
 			k[nk++] = h;
+		}
 		c = hmap_put(&seen, nk ? fnv64(k, nk * sizeof(*k)) : f[0],
 		    0, NULL);
 		if (++*c > top) {
@@ -211,36 +221,37 @@ busy_sample(struct diag *d, uint32_t ti, uint64_t a, uint64_t b,
 		}
 	}
 	hmap_free(&seen);
+	hmap_free(&keys);
 	*count = top;
 	*of = n;
 	return best;
 }
 
-/* The stack the waker of thread ti's wait ended at end took at that
-   wake-up: a TSK_WAKER of thread wt near end that woke ti (the nearest;
-   one that does not say whom it woke, if none does). */
+/* The stack the waker of thread ti's wait, blocked from start and
+   running again at end, took at the wake-up that ended it: the last
+   TSK_WAKER of thread wt in [start, end + WAKER_NEAR_NS] that woke ti
+   (the wake-up comes before ti runs again, by as long as ti waited for
+   a CPU); one that does not say whom it woke, if none does. */
 static const struct graph_event *
 waker_stack_of(const struct graph *g, uint32_t wt, uint32_t ti,
-    uint64_t end)
+    uint64_t start, uint64_t end)
 {
 	const struct gthread *t = &g->th[wt];
-	const struct graph_event *best = NULL;
-	uint64_t a = end > WAKER_NEAR_NS ? end - WAKER_NEAR_NS : 0;
+	const struct graph_event *best = NULL, *any = NULL;
 
-	for (uint32_t i = diag_event_at(g, wt, a); i < t->nev &&
+	for (uint32_t i = diag_event_at(g, wt, start); i < t->nev &&
 	    t->ev[i].ts <= end + WAKER_NEAR_NS; i++) {
 		const struct graph_event *e = &t->ev[i];
 
 		if (e->type != TT_STACK || e->sub != TSK_WAKER)
 			continue;
 		uint32_t about = graph_stack_about(e);
-		if (about != GRAPH_NONE && about != ti)
-			continue;
-		if (best == NULL || (e->ts > end ? e->ts - end : end - e->ts) <
-		    (best->ts > end ? best->ts - end : end - best->ts))
+		if (about == ti)
 			best = e;
+		else if (about == GRAPH_NONE)
+			any = e;
 	}
-	return best;
+	return best != NULL ? best : any;
 }
 
 /* Where thread ti ran in [a, b]: its most frequent sample, as role. */
@@ -271,16 +282,16 @@ push_waker(struct diag *d, struct dhang *h, uint32_t ti, int role,
 		if (c->th.thread != ti || c->waker.tid == 0)
 			continue;
 		const struct graph_event *e = waker_stack_of(d->g,
-		    c->waker.thread, ti, c->wait_end);
+		    c->waker.thread, ti, c->wait_start, c->wait_end);
 		if (e != NULL)
 			push_stack(d, h, c->waker.thread, e, role, culprit);
 		return;
 	}
 }
 
-/* The hung thread's own stacks: the instrumentation library's during
-   the hang, and the one its wait left after its end, before the thread
-   waits again; its most frequent sample when it ran. */
+/* The hung thread's own stacks: its most frequent sample when it ran,
+   the instrumentation library's during the hang, and the one its wait
+   left after its end, before the thread waits again. */
 static void
 own_stacks(struct diag *d, struct dhang *h)
 {
@@ -288,7 +299,12 @@ own_stacks(struct diag *d, struct dhang *h)
 	uint32_t ti = h->pub.th.thread;
 	const struct gthread *t = &g->th[ti];
 	size_t n0 = h->stk.n;
+	int has_wait = 0;
 
+	/* where it ran first: the text shows the first few */
+	if (h->pub.kind != DIAG_BLOCKED)
+		push_busy(d, h, ti, h->pub.start_ns, h->pub.end_ns,
+		    DIAG_STACK_HANG, 0);
 	for (uint32_t i = diag_event_at(g, ti, h->pub.start_ns); i < t->nev &&
 	    h->stk.n - n0 < OWN_MAX; i++) {
 		const struct graph_event *e = &t->ev[i];
@@ -301,45 +317,54 @@ own_stacks(struct diag *d, struct dhang *h)
 		    e->sub == TSK_SAMPLE || e->sub == TSK_KWAIT)
 			continue;	/* the kernel's: after the waker's */
 		push_stack(d, h, ti, e, DIAG_STACK_HANG, 0);
+		has_wait |= e->sub == TSK_WAIT;
 		if (e->ts > h->pub.end_ns)
 			break;
 	}
-	if (h->pub.kind != DIAG_BLOCKED)
-		push_busy(d, h, ti, h->pub.start_ns, h->pub.end_ns,
-		    DIAG_STACK_HANG, 0);
+	/* preempted between its wake-up and its return: the stack its
+	   wait left, all the same */
+	if (h->pub.kind == DIAG_BLOCKED && !has_wait) {
+		const struct graph_event *e = wait_stack_of(g, ti,
+		    h->pub.wait.wait_ev);
+		if (e != NULL)
+			push_stack(d, h, ti, e, DIAG_STACK_HANG, 0);
+	}
 }
 
 /* Frame a of process pid: its name (allocated), or NULL; *fp as
-   elfaddr_at_offset() says it (-1 when no function names it). */
+   elfaddr_at_offset() says it (-1 when no function names it). exact: a
+   is where the code was (a stack's innermost frame), not a return
+   address, which is after its call: for those the byte before is
+   looked up. */
 static char *
-frame_name(struct diag *d, uint32_t pid, uint64_t a, int *fp)
+frame_name(struct diag *d, uint32_t pid, uint64_t a, int exact, int *fp)
 {
-	/* a return address is after its call: look up the byte before
-	   it */
-	uint64_t off, delta;
+	uint64_t off, delta, back = exact ? 0 : 1;
 
+	*fp = -1;
+	if (a < back)
+		return NULL;
 	if (a >= TRACE_KERNEL_ADDR) {
 		/* the kernel's: named by the trace's TT_KSYM records */
-		const char *kf = graph_ksym_at(d->g, a - 1, &delta);
-		*fp = -1;
+		const char *kf = graph_ksym_at(d->g, a - back, &delta);
 		return kf != NULL ? xasprintf("%s+0x%llx", kf,
-		    (unsigned long long)delta + 1) : NULL;
+		    (unsigned long long)(delta + back)) : NULL;
 	}
-	const char *path = a == 0 ? NULL : graph_map_at(d->g, pid, a - 1,
+	const char *path = a == 0 ? NULL : graph_map_at(d->g, pid, a - back,
 	    &off);
 	const struct elfaddr *e = path ? elf_of(d, path) : NULL;
 	const char *fn = e ? elfaddr_at_offset(e, off, &delta, fp) : NULL;
 
-	if (fn == NULL)
-		*fp = -1;
 	if (fn != NULL)
-		return xasprintf("%s+0x%llx", fn, (unsigned long long)delta + 1);
+		return xasprintf("%s+0x%llx", fn,
+		    (unsigned long long)(delta + back));
+	*fp = -1;
 	if (path != NULL) {
 		/* no symbol: the file and the offset in it, never a bare
 		   address */
 		const char *base = strrchr(path, '/');
 		return xasprintf("%s+0x%llx", base ? base + 1 : path,
-		    (unsigned long long)off + 1);
+		    (unsigned long long)(off + back));
 	}
 	return NULL;
 }
@@ -349,7 +374,7 @@ diag_frame_text(struct diag *d, uint32_t pid, uint64_t addr, char *buf,
     size_t len)
 {
 	int fp;
-	char *s = frame_name(d, pid, addr, &fp);
+	char *s = frame_name(d, pid, addr, 0, &fp);
 
 	if (s == NULL) {
 		snprintf(buf, len, "0x%llx", (unsigned long long)addr);
@@ -371,7 +396,11 @@ symbolize(struct diag *d, struct dhang *h)
 		size_t last = 0;	/* the outermost frame named + 1 */
 		for (size_t i = 0; i < s->nframes; i++) {
 			int fp;
-			sym[i] = frame_name(d, s->th.pid, s->frames[i], &fp);
+			/* a sample's innermost frame is where the code
+			   was; the others, and the innermost of a stack
+			   taken in a call, come after a call */
+			sym[i] = frame_name(d, s->th.pid, s->frames[i],
+			    i == 0 && s->kind == TSK_SAMPLE, &fp);
 			if (sym[i] != NULL) {
 				any = 1;
 				last = i + 1;
@@ -383,7 +412,9 @@ symbolize(struct diag *d, struct dhang *h)
 				s->nofp_at = i;
 			}
 		}
-		s->stopped = !s->cut && s->nframes > 0 && (s->nframes == 1 ||
+		/* the kernel's unwinder does not need frame pointers */
+		s->stopped = !s->cut && s->kind != TSK_KWAIT &&
+		    s->nframes > 0 && (s->nframes == 1 ||
 		    sym[s->nframes - 1] == NULL);
 		/* the outermost named frame ends a complete chain unless
 		   the unwinding stopped: keeping no frame pointer there
@@ -418,8 +449,7 @@ diag_stacks(struct diag *d, struct dhang *h)
 		const struct diag_culprit *c = &h->cul.v[i];
 		uint32_t ct = c->th.thread;
 
-		if (c->repeat || diag_culprit_first(d,
-		    (size_t)(h - d->h.v), i) != i)
+		if (c->repeat || diag_cul_first(h, i) != i)
 			continue;	/* named before */
 		if (c->kind == DIAG_BLOCKED) {
 			const struct graph_event *e = wait_stack_of(d->g, ct,

@@ -544,7 +544,6 @@ struct diag_cycle {
 	uint32_t timeout_tid;		/* whose wait times out */
 };
 
-/* A user stack recorded in the hung thread during the hang. */
 /* Whose stack a struct diag_stack is, in the story of a hang. */
 enum diag_stack_role {
 	DIAG_STACK_HANG = 0,		/* the hung thread's: where it waited
@@ -558,8 +557,8 @@ enum diag_stack_role {
 					   ended a culprit's wait */
 };
 const char *diag_stack_role_name(int role);
-/* "wait", "waker", "sample", or "user" (the instrumentation library's)
-   for a TT_STACK kind (enum trace_stack_kind). */
+/* "wait", "waker", "sample", "kernel", or "user" (the instrumentation
+   library's) for a TT_STACK kind (enum trace_stack_kind). */
 const char *diag_stack_kind_name(int kind);
 
 struct diag_stack {
@@ -743,7 +742,6 @@ const char *diag_dead_end(const struct diag *d, size_t h, size_t i);
 size_t diag_nnotes(const struct diag *d, size_t h);
 const char *diag_note(const struct diag *d, size_t h, size_t i);
 
-/* User stacks of the hung thread during hang h. */
 /* The stacks of hang h: its own first, then its waker's, then each
    culprit's and its waker's, in the culprits' order. */
 size_t diag_nstacks(const struct diag *d, size_t h);

@@ -81,7 +81,8 @@ rec_bpf_decode_page(struct recorder *r, const uint8_t *page, size_t len)
 #include "record.skel.h"
 
 _Static_assert(RB_STK_WAIT == TSK_WAIT && RB_STK_WAKER == TSK_WAKER &&
-    RB_STK_SAMPLE == TSK_SAMPLE && RB_STK_KWAIT == TSK_KWAIT && RB_STACK_MAX == TRACE_STACK_MAX,
+    RB_STK_SAMPLE == TSK_SAMPLE && RB_STK_KWAIT == TSK_KWAIT &&
+    RB_STACK_MAX == TRACE_STACK_MAX,
     "RB_STACK is a TT_STACK");
 _Static_assert(sizeof(((struct blk *)0)->sstk) == RB_STACK_MAX * 8,
     "a kept stack is an RB_STACK's frames");
@@ -514,7 +515,8 @@ static void
 mark_sleepers(struct recorder *r)
 {
 	struct rbpf *b = r->bpf;
-	const struct blk mark = { .on = 1 };
+	/* since 1: blocked since before the recording, a long wait */
+	const struct blk mark = { .on = 1, .since = 1 };
 	char path[64], buf[128];
 	DIR *pd = opendir("/proc"), *td;
 	struct dirent *pe, *te;

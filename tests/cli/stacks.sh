@@ -103,6 +103,18 @@ else
 	    "$(grep "pid=$c " "$T/f.maps" | head -3)" \
 	    "$(grep -m3 'stack at' "$T/f.txt")"
 fi
+# a longer threshold: a busy thread still sampled, one sample per 50 ms
+# of CPU rather than one a visit
+$ARGUS record -q -o "$T/s50" --backend bpf --no-instrument --stacks 50 -- \
+    "$P" > /dev/null 2>&1
+n50=$($ARGUS dump --type stack "$T/s50" | grep -c 'kind=sample.*')
+$ARGUS diagnose --comm stack-wait "$T/s50" > "$T/s50.txt" 2>&1
+if [ "$n50" -ge 10 ] && [ "$n50" -le 45 ] &&
+    grep -q '^  stack of culprit 1, .* (running: [0-9]* of [0-9]* samples): compute_reply' "$T/s50.txt"; then
+	ok "--stacks 50: the busy thread sampled ($n50 samples in 1.5 s)"
+else
+	nok "--stacks 50: samples" "$n50 samples" "$(grep -m3 stack "$T/s50.txt")"
+fi
 # how deep: at most 2 frames taken, 1 shown
 $ARGUS record -q -o "$T/d2" --backend bpf --no-instrument --stack-depth 2 -- \
     "$P" > /dev/null 2>&1

@@ -56,7 +56,7 @@ expect_one_line() {
 # chunk headers by default and by decoding with --events; both agree.
 "$MK" "$T/big" 200000 131072 || nok "mktrace big"
 n=$("$ARGUS" dump "$T/big" | wc -l)
-nbig=$((200000 + 35 + 4))	# every type once (35), 4 thread records
+nbig=$((200000 + 36 + 4))	# every type once (36), 4 thread records
 [ "$n" -eq "$nbig" ] && ok "dump of a rotated trace has every event" ||
 	nok "dump of a rotated trace has every event" "$n != $nbig"
 segs=$("$ARGUS" info "$T/big" | sed -n 's/^segments: *\([0-9]*\) readable.*/\1/p')

@@ -38,6 +38,8 @@ struct blk {
 			   0: none: a run that lasts stack_ns gets the
 			   stack too, one a second */
 	__u64 stk_ts;	/* when its last wait stack was taken */
+	__u64 exit_ts;	/* when its last marked call returned: a run of
+			   slices ends when it ran longer than it waited */
 	__u32 stop;	/* stopped (a signal, a tracer) outside a call:
 			   its resumption ends a wait */
 	__u32 pad;

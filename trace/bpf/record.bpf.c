@@ -70,6 +70,11 @@ const volatile int marker_exit;		/* on_sys_exit keeps libargus's
 					   records alone (it runs for them
 					   only: lean stays lean) */
 
+/* Bytes of frames a stack takes at most (--stack-depth), bounded for
+   the verifier by the buffer of size max. */
+#define STACK_BYTES(max) (stack_bytes > 0 && stack_bytes <= (max) ? \
+	stack_bytes : (max))
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 24);	/* resized by the loader */
@@ -504,9 +509,8 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
 			   its return will not be seen (waker_stack()) */
 			if (stack_ns && b && lean && !prev->rseq) {
 				long n = bpf_get_stack(ctx, b->sstk,
-				    stack_bytes > 0 && stack_bytes <=
-				    sizeof(b->sstk) ? stack_bytes :
-				    sizeof(b->sstk), BPF_F_USER_STACK);
+				    STACK_BYTES(sizeof(b->sstk)),
+				    BPF_F_USER_STACK);
 
 				b->saved = n > 0 ? (__u64)n / 8 : 0;
 			}
@@ -580,9 +584,9 @@ struct stk {
 };
 
 /* Write current's user stack as a record of thread tid and stack kind
-   kind, in interrupt context ctx; ctx is the program's context. */
+   kind, in task context; ctx is the program's context. */
 static __always_inline void
-put_stack(void *ctx, __u32 tid, __u64 kind, __u8 ictx)
+put_stack(void *ctx, __u32 tid, __u64 kind)
 {
 	struct stk *s;
 	long n;
@@ -593,9 +597,9 @@ put_stack(void *ctx, __u32 tid, __u64 kind, __u8 ictx)
 		return;
 	}
 	head(&s->h, RB_STACK, tid);
-	s->h.ctx = ictx;
-	n = bpf_get_stack(ctx, s->ip, stack_bytes > 0 && stack_bytes <=
-	    sizeof(s->ip) ? stack_bytes : sizeof(s->ip), BPF_F_USER_STACK);
+	s->h.ctx = 0;
+	n = bpf_get_stack(ctx, s->ip, STACK_BYTES(sizeof(s->ip)),
+	    BPF_F_USER_STACK);
 	if (n <= 0) {
 		bpf_ringbuf_discard(s, RB_FLAGS);
 		return;
@@ -630,7 +634,14 @@ timed_out(long nr, long ret)
 static __always_inline void
 wait_stack(void *ctx, struct blk *b, __u32 tid, __u64 now, long nr, long ret)
 {
-	__u64 from = b->series ? b->series : b->since;
+	__u64 from;
+
+	/* it ran longer between its last call and this one than it
+	   waited: not a run of slices (a timer's thread) */
+	if (b->series && b->since - b->exit_ts > now - b->since)
+		b->series = 0;
+	b->exit_ts = now;
+	from = b->series ? b->series : b->since;
 
 	if (timed_out(nr, ret)) {
 		if (!b->series)
@@ -644,7 +655,7 @@ wait_stack(void *ctx, struct blk *b, __u32 tid, __u64 now, long nr, long ret)
 	    now - from < stack_ns || now - b->stk_ts < SERIES_GAP_NS))
 		return;
 	b->stk_ts = now;
-	put_stack(ctx, tid, RB_STK_WAIT, 0);
+	put_stack(ctx, tid, RB_STK_WAIT);
 }
 
 /* lean: the RB_SYS_EXIT of task t (current) if it was marked blocked:
@@ -663,7 +674,7 @@ exit_of(void *ctx, struct task_struct *t)
 		b->stop = 0;
 		if (stack_ns && bpf_ktime_get_boot_ns() - b->since >=
 		    stack_ns)
-			put_stack(ctx, (__u32)t->pid, RB_STK_WAIT, 0);
+			put_stack(ctx, (__u32)t->pid, RB_STK_WAIT);
 		return 0;
 	}
 	if (!b->on)
@@ -704,24 +715,27 @@ int BPF_PROG(on_rseq, struct task_struct *t)
  * interrupted user code.
  */
 static __always_inline void
-waker_stack(void *ctx, struct task_struct *p)
+waker_stack(void *ctx, struct task_struct *p, __u64 now)
 {
 	struct task_struct *cur;
 	struct blk *b;
 	struct ctxs *c;
 	struct stk *s;
-	__u64 now, saved;
+	__u64 saved;
 	long n;
 
 	b = bpf_task_storage_get(&blocked, p, 0, 0);
 	if (!b || b->since == 0)
 		return;
+	/* resumed from a stop: exit_of() says it, where it runs (lean,
+	   rseq); elsewhere the stop ends here */
+	if (b->stop && !(lean && p->rseq))
+		b->stop = 0;
 	saved = b->saved;
 	if (saved)
 		b->saved = 0;	/* this wait's, whatever its length */
 	if ((!b->on && !saved) || b->wstk == b->since)
 		return;
-	now = bpf_ktime_get_boot_ns();
 	if (now - b->since < stack_ns)
 		return;
 	b->wstk = b->since;
@@ -746,7 +760,7 @@ waker_stack(void *ctx, struct task_struct *p)
 	}
 	head(&s->h, RB_STACK, (__u32)p->pid);
 	s->h.ctx = 0;
-	n = bpf_get_task_stack(p, s->ip, sizeof(s->ip), 0);
+	n = bpf_get_task_stack(p, s->ip, STACK_BYTES(sizeof(s->ip)), 0);
 	if (n <= 0) {
 		bpf_ringbuf_discard(s, RB_FLAGS);
 	} else {
@@ -769,25 +783,30 @@ waker_stack(void *ctx, struct task_struct *p)
 			return;
 	}
 	put_stack(ctx, (__u32)cur->pid, RB_STK_WAKER |
-	    (__u64)(__u32)p->pid << 8, 0);
+	    (__u64)(__u32)p->pid << 8);
 }
 
 SEC("tp_btf/sched_waking")
 int BPF_PROG(on_waking, struct task_struct *p)
 {
 	SCOPE(task_in(p) || cur_in());
-	EMIT(3, RB_WAKING, cur_tid(), (__u64)(__u32)p->pid,
-	    (__u64)p->thread_info.cpu, (__u64)(__u32)p->prio);
+	RESERVE(REC(3), w, RB_WAKING, cur_tid());
+	w->a[0] = (__u64)(__u32)p->pid;
+	w->a[1] = (__u64)p->thread_info.cpu;
+	w->a[2] = (__u64)(__u32)p->prio;
+	__u64 now = w->h.ts;	/* one clock read for both */
+	bpf_ringbuf_submit(w, RB_FLAGS);
 	if (stack_ns)
-		waker_stack(ctx, p);
+		waker_stack(ctx, p, now);
 	return 0;
 }
 
 /*
  * A sample of the running task, RB_SAMPLE_HZ times a second on each CPU
  * (a CPU clock perf event the loader opens when stacks are on): its user
- * stack when, since the sampler last saw it running, it ran most of the
- * time and stack_ns or more, so a busy culprit shows what it computed.
+ * stack each time it has run stack_ns more, most of the time since the
+ * window began (a window ends when it ran less than half of it), so a
+ * busy culprit shows what it computed, one sample per stack_ns of CPU.
  * CPU time, not the absence of switches: a runtime that hands a thread
  * back and forth (Go's preemption of a locked thread) blocks it for
  * microseconds, and that thread is still busy.
@@ -811,11 +830,17 @@ int on_cpu_clock(struct bpf_perf_event_data *ctx)
 	cpu = t->se.sum_exec_runtime;
 	dt = now - b->run_ts;
 	dc = cpu - b->run_cpu;
+	if (b->run_ts == 0 || dc * 2 < dt) {
+		/* not busy since it was last seen: a new window */
+		b->run_ts = now;
+		b->run_cpu = cpu;
+		return 0;
+	}
+	if (dc < stack_ns)
+		return 0;	/* busy, not for long yet */
 	b->run_ts = now;
 	b->run_cpu = cpu;
-	if (dt == now || dc < stack_ns || dc * 2 < dt)
-		return 0;
-	put_stack(ctx, (__u32)t->pid, RB_STK_SAMPLE, 0);
+	put_stack(ctx, (__u32)t->pid, RB_STK_SAMPLE);
 	return 0;
 }
 
@@ -867,7 +892,7 @@ int BPF_PROG(on_exit, struct task_struct *task, bool group_dead)
 
 		if (b && (b->on || b->stop) &&
 		    bpf_ktime_get_boot_ns() - b->since >= stack_ns)
-			put_stack(ctx, (__u32)task->pid, RB_STK_WAIT, 0);
+			put_stack(ctx, (__u32)task->pid, RB_STK_WAIT);
 	}
 	return 0;
 }
