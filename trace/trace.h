@@ -163,8 +163,9 @@ enum trace_stack_kind {
 				   hold the tid of the thread woken */
 	TSK_SAMPLE = 0x41,	/* a sample (RB_SAMPLE_HZ) of a thread that ran
 				   that long without blocking */
-	TSK_KWAIT = 0x42,	/* the kernel stack where a thread blocked that
-				   long slept, taken at its wake-up */
+	TSK_KWAIT = 0x42,	/* the kernel stack where a thread blocked ten
+				   times that long slept, taken at its
+				   wake-up */
 };
 /* Where the kernel's addresses begin (x86-64): a frame at or above it is
    a kernel function's, named by the TT_KSYM records. */

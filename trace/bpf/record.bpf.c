@@ -622,6 +622,9 @@ timed_out(long nr, long ret)
 	    nr == NR_epoll_pwait || nr == NR_epoll_pwait2);
 }
 
+/* The kernel stack of a wait this many times stack_ns or longer. */
+#define KSTACK_TIMES 10
+
 /* Wait stacks of a run of timed-out waits at most this often. */
 #define SERIES_GAP_NS 1000000000ull
 
@@ -752,7 +755,11 @@ waker_stack(void *ctx, struct task_struct *p, __u64 now)
 		__builtin_memcpy(s->ip, b->sstk, sizeof(s->ip));
 		bpf_ringbuf_submit(s, RB_FLAGS);
 	}
-	/* where in the kernel it slept: its kernel stack, still there */
+	/* where in the kernel it slept: its kernel stack, still there,
+	   for a wait KSTACK_TIMES longer (an unwinding under the wakee's
+	   lock, costlier than a user stack's) */
+	if (now - b->since < KSTACK_TIMES * stack_ns)
+		goto waker;
 	s = bpf_ringbuf_reserve(&rb, sizeof(*s), 0);
 	if (!s) {
 		lost_one();
@@ -768,6 +775,7 @@ waker_stack(void *ctx, struct task_struct *p, __u64 now)
 		s->kind = RB_STK_KWAIT;
 		bpf_ringbuf_submit(s, RB_FLAGS);
 	}
+waker:
 	cur = bpf_get_current_task_btf();
 	if ((cur->flags & PF_KTHREAD) || cur->tgid == (int)self_tgid ||
 	    cur->pid == 0)
