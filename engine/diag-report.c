@@ -130,6 +130,12 @@ put_stacks(FILE *f, const struct diag *d, size_t h, uint64_t base)
 			continue;
 		fprintf(f, "  ");
 		put_stack_what(f, s);
+		if (s->nframes == 0) {
+			fprintf(f, ": none, it ran ");
+			put_dur(f, s->ran_ns);
+			fprintf(f, " in all, too little for a sample\n");
+			continue;
+		}
 		fprintf(f, " at ");
 		put_time(f, s->ts, base);
 		if (s->kind == TSK_SAMPLE)
@@ -654,6 +660,8 @@ diag_write_hang_json(const struct diag *d, size_t h, FILE *f)
 		if (s->kind == TSK_SAMPLE)
 			fprintf(f, ",\"samples\":%u,\"of\":%u", s->samples,
 			    s->of);
+		if (s->nframes == 0)
+			fprintf(f, ",\"none_ran_ns\":%" PRIu64, s->ran_ns);
 		fprintf(f, ",\"cut\":%s,\"stopped\":%s,"
 		    "\"no_frame_pointer\":", s->cut ? "true" : "false",
 		    s->stopped ? "true" : "false");

@@ -11,7 +11,9 @@
  *     (TSK_KWAIT, taken at that wake-up);
  *   - for each culprit, where it waited (the TSK_WAIT its wait left, or
  *     for a wait in timed slices the last one its run of slices left) or,
- *     busy, where it ran (its most frequent sample), then the waker's
+ *     busy, where it ran (its most frequent sample, else where it was
+ *     last seen in user code, else none when it ran too little for a
+ *     sample: a stack of no frame saying so), then the waker's
  *     at the end of its wait when the critical path holds it, and the
  *     kernel stack it slept on.
  * Then every frame is named from the recorded mappings of the stack's
@@ -33,6 +35,10 @@
 /* Events of a thread looked at after a wait's blocking switch for the
    stack its call left when it returned. */
 #define WAIT_SCAN 4096
+
+/* A thread that ran less than this in all may have no sample (two
+   periods of the sampler at the default threshold). */
+#define SAMPLE_LEAST_NS 20000000ULL
 
 /* Stacks kept for the hung thread's own span at most. */
 #define OWN_MAX 16
@@ -153,7 +159,7 @@ kernel_stack_of(const struct graph *g, uint32_t ti, uint32_t sw)
 	return NULL;
 }
 
-/* The last stack of kind kind (TSK_WAIT, TSK_KWAIT) of thread ti in
+/* The last stack of kind kind (TSK_WAIT, TSK_WAKER, TSK_KWAIT) of thread ti in
    [a, b], or NULL: a wait in timed slices leaves one when the run of
    slices has lasted long, not at each slice's end. */
 static const struct graph_event *
@@ -254,7 +260,37 @@ waker_stack_of(const struct graph *g, uint32_t wt, uint32_t ti,
 	return best != NULL ? best : any;
 }
 
-/* Where thread ti ran in [a, b]: its most frequent sample, as role. */
+/* The time thread ti was on a CPU in [a, b]: from an event of its own
+   (its switch in, anything it did) to its next switch out. */
+static uint64_t
+on_cpu_ns(const struct graph *g, uint32_t ti, uint64_t a, uint64_t b)
+{
+	const struct gthread *t = &g->th[ti];
+	uint64_t sum = 0, on = 0, last = a;
+	int running = 0;
+
+	for (uint32_t i = diag_event_at(g, ti, a); i < t->nev &&
+	    t->ev[i].ts <= b; i++) {
+		const struct graph_event *e = &t->ev[i];
+
+		last = e->ts;
+		if (e->type == TT_SWITCH) {
+			if (running)
+				sum += e->ts - on;
+			running = 0;
+		} else if (!running && !(e->flags & GRAPH_EVF_CTX)) {
+			running = 1;
+			on = e->ts;
+		}
+	}
+	return running ? sum + (last - on) : sum;
+}
+
+/* Where thread ti ran in [a, b]: its most frequent sample, as role;
+   without one (runnable more than running: a loaded CPU), where it was
+   last seen in user code there: the stack of its last wake-up of a
+   thread, or of its last long wait's end; without any, when it ran too
+   little for a sample, a stack of no frame that says so. */
 static void
 push_busy(struct diag *d, struct dhang *h, uint32_t ti, uint64_t a,
     uint64_t b, int role, size_t culprit)
@@ -267,6 +303,20 @@ push_busy(struct diag *d, struct dhang *h, uint32_t ti, uint64_t a,
 
 		s->samples = count;
 		s->of = of;
+		return;
+	}
+	if ((e = last_stack(d->g, ti, TSK_WAKER, a, b)) == NULL)
+		e = last_stack(d->g, ti, TSK_WAIT, a, b);
+	if (e != NULL) {
+		push_stack(d, h, ti, e, role, culprit);
+		return;
+	}
+	uint64_t ran = on_cpu_ns(d->g, ti, a, b);
+	if (ran < SAMPLE_LEAST_NS) {
+		struct diag_stack s = { .ts = a, .role = role,
+		    .culprit = culprit, .kind = TSK_SAMPLE, .ran_ns = ran };
+		diag_thread_fill(d->g, ti, &s.th);
+		DPUSH(h->stk, s);
 	}
 }
 

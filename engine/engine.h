@@ -586,6 +586,9 @@ struct diag_stack {
 					   frame, or an outermost one in no
 					   mapping (made up by code without
 					   frame pointers) */
+	uint64_t ran_ns;		/* no frames (nframes 0): a busy
+					   culprit that ran this little in
+					   all, too little for a sample */
 	const char *nofp;		/* the first frame (its symbol) whose
 					   function keeps no frame pointer, so
 					   the unwinder skipped its caller or

@@ -583,6 +583,22 @@ struct stk {
 	__u64 ip[RB_STACK_MAX];
 };
 
+/* A stack record of thread tid (task context) reserved in the ring, or
+   NULL with a loss counted. */
+static __always_inline struct stk *
+stk_reserve(__u32 tid)
+{
+	struct stk *s = bpf_ringbuf_reserve(&rb, sizeof(*s), 0);
+
+	if (!s) {
+		lost_one();
+		return NULL;
+	}
+	head(&s->h, RB_STACK, tid);
+	s->h.ctx = 0;
+	return s;
+}
+
 /* Write current's user stack as a record of thread tid and stack kind
    kind, in task context; ctx is the program's context. */
 static __always_inline void
@@ -591,13 +607,9 @@ put_stack(void *ctx, __u32 tid, __u64 kind)
 	struct stk *s;
 	long n;
 
-	s = bpf_ringbuf_reserve(&rb, sizeof(*s), 0);
-	if (!s) {
-		lost_one();
+	s = stk_reserve(tid);
+	if (!s)
 		return;
-	}
-	head(&s->h, RB_STACK, tid);
-	s->h.ctx = 0;
 	n = bpf_get_stack(ctx, s->ip, STACK_BYTES(sizeof(s->ip)),
 	    BPF_F_USER_STACK);
 	if (n <= 0) {
@@ -743,13 +755,9 @@ waker_stack(void *ctx, struct task_struct *p, __u64 now)
 		return;
 	b->wstk = b->since;
 	if (saved && saved <= RB_STACK_MAX) {
-		s = bpf_ringbuf_reserve(&rb, sizeof(*s), 0);
-		if (!s) {
-			lost_one();
+		s = stk_reserve((__u32)p->pid);
+		if (!s)
 			return;
-		}
-		head(&s->h, RB_STACK, (__u32)p->pid);
-		s->h.ctx = 0;
 		s->n = saved;
 		s->kind = RB_STK_WAIT;
 		__builtin_memcpy(s->ip, b->sstk, sizeof(s->ip));
@@ -760,13 +768,9 @@ waker_stack(void *ctx, struct task_struct *p, __u64 now)
 	   lock, costlier than a user stack's) */
 	if (now - b->since < KSTACK_TIMES * stack_ns)
 		goto waker;
-	s = bpf_ringbuf_reserve(&rb, sizeof(*s), 0);
-	if (!s) {
-		lost_one();
+	s = stk_reserve((__u32)p->pid);
+	if (!s)
 		return;
-	}
-	head(&s->h, RB_STACK, (__u32)p->pid);
-	s->h.ctx = 0;
 	n = bpf_get_task_stack(p, s->ip, STACK_BYTES(sizeof(s->ip)), 0);
 	if (n <= 0) {
 		bpf_ringbuf_discard(s, RB_FLAGS);
@@ -812,9 +816,10 @@ int BPF_PROG(on_waking, struct task_struct *p)
 /*
  * A sample of the running task, RB_SAMPLE_HZ times a second on each CPU
  * (a CPU clock perf event the loader opens when stacks are on): its user
- * stack each time it has run stack_ns more, most of the time since the
- * window began (a window ends when it ran less than half of it), so a
- * busy culprit shows what it computed, one sample per stack_ns of CPU.
+ * stack each time it has run stack_ns more since its window began (a
+ * window ends when the task ran less than a quarter of it: a loaded CPU
+ * shares itself), so a busy culprit shows what it computed, one sample
+ * per stack_ns of CPU.
  * CPU time, not the absence of switches: a runtime that hands a thread
  * back and forth (Go's preemption of a locked thread) blocks it for
  * microseconds, and that thread is still busy.
@@ -838,8 +843,10 @@ int on_cpu_clock(struct bpf_perf_event_data *ctx)
 	cpu = t->se.sum_exec_runtime;
 	dt = now - b->run_ts;
 	dc = cpu - b->run_cpu;
-	if (b->run_ts == 0 || dc * 2 < dt) {
-		/* not busy since it was last seen: a new window */
+	if (b->run_ts == 0 || dc * 4 < dt) {
+		/* not busy since it was last seen (it ran less than a
+		   quarter of the time; a loaded CPU shares itself): a new
+		   window */
 		b->run_ts = now;
 		b->run_cpu = cpu;
 		return 0;
