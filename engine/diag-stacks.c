@@ -121,6 +121,23 @@ elf_of(struct diag *d, const char *path)
 	return x.e;
 }
 
+/* The user address a of process pid: the file its recorded mapping
+   holds (interned: one pointer per path) and the offset in it, and the
+   function of that file holding it with *delta into it and *fp as
+   elfaddr_at_offset() says; the function or NULL, *path NULL when no
+   mapping holds a. */
+static const char *
+resolve(struct diag *d, uint32_t pid, uint64_t a, const char **path,
+    uint64_t *off, uint64_t *delta, int *fp)
+{
+	const struct elfaddr *e;
+
+	*fp = -1;
+	*path = graph_map_at(d->g, pid, a, off);
+	e = *path ? elf_of(d, *path) : NULL;
+	return e ? elfaddr_at_offset(e, *off, delta, fp) : NULL;
+}
+
 /* Where frame a of process pid is, for grouping samples: its function
    (the start of it) when a symbol names it, else a itself when a
    recorded mapping holds it, else 0 (a frame the unwinder made up). */
@@ -128,15 +145,15 @@ static uint64_t
 frame_key(struct diag *d, uint32_t pid, uint64_t a)
 {
 	uint64_t off, delta;
-	const char *path = a == 0 ? NULL : graph_map_at(d->g, pid, a - 1,
-	    &off);
-	const struct elfaddr *e = path ? elf_of(d, path) : NULL;
+	const char *path;
+	int fp;
 
-	if (path == NULL)
+	if (a == 0)
 		return 0;
-	if (e != NULL && elfaddr_at_offset(e, off, &delta, NULL) != NULL)
-		return fnv64(path, strlen(path)) ^ (off - delta);
-	return a;
+	if (resolve(d, pid, a - 1, &path, &off, &delta, &fp) != NULL)
+		return ((uint64_t)(uintptr_t)path * 0x9e3779b97f4a7c15ULL) ^
+		    (off - delta);
+	return path != NULL ? a : 0;
 }
 
 /* The kernel stack (TSK_KWAIT) of the wait of thread ti blocked at
@@ -400,16 +417,15 @@ frame_name(struct diag *d, uint32_t pid, uint64_t a, int exact, int *fp)
 		return kf != NULL ? xasprintf("%s+0x%llx", kf,
 		    (unsigned long long)(delta + back)) : NULL;
 	}
-	const char *path = a == 0 ? NULL : graph_map_at(d->g, pid, a - back,
-	    &off);
-	const struct elfaddr *e = path ? elf_of(d, path) : NULL;
-	const char *fn = e ? elfaddr_at_offset(e, off, &delta, fp) : NULL;
+	const char *path;
+	const char *fn = a == 0 ? NULL : resolve(d, pid, a - back, &path,
+	    &off, &delta, fp);
 
 	if (fn != NULL)
 		return xasprintf("%s+0x%llx", fn,
 		    (unsigned long long)(delta + back));
 	*fp = -1;
-	if (path != NULL) {
+	if (a != 0 && path != NULL) {
 		/* no symbol: the file and the offset in it, never a bare
 		   address */
 		const char *base = strrchr(path, '/');
