@@ -32,10 +32,6 @@
    wait's end, either side (the end is the wake-up's time). */
 #define WAKER_NEAR_NS 2000000ULL
 
-/* Events of a thread looked at after a wait's blocking switch for the
-   stack its call left when it returned. */
-#define WAIT_SCAN 4096
-
 /* A thread that ran less than this in all may have no sample (two
    periods of the sampler at the default threshold). */
 #define SAMPLE_LEAST_NS 20000000ULL
@@ -80,32 +76,6 @@ push_stack(struct diag *d, struct dhang *h, uint32_t ti,
 	diag_thread_fill(d->g, ti, &s.th);
 	DPUSH(h->stk, s);
 	return &h->stk.v[h->stk.n - 1];
-}
-
-/* The stack the wait of thread ti blocked at switch event sw left when
-   its call returned: the TSK_WAIT just after the call's exit. */
-static const struct graph_event *
-wait_stack_of(const struct graph *g, uint32_t ti, uint32_t sw)
-{
-	const struct gthread *t = &g->th[ti];
-	int exited = 0;
-
-	if (sw == GRAPH_NONE)
-		return NULL;
-	for (uint32_t i = sw + 1; i < t->nev && i <= sw + WAIT_SCAN; i++) {
-		const struct graph_event *e = &t->ev[i];
-
-		if (e->type == TT_STACK && e->sub == TSK_WAIT)
-			return e;
-		if (e->type == TT_SYS_EXIT)
-			exited = 1;
-		else if ((e->type == TT_SWITCH && exited) ||
-		    e->type == TT_SYS_ENTER)
-			break;	/* it ran and left the CPU again, or made
-				   another call (a thread whose returns are
-				   not seen) */
-	}
-	return NULL;
 }
 
 static const struct elfaddr *
@@ -165,7 +135,8 @@ kernel_stack_of(const struct graph *g, uint32_t ti, uint32_t sw)
 
 	if (sw == GRAPH_NONE)
 		return NULL;
-	for (uint32_t i = sw + 1; i < t->nev && i <= sw + WAIT_SCAN; i++) {
+	for (uint32_t i = sw + 1; i < t->nev &&
+	    i <= sw + GRAPH_WAIT_STACK_SCAN; i++) {
 		const struct graph_event *e = &t->ev[i];
 
 		if (e->type == TT_STACK && e->sub == TSK_KWAIT)
@@ -391,7 +362,8 @@ own_stacks(struct diag *d, struct dhang *h)
 	/* preempted between its wake-up and its return: the stack its
 	   wait left, all the same */
 	if (h->pub.kind == DIAG_BLOCKED && !has_wait) {
-		const struct graph_event *e = wait_stack_of(g, ti,
+		const struct graph_event *e = h->pub.wait.wait_ev ==
+		    GRAPH_NONE ? NULL : graph_wait_stack(g, ti,
 		    h->pub.wait.wait_ev);
 		if (e != NULL)
 			push_stack(d, h, ti, e, DIAG_STACK_HANG, 0);
@@ -518,7 +490,8 @@ diag_stacks(struct diag *d, struct dhang *h)
 		if (c->repeat || diag_cul_first(h, i) != i)
 			continue;	/* named before */
 		if (c->kind == DIAG_BLOCKED) {
-			const struct graph_event *e = wait_stack_of(d->g, ct,
+			const struct graph_event *e = c->wait.wait_ev ==
+			    GRAPH_NONE ? NULL : graph_wait_stack(d->g, ct,
 			    c->wait.wait_ev);
 			if (e == NULL)
 				e = last_stack(d->g, ct, TSK_WAIT, c->start_ns,

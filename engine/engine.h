@@ -216,6 +216,14 @@ const uint64_t *graph_stack(const struct graph *g,
    *delta gets addr's distance from its start. */
 const char *graph_ksym_at(const struct graph *g, uint64_t addr,
     uint64_t *delta);
+/* Events looked at by graph_wait_stack() at most. */
+#define GRAPH_WAIT_STACK_SCAN 4096
+/* The stack a wait of thread left when its call returned (TSK_WAIT),
+   looking from event idx (its blocking switch, or the event after a
+   vertex that ends in it): until the thread, having returned, leaves the
+   CPU again or makes another call after idx; NULL when none. */
+const struct graph_event *graph_wait_stack(const struct graph *g,
+    uint32_t thread, uint32_t idx);
 /* The thread a waker's TT_STACK (TSK_WAKER) woke, or GRAPH_NONE. */
 uint32_t graph_stack_about(const struct graph_event *ev);
 /* One line describing an event ("sys_enter read(pipe:1234)", ...). */

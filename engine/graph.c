@@ -128,6 +128,29 @@ graph_stack(const struct graph *g, const struct graph_event *ev, size_t *n)
 	return g->frames + ev->key;
 }
 
+const struct graph_event *
+graph_wait_stack(const struct graph *g, uint32_t thread, uint32_t idx)
+{
+	const struct gthread *t = thread < g->nth ? &g->th[thread] : NULL;
+	int exited = 0;
+
+	for (uint32_t i = idx; t != NULL && i < t->nev &&
+	    i <= idx + GRAPH_WAIT_STACK_SCAN; i++) {
+		const struct graph_event *e = &t->ev[i];
+
+		if (e->type == TT_STACK && e->sub == TSK_WAIT)
+			return e;
+		if (e->type == TT_SYS_EXIT)
+			exited = 1;
+		else if ((e->type == TT_SWITCH && exited) ||
+		    (e->type == TT_SYS_ENTER && i > idx))
+			break;	/* it ran and left the CPU again, or made
+				   another call (a thread whose returns are
+				   not seen) */
+	}
+	return NULL;
+}
+
 uint32_t
 graph_stack_about(const struct graph_event *ev)
 {

@@ -188,28 +188,6 @@ edge_waker(struct tui *t, const struct graph_edge *e, const char *lead,
 	    tui_fmt_time(t, ev->ts, a, sizeof(a)));
 }
 
-/* The stack a wait beginning after event idx of thread th left when its
-   call returned (TSK_WAIT), or NULL: looked for until the thread, having
-   returned from a call, leaves the CPU again. */
-static const struct graph_event *
-wait_stack_after(const struct graph *g, uint32_t th, uint32_t idx)
-{
-	const struct graph_thread *gt = graph_thread(g, th);
-	int exited = 0;
-
-	for (uint32_t i = idx; i < gt->nevents && i < idx + NEAR_SCAN; i++) {
-		const struct graph_event *e = graph_event(g, th, i);
-
-		if (e->type == TT_STACK && e->sub == TSK_WAIT)
-			return e;
-		if (e->type == TT_SYS_EXIT)
-			exited = 1;
-		else if (e->type == TT_SWITCH && exited)
-			break;
-	}
-	return NULL;
-}
-
 struct sgroup {
 	uint64_t hash;
 	unsigned count;
@@ -329,7 +307,11 @@ vertex_stacks(struct tui *t, uint32_t vi, uint32_t from, struct nstack *v)
 			nsamples++;
 			group_sample(t->g, gs, &ng, e);
 		} else if (e->sub == TSK_WAKER) {
-			uint32_t w = wakee_of(t->g, gv->thread, gv->first + i);
+			/* whom it woke: the record says it (older traces:
+			   the wake-up just before it) */
+			uint32_t w = graph_stack_about(e);
+			if (w == GRAPH_NONE)
+				w = wakee_of(t->g, gv->thread, gv->first + i);
 			if (back == NULL && is_tid(t->g, w, from)) {
 				back = e;
 				back_wakee = w;
@@ -385,7 +367,7 @@ vertex_stacks(struct tui *t, uint32_t vi, uint32_t from, struct nstack *v)
 		    sizeof(a)));
 	/* its wait at the end: where it blocked, and who ended it */
 	if (gv->flags & GRAPH_VF_WAIT) {
-		const struct graph_event *e = wait_stack_after(t->g,
+		const struct graph_event *e = graph_wait_stack(t->g,
 		    gv->thread, gv->first + gv->nevents);
 		if (e != NULL)
 			push_stack(t, v, &n, gv->thread, e, "where its wait "
