@@ -57,7 +57,7 @@ usage_record(FILE *f, const char *name)
 	    "       [--duration SECONDS] [--events SET] [--buffer-kb N]\n"
 	    "       [--group GROUP] [--backend auto|bpf|tracefs]\n"
 	    "       [--no-instrument] [--net] [--netns NS] [--host NAME]\n"
-	    "       [--stacks MS|off] [--stack-depth N] [-q]\n"
+	    "       [--stacks MS|off] [--stack-depth N] [--stack-rate N] [-q]\n"
 	    "       [--snapshot-on-hang DIR [--snapshot-max N]"
 	    " [--snapshot-size SIZE]]%s\n"
 	    "\n"
@@ -87,6 +87,9 @@ usage_record(FILE *f, const char *name)
 	    "                      (default 10) at its end, its waker's, and\n"
 	    "                      samples of threads that run that long (BPF)\n"
 	    "  --stack-depth N     frames of a stack at most (1 to 32, default 32)\n"
+	    "  --stack-rate N      stacks a CPU takes a second at most for waits\n"
+	    "                      under ten times --stacks (default %u; 0: no\n"
+	    "                      bound); longer waits always get theirs\n"
 	    "  --snapshot-on-hang DIR  when an instrumented program marks a hang,\n"
 	    "                      snapshot the last minute into a new directory\n"
 	    "                      of DIR (see argus-snapshot(1))\n"
@@ -94,7 +97,8 @@ usage_record(FILE *f, const char *name)
 	    "  --snapshot-size SIZE  bytes of snapshots kept (default 1G)\n"
 	    "  -q, --quiet         no progress line\n",
 	    name, strcmp(name, "record") == 0 ? " [-- COMMAND [ARGS...]]" : "",
-	    ARGUS_DEFAULT_TRACE, RECORD_DEFAULT_BUFFER_KB, SNAP_DEFAULT_KEEP);
+	    ARGUS_DEFAULT_TRACE, RECORD_DEFAULT_BUFFER_KB,
+	    RECORD_DEFAULT_STACK_RATE, SNAP_DEFAULT_KEEP);
 	if (strcmp(name, "record") == 0)
 		fprintf(f, "\nWith COMMAND, run it (as the invoking user under "
 		    "sudo) while recording,\nstop when it ends and exit with "
@@ -160,6 +164,7 @@ parse_ropts(const char *name, int argc, char **argv, struct ropts *o)
 		{ "host", required_argument, NULL, 'X' },
 		{ "stacks", required_argument, NULL, 'T' },
 		{ "stack-depth", required_argument, NULL, 'F' },
+		{ "stack-rate", required_argument, NULL, 'R' },
 		{ "backend", required_argument, NULL, 'B' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "snapshot-on-hang", required_argument, NULL, 'H' },
@@ -179,6 +184,7 @@ parse_ropts(const char *name, int argc, char **argv, struct ropts *o)
 	o->ro.wopts.group = (gid_t)-1;
 	o->ro.marker_file = 1;
 	o->ro.stack_ns = 10000000;
+	o->ro.stack_rate = RECORD_DEFAULT_STACK_RATE;
 	o->snap_keep = SNAP_DEFAULT_KEEP;
 	o->snap_bytes = SNAP_DEFAULT_BYTES;
 	/* ARGUS_BACKEND picks the default (test suites run on either) */
@@ -284,6 +290,13 @@ parse_ropts(const char *name, int argc, char **argv, struct ropts *o)
 				    "'%s' (1 to %d frames)", optarg,
 				    TRACE_STACK_MAX);
 			o->ro.stack_depth = (unsigned)v;
+			break;
+		case 'R':
+			if (parse_u64(optarg, &v) != 0 || v > 1000000)
+				return cmd_usage_error(name, "bad --stack-rate "
+				    "'%s' (stacks a second per CPU, 0 to "
+				    "1000000)", optarg);
+			o->ro.stack_rate = (unsigned)v;
 			break;
 		case 'X':
 			if (optarg[0] == '\0' || strlen(optarg) > 64 ||
@@ -534,6 +547,9 @@ write_status(int dfd, const struct recorder *r, const char *set,
 	    (unsigned long long)st.fds, (unsigned long long)self_cpu_ns(),
 	    (long long)time(NULL));
 	fprintf(f, "hangs %llu\n", (unsigned long long)st.hang.begun);
+	if (st.stacks_skipped > 0)
+		fprintf(f, "stacks_skipped %llu\n",
+		    (unsigned long long)st.stacks_skipped);
 	if (st.bpf_runs > 0)
 		fprintf(f, "bpf_ns %llu\nbpf_runs %llu\n",
 		    (unsigned long long)st.bpf_ns,
@@ -792,6 +808,11 @@ run_recorder(const char *name, struct ropts *o, int ready_fd, int progress)
 		fprintf(stderr, "argus %s: %llu events, %llu lost, in %s\n",
 		    name, (unsigned long long)st.events,
 		    (unsigned long long)st.lost, o->ro.dir);
+		if (st.stacks_skipped > 0)
+			fprintf(stderr, "argus %s: %llu stacks of short waits "
+			    "left out over --stack-rate %u\n", name,
+			    (unsigned long long)st.stacks_skipped,
+			    o->ro.stack_rate);
 	}
 	if (is_daemon)
 		remove_pidfile(dfd);

@@ -333,6 +333,7 @@ cmd_status(int argc, char **argv)
 	char set[32] = "?", backend[32] = "?";
 	char *snap_dir = NULL;
 	unsigned long long v, events = 0, lost = 0, disk = 0, bound = 0;
+	unsigned long long sskip = 0;
 	unsigned long long elapsed = 0, fds = 0, cpu = 0, bns = 0, bruns = 0;
 	double rate = 0;
 	pid_t pid = 0;
@@ -393,6 +394,8 @@ cmd_status(int argc, char **argv)
 			bns = v;
 		else if (sscanf(line, "bpf_runs %llu", &v) == 1)
 			bruns = v;
+		else if (sscanf(line, "stacks_skipped %llu", &v) == 1)
+			sskip = v;
 		else if (sscanf(line, "pid %ld", &spid) == 1 ||
 		    sscanf(line, "running %ld", &srunning) == 1)
 			;
@@ -419,7 +422,10 @@ cmd_status(int argc, char **argv)
 	printf("backend:    %s\n", backend);
 	printf("disk:       %s of %s\n", fmt_bytes(b1, sizeof(b1), disk),
 	    fmt_bytes(b2, sizeof(b2), bound));
-	printf("lost:       %llu events lost by the kernel\n", lost);
+	printf("lost:       %llu events lost by the kernel", lost);
+	if (sskip > 0)
+		printf("; %llu stacks left out over --stack-rate", sskip);
+	printf("\n");
 	printf("fds:        %llu descriptor identities\n", fds);
 	/* the recorder's own cost: its threads, and its BPF programs in
 	   the kernel when the kernel counted them (ARGUS_BPF_STATS=1) */

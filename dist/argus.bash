@@ -6,7 +6,7 @@ _argus_opts() {
 	case $1 in
 	record|start)
 		echo "-o --output --size --segment --duration --events --buffer-kb
-		    --group --backend --no-instrument --net --netns --host --stacks --stack-depth --snapshot-on-hang --snapshot-max
+		    --group --backend --no-instrument --net --netns --host --stacks --stack-depth --stack-rate --snapshot-on-hang --snapshot-max
 		    --snapshot-size -q --quiet -h --help" ;;
 	stop|status) echo "-o --output -h --help" ;;
 	diagnose) echo "--pid --tid --comm --at --threshold --pick --rules --json --whole --stream

@@ -56,6 +56,7 @@ rec_bpf_cost(const struct recorder *r, uint64_t *ns, uint64_t *runs)
 	(void)r;
 	*ns = *runs = 0;
 }
+uint64_t rec_bpf_stacks_skipped(const struct recorder *r) { (void)r; return 0; }
 void
 rec_bpf_decode_page(struct recorder *r, const uint8_t *page, size_t len)
 {
@@ -339,6 +340,24 @@ rec_bpf_cost(const struct recorder *r, uint64_t *ns, uint64_t *runs)
 	}
 }
 
+uint64_t
+rec_bpf_stacks_skipped(const struct recorder *r)
+{
+	const struct rbpf *b = r->bpf;
+	uint32_t key = 1;	/* LOST_STACKS (record.bpf.c) */
+	uint64_t sum = 0;
+
+	if (b == NULL || b->skel == NULL || b->lost_vals == NULL)
+		return 0;
+	uint64_t *v = xcalloc((size_t)b->nposs, sizeof(*v));
+	if (bpf_map__lookup_elem(b->skel->maps.lost, &key, sizeof(key), v,
+	    (size_t)b->nposs * sizeof(*v), 0) == 0)
+		for (int c = 0; c < b->nposs; c++)
+			sum += v[c];
+	free(v);
+	return sum;
+}
+
 static void
 add_link(struct rbpf *b, struct bpf_link *l)
 {
@@ -426,6 +445,8 @@ rec_bpf_open(struct recorder *r, const struct record_opts *o, char **cause)
 	b->skel->rodata->self_tgid = (uint32_t)getpid();
 	b->skel->rodata->scope_netns = o->scope_netns;
 	b->skel->rodata->stack_ns = o->stack_ns;
+	b->skel->rodata->stack_gap_ns = o->stack_rate != 0 ?
+	    1000000000ull / o->stack_rate : 0;
 	b->skel->rodata->stack_bytes = (o->stack_depth != 0 &&
 	    o->stack_depth < RB_STACK_MAX ? o->stack_depth : RB_STACK_MAX) * 8;
 	b->skel->rodata->full = o->set == RECORD_SET_FULL;

@@ -308,6 +308,9 @@ void rec_bpf_free(struct recorder *r);
    record_opts.bpf_stats had the kernel count them (0 and 0 else, and on
    tracefs); valid until rec_bpf_free. */
 void rec_bpf_cost(const struct recorder *r, uint64_t *ns, uint64_t *runs);
+/* Stacks of waits the BPF programs left out over their budget
+   (record_opts.stack_rate); 0 on tracefs. */
+uint64_t rec_bpf_stacks_skipped(const struct recorder *r);
 
 /* record.c */
 void rec_warn(struct recorder *r, const char *fmt, ...)

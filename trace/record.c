@@ -758,6 +758,7 @@ record_stats(const struct recorder *r, struct record_stats *st)
 	st->ncpus = r->ncpus;
 	st->hang = s.hang;
 	rec_bpf_cost(r, &st->bpf_ns, &st->bpf_runs);
+	st->stacks_skipped = rec_bpf_stacks_skipped(r);
 }
 
 int

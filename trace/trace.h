@@ -653,6 +653,10 @@ struct record_opts {
 					   run that long (BPF); 0: none */
 	unsigned stack_depth;		/* frames of a stack at most, 1 to
 					   TRACE_STACK_MAX; 0: that */
+	unsigned stack_rate;		/* stacks a CPU takes a second at
+					   most for waits under ten times
+					   stack_ns (BPF; longer ones always
+					   get theirs); 0: no bound */
 	int net_sends;			/* also the sends of TCP messages to
 					   other hosts, with their sequence
 					   (BPF; in the full set always) */
@@ -671,6 +675,8 @@ int record_have_bpf(void);
 int record_backend(const struct recorder *r);
 
 #define RECORD_DEFAULT_BUFFER_KB 8192
+/* Stacks a CPU takes a second at most, by default (--stack-rate). */
+#define RECORD_DEFAULT_STACK_RATE 1000
 
 /* Event set by name ("sched", "default", "full"); -1 when unknown. */
 int record_set_lookup(const char *name);
@@ -749,6 +755,8 @@ struct record_stats {
 	   when the recorder had the kernel count them
 	   (record_opts.bpf_stats); 0 else */
 	uint64_t bpf_ns, bpf_runs;
+	uint64_t stacks_skipped;	/* stacks of waits left out over the
+					   budget (record_opts.stack_rate) */
 };
 void record_stats(const struct recorder *r, struct record_stats *st);
 

@@ -66,6 +66,10 @@ const volatile __u64 stack_ns;		/* the stacks of waits this long
 					   (wait_stack()); 0: none */
 const volatile __u32 stack_bytes = RB_STACK_MAX * 8;	/* of a stack's
 					   frames at most (--stack-depth) */
+const volatile __u64 stack_gap_ns;	/* a CPU's budget of stacks: one
+					   this often (--stack-rate), for the
+					   waits under KSTACK_TIMES * stack_ns;
+					   0: no budget */
 const volatile int marker_exit;		/* on_sys_exit keeps libargus's
 					   records alone (it runs for them
 					   only: lean stays lean) */
@@ -80,12 +84,29 @@ struct {
 	__uint(max_entries, 1 << 24);	/* resized by the loader */
 } rb SEC(".maps");
 
+/* Per CPU: [LOST_EVENTS] records the full ring refused, [LOST_STACKS]
+   stacks the budget left out (stk_budget()). */
+#define LOST_EVENTS 0
+#define LOST_STACKS 1
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, __u64);
+} lost SEC(".maps");
+
+/* A CPU's budget of stacks: the credit, in nanoseconds of the refill,
+   at time ts (stk_budget()). */
+struct stkbud {
+	__u64 ts;
+	__u64 credit;
+};
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u64);
-} lost SEC(".maps");
+	__type(value, struct stkbud);
+} stkbud SEC(".maps");
 
 /* Calls after a timed-out wait in which a failed attempt is looked for
    (a polling loop may check the clock or a file before it retries). */
@@ -205,7 +226,7 @@ struct {
 static __always_inline void
 lost_one(void)
 {
-	__u32 k = 0;
+	__u32 k = LOST_EVENTS;
 	__u64 *v = bpf_map_lookup_elem(&lost, &k);
 
 	if (v)
@@ -599,6 +620,53 @@ stk_reserve(__u32 tid)
 	return s;
 }
 
+/* The kernel stack of a wait this many times stack_ns or longer. */
+#define KSTACK_TIMES 10
+
+/* Stacks a CPU's budget saves up at most. */
+#define STK_BURST 64
+
+/*
+ * Whether a stack of a wait of wait_ns may be taken at now: always for a
+ * wait KSTACK_TIMES * stack_ns or longer (a thread has a few such waits
+ * a second at most), else when the CPU's budget has one (it earns one
+ * each stack_gap_ns, STK_BURST at most); one left out is counted. A
+ * storm of waits just over stack_ns (hundreds of threads sharing two
+ * CPUs) thus costs a bounded share of a CPU.
+ */
+static __always_inline int
+stk_budget(__u64 now, __u64 wait_ns)
+{
+	struct stkbud *sb;
+	__u64 credit;
+	__u32 k = 0;
+
+	if (!stack_gap_ns || wait_ns >= KSTACK_TIMES * stack_ns)
+		return 1;
+	sb = bpf_map_lookup_elem(&stkbud, &k);
+	if (!sb)
+		return 1;
+	credit = sb->credit;
+	if (now > sb->ts) {	/* not a program this one interrupted */
+		credit += now - sb->ts;
+		sb->ts = now;
+	}
+	if (credit > STK_BURST * stack_gap_ns)
+		credit = STK_BURST * stack_gap_ns;
+	if (credit < stack_gap_ns) {
+		__u64 *v;
+
+		sb->credit = credit;
+		k = LOST_STACKS;
+		v = bpf_map_lookup_elem(&lost, &k);
+		if (v)
+			(*v)++;
+		return 0;
+	}
+	sb->credit = credit - stack_gap_ns;
+	return 1;
+}
+
 /* Write current's user stack as a record of thread tid and stack kind
    kind, in task context; ctx is the program's context. */
 static __always_inline void
@@ -634,9 +702,6 @@ timed_out(long nr, long ret)
 	    nr == NR_epoll_pwait || nr == NR_epoll_pwait2);
 }
 
-/* The kernel stack of a wait this many times stack_ns or longer. */
-#define KSTACK_TIMES 10
-
 /* Wait stacks of a run of timed-out waits at most this often. */
 #define SERIES_GAP_NS 1000000000ull
 
@@ -668,6 +733,11 @@ wait_stack(void *ctx, struct blk *b, __u32 tid, __u64 now, long nr, long ret)
 		return;
 	if (now - b->since < stack_ns && (from == b->since ||
 	    now - from < stack_ns || now - b->stk_ts < SERIES_GAP_NS))
+		return;
+	/* a run of slices is judged by its length once a second, a wait
+	   by its own length else */
+	if (!stk_budget(now, from != b->since &&
+	    now - b->stk_ts >= SERIES_GAP_NS ? now - from : now - b->since))
 		return;
 	b->stk_ts = now;
 	put_stack(ctx, tid, RB_STK_WAIT);
@@ -754,7 +824,8 @@ waker_stack(void *ctx, struct task_struct *p, __u64 now)
 	if (now - b->since < stack_ns)
 		return;
 	b->wstk = b->since;
-	if (saved && saved <= RB_STACK_MAX) {
+	if (saved && saved <= RB_STACK_MAX &&
+	    stk_budget(now, now - b->since)) {
 		s = stk_reserve((__u32)p->pid);
 		if (!s)
 			return;
@@ -794,6 +865,8 @@ waker:
 		if ((long)regs->orig_ax < 0 || (long)regs->ax != -ENOSYS)
 			return;
 	}
+	if (!stk_budget(now, now - b->since))
+		return;
 	put_stack(ctx, (__u32)cur->pid, RB_STK_WAKER |
 	    (__u64)(__u32)p->pid << 8);
 }
