@@ -91,28 +91,28 @@ elf_of(struct diag *d, const char *path)
 	return x.e;
 }
 
-/* The user address a of process pid: the file its recorded mapping
+/* The user address a of process pid at ts: the file its recorded mapping
    holds (interned: one pointer per path) and the offset in it, and the
    function of that file holding it with *delta into it and *fp as
    elfaddr_at_offset() says; the function or NULL, *path NULL when no
    mapping holds a. */
 static const char *
-resolve(struct diag *d, uint32_t pid, uint64_t a, const char **path,
-    uint64_t *off, uint64_t *delta, int *fp)
+resolve(struct diag *d, uint32_t pid, uint64_t ts, uint64_t a,
+    const char **path, uint64_t *off, uint64_t *delta, int *fp)
 {
 	const struct elfaddr *e;
 
 	*fp = -1;
-	*path = graph_map_at(d->g, pid, a, off);
+	*path = graph_map_at(d->g, pid, a, ts, off);
 	e = *path ? elf_of(d, *path) : NULL;
 	return e ? elfaddr_at_offset(e, *off, delta, fp) : NULL;
 }
 
-/* Where frame a of process pid is, for grouping samples: its function
+/* Where frame a of process pid at ts is, for grouping samples: its function
    (the start of it) when a symbol names it, else a itself when a
    recorded mapping holds it, else 0 (a frame the unwinder made up). */
 static uint64_t
-frame_key(struct diag *d, uint32_t pid, uint64_t a)
+frame_key(struct diag *d, uint32_t pid, uint64_t ts, uint64_t a)
 {
 	uint64_t off, delta;
 	const char *path;
@@ -120,7 +120,7 @@ frame_key(struct diag *d, uint32_t pid, uint64_t a)
 
 	if (a == 0)
 		return 0;
-	if (resolve(d, pid, a - 1, &path, &off, &delta, &fp) != NULL)
+	if (resolve(d, pid, ts, a - 1, &path, &off, &delta, &fp) != NULL)
 		return ((uint64_t)(uintptr_t)path * 0x9e3779b97f4a7c15ULL) ^
 		    (off - delta);
 	return path != NULL ? a : 0;
@@ -202,7 +202,7 @@ busy_sample(struct diag *d, uint32_t ti, uint64_t a, uint64_t b,
 			int added;
 			uint64_t *kv = hmap_put(&keys, f[nk], 0, &added);
 			if (added)
-				*kv = frame_key(d, pid, f[nk]) + 1;
+				*kv = frame_key(d, pid, e->ts, f[nk]) + 1;
 			if ((h = *kv - 1) == 0)
 				break;
 			k[nk++] = h;
@@ -370,13 +370,14 @@ own_stacks(struct diag *d, struct dhang *h)
 	}
 }
 
-/* Frame a of process pid: its name (allocated), or NULL; *fp as
+/* Frame a of process pid at ts: its name (allocated), or NULL; *fp as
    elfaddr_at_offset() says it (-1 when no function names it). exact: a
    is where the code was (a stack's innermost frame), not a return
    address, which is after its call: for those the byte before is
    looked up. */
 static char *
-frame_name(struct diag *d, uint32_t pid, uint64_t a, int exact, int *fp)
+frame_name(struct diag *d, uint32_t pid, uint64_t ts, uint64_t a, int exact,
+    int *fp)
 {
 	uint64_t off, delta, back = exact ? 0 : 1;
 
@@ -390,7 +391,7 @@ frame_name(struct diag *d, uint32_t pid, uint64_t a, int exact, int *fp)
 		    (unsigned long long)(delta + back)) : NULL;
 	}
 	const char *path;
-	const char *fn = a == 0 ? NULL : resolve(d, pid, a - back, &path,
+	const char *fn = a == 0 ? NULL : resolve(d, pid, ts, a - back, &path,
 	    &off, &delta, fp);
 
 	if (fn != NULL)
@@ -408,11 +409,11 @@ frame_name(struct diag *d, uint32_t pid, uint64_t a, int exact, int *fp)
 }
 
 int
-diag_frame_text(struct diag *d, uint32_t pid, uint64_t addr, char *buf,
-    size_t len)
+diag_frame_text(struct diag *d, uint32_t pid, uint64_t ts, uint64_t addr,
+    char *buf, size_t len)
 {
 	int fp;
-	char *s = frame_name(d, pid, addr, 0, &fp);
+	char *s = frame_name(d, pid, ts, addr, 0, &fp);
 
 	if (s == NULL) {
 		snprintf(buf, len, "0x%llx", (unsigned long long)addr);
@@ -437,7 +438,7 @@ symbolize(struct diag *d, struct dhang *h)
 			/* a sample's innermost frame is where the code
 			   was; the others, and the innermost of a stack
 			   taken in a call, come after a call */
-			sym[i] = frame_name(d, s->th.pid, s->frames[i],
+			sym[i] = frame_name(d, s->th.pid, s->ts, s->frames[i],
 			    i == 0 && s->kind == TSK_SAMPLE, &fp);
 			if (sym[i] != NULL) {
 				any = 1;

@@ -106,8 +106,17 @@ struct graph {
 	struct gmap {			/* recorded file mappings (TT_MMAP) */
 		uint32_t pid, path;	/* path: interned string */
 		uint64_t start, len, pgoff;
+		uint64_t ts;		/* when it was read */
 	} *maps;
 	size_t nmaps, capmaps;
+	struct gimage {			/* a process's new image: its exec,
+					   or a fork that reuses a pid */
+		uint32_t pid;
+		uint32_t prev;		/* the pid's one before + 1, 0: none */
+		uint64_t ts;
+	} *images;
+	size_t nimages, capimages;
+	struct hmap lastimage;		/* pid -> its last in images + 1 */
 	struct hmap mapfrom;		/* pid -> the process whose mappings
 					   it has (TT_MMAP from) */
 	struct gksym {			/* kernel functions (TT_KSYM) */

@@ -759,11 +759,12 @@ size_t diag_nstacks(const struct diag *d, size_t h);
 const struct diag_stack *diag_stack(const struct diag *d, size_t h,
     size_t i);
 
-/* Frame addr of a stack of process pid as text into buf (len bytes):
-   "func+0x12", or "file+0xOFF" where no symbol names it (returns 1), or
-   "0x..." where no recorded mapping holds it (returns 0). */
-int diag_frame_text(struct diag *d, uint32_t pid, uint64_t addr, char *buf,
-    size_t len);
+/* Frame addr of a stack of process pid taken at time ts as text into
+   buf (len bytes): "func+0x12", or "file+0xOFF" where no symbol names it
+   (returns 1), or "0x..." where no recorded mapping holds it (returns
+   0). */
+int diag_frame_text(struct diag *d, uint32_t pid, uint64_t ts, uint64_t addr,
+    char *buf, size_t len);
 
 /* For a yield loop: the command that would trace the flag ("argus watch
    --write PID ADDRESS"), or NULL. */
@@ -852,12 +853,14 @@ int diag_search(struct trace_reader *r, const struct rules *rules,
     const struct diag_opts *o, int json, uint64_t base_ts, FILE *f,
     struct diag_found **found, size_t *nfound, char **cause);
 
-/* The file mapped at address addr of process pid (the latest recorded
-   mapping holding it; else, for a process recorded as having another's
-   mappings, a fork without exec, that other's) and addr's offset in
-   that file in *off; NULL when no recorded mapping holds it. */
+/* The file mapped at address addr of process pid at time ts (the latest
+   recorded mapping holding it that was read while the process ran the
+   image it ran at ts, between its execs, or a fork reusing its pid;
+   else, for a process recorded as having another's mappings, a fork
+   without exec, that other's) and addr's offset in that file in *off;
+   NULL when no recorded mapping holds it. */
 const char *graph_map_at(const struct graph *g, uint32_t pid, uint64_t addr,
-    uint64_t *off);
+    uint64_t ts, uint64_t *off);
 /* The first event time of the graph (trace start for reports). */
 uint64_t graph_first_ts(const struct graph *g);
 /* Extra fields of a TT_USER event (arg, arg2 of the trace event), 0 when

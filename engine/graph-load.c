@@ -28,6 +28,7 @@ graph_alloc(void)
 	hmap_init(&g->strmap);
 	hmap_init(&g->fdmap);
 	hmap_init(&g->mapfrom);
+	hmap_init(&g->lastimage);
 	hmap_init(&g->ksymset);
 	hmap_init(&g->uargs);
 	hmap_init(&g->skseed);
@@ -258,13 +259,46 @@ load_sys_exit(struct graph *g, struct gthread *t, struct graph_event *ge)
 
 /* A file mapping of a process, once per (pid, start, len, pgoff); or
    that a process has the mappings of another (from). */
+/* The start of the image process pid ran at ts: the time of its last
+   exec (or fork of that pid) at or before ts, 0 when none is known;
+   *next (when not NULL) the time of the next one, UINT64_MAX if none. */
+static uint64_t
+image_of(const struct graph *g, uint32_t pid, uint64_t ts, uint64_t *next)
+{
+	uint64_t lo = 0, hi = UINT64_MAX;
+	const uint64_t *last = hmap_get(&g->lastimage, pid);
+
+	for (uint64_t i = last ? *last : 0; i != 0; i = g->images[i - 1].prev) {
+		const struct gimage *im = &g->images[i - 1];
+		if (im->ts <= ts && im->ts > lo)
+			lo = im->ts;
+		else if (im->ts > ts && im->ts < hi)
+			hi = im->ts;
+	}
+	if (next)
+		*next = hi;
+	return lo;
+}
+
+/* Process pid has a new image from ts on (an exec, or a new process
+   of that pid). */
+static void
+add_image(struct graph *g, uint32_t pid, uint64_t ts)
+{
+	uint64_t *last = hmap_put(&g->lastimage, pid, 0, NULL);
+
+	DGROW(g->images, g->capimages, g->nimages + 1, 16);
+	g->images[g->nimages++] = (struct gimage){ pid, (uint32_t)*last, ts };
+	*last = g->nimages;
+}
+
 static void
 load_mmap(struct graph *g, const struct trace_event *ev)
 {
 	size_t len;
 	const char *s = blob_str(ev, &len);
 	struct gmap m = { .pid = (uint32_t)ev->arg[0], .start = ev->arg[1],
-	    .len = ev->arg[2], .pgoff = ev->arg[3] };
+	    .len = ev->arg[2], .pgoff = ev->arg[3], .ts = ev->ts };
 
 	if (ev->arg[4] != 0 && ev->arg[4] != m.pid && len == 0) {
 		*hmap_put(&g->mapfrom, m.pid, 0, NULL) = (uint32_t)ev->arg[4];
@@ -272,11 +306,15 @@ load_mmap(struct graph *g, const struct trace_event *ev)
 	}
 	if (len == 0 || s[0] != '/')
 		return;		/* [vdso] and the like: nothing to read */
+	m.path = graph_intern(g, s, len);
+	/* once an image (the same mapping of a later segment) */
 	for (size_t i = g->nmaps; i-- > 0;)
 		if (g->maps[i].pid == m.pid && g->maps[i].start == m.start &&
-		    g->maps[i].len == m.len && g->maps[i].pgoff == m.pgoff)
+		    g->maps[i].len == m.len && g->maps[i].pgoff == m.pgoff &&
+		    g->maps[i].path == m.path &&
+		    image_of(g, m.pid, g->maps[i].ts, NULL) ==
+		    image_of(g, m.pid, m.ts, NULL))
 			return;
-	m.path = graph_intern(g, s, len);
 	DGROW(g->maps, g->capmaps, g->nmaps + 1, 16);
 	g->maps[g->nmaps++] = m;
 }
@@ -323,15 +361,17 @@ graph_ksym_at(const struct graph *g, uint64_t addr, uint64_t *delta)
 
 const char *
 graph_map_at(const struct graph *g, uint32_t pid, uint64_t addr,
-    uint64_t *off)
+    uint64_t ts, uint64_t *off)
 {
 	for (int hop = 0; hop <= MAPFROM_MAX; hop++) {
 		const uint64_t *from;
+		uint64_t hi, lo = image_of(g, pid, ts, &hi);
 
 		for (size_t i = g->nmaps; i-- > 0;) {
 			const struct gmap *m = &g->maps[i];
 			if (m->pid == pid && addr >= m->start &&
-			    addr - m->start < m->len) {
+			    addr - m->start < m->len && m->ts >= lo &&
+			    m->ts < hi) {
 				*off = addr - m->start + m->pgoff;
 				return g->strs[m->path];
 			}
@@ -436,6 +476,8 @@ graph_load_event(struct graph *g, const struct trace_event *ev)
 	case TT_FORK: {
 		uint32_t ci = graph_thread_get(g, (uint32_t)ev->arg[0]);
 		struct gthread *c = &g->th[ci];
+		if (ev->arg[0] == ev->arg[1])	/* a process, a pid anew */
+			add_image(g, (uint32_t)ev->arg[1], ev->ts);
 		if (ev->arg[1] != 0 && c->pid != (uint32_t)ev->arg[1]) {
 			if (c->nev > 0)
 				g->pid_changed = 1;
@@ -452,6 +494,7 @@ graph_load_event(struct graph *g, const struct trace_event *ev)
 		break;
 	}
 	case TT_EXEC:
+		add_image(g, (uint32_t)ev->arg[0], ev->ts);
 		s = blob_str(ev, &len);
 		if (len) {
 			const char *b = memrchr(s, '/', len);

@@ -59,6 +59,8 @@ graph_free(struct graph *g)
 	hmap_free(&g->strmap);
 	hmap_free(&g->fdmap);
 	hmap_free(&g->mapfrom);
+	free(g->images);
+	hmap_free(&g->lastimage);
 	free(g->ksyms);
 	hmap_free(&g->ksymset);
 	hmap_free(&g->uargs);

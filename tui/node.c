@@ -40,6 +40,7 @@
 struct nstack {
 	char label[240];
 	uint32_t pid;			/* whose process maps the frames */
+	uint64_t ts;			/* when they were taken */
 	const uint64_t *frames;
 	size_t nframes;
 	const char *const *symbols;	/* the diagnosis' names, or NULL */
@@ -133,6 +134,7 @@ push_stack(struct tui *t, struct nstack *v, size_t *n, uint32_t th,
 	if (s->nframes == 0)
 		return NULL;
 	s->pid = graph_thread(t->g, th)->pid;
+	s->ts = ev->ts;
 	va_start(ap, fmt);
 	vsnprintf(s->label, sizeof(s->label), fmt, ap);
 	va_end(ap);
@@ -462,7 +464,8 @@ frame_text(struct tui *t, const struct nstack *s, size_t i, char *buf,
 	if (s->symbols != NULL && s->symbols[i] != NULL)
 		snprintf(buf, len, "%s", s->symbols[i]);
 	else if (t->d != NULL)
-		diag_frame_text(t->d, s->pid, s->frames[i], buf, len);
+		diag_frame_text(t->d, s->pid, s->ts, s->frames[i], buf,
+		    len);
 	else
 		snprintf(buf, len, "0x%llx", (unsigned long long)s->frames[i]);
 }
@@ -534,6 +537,7 @@ rows(struct tui *t, struct nrows *r)
 				continue;
 			diag_stack_label(t, ds, st->label, sizeof(st->label));
 			st->pid = ds->th.pid;
+			st->ts = ds->ts;
 			st->frames = ds->frames;
 			st->nframes = ds->nframes;
 			st->symbols = ds->symbols;

@@ -117,18 +117,67 @@ Test(diag_stack, mappings_from_fork_parent)
 	fx_run(&F, 0, P);
 	struct graph *g = fx_build(&F, NULL);
 	cr_assert_not_null(g);
-	cr_assert_str_eq(graph_map_at(g, P, BASE + 0x10, &off), "/usr/bin/app");
+	cr_assert_str_eq(graph_map_at(g, P, BASE + 0x10, 0, &off), "/usr/bin/app");
 	cr_assert_eq(off, 0x2010);
-	cr_assert_str_eq(graph_map_at(g, C, BASE + 0x20, &off), "/usr/bin/app");
+	cr_assert_str_eq(graph_map_at(g, C, BASE + 0x20, 0, &off), "/usr/bin/app");
 	cr_assert_eq(off, 0x2020);
-	cr_assert_str_eq(graph_map_at(g, G, BASE + 0x30, &off), "/usr/bin/app");
-	cr_assert_str_eq(graph_map_at(g, G, BASE + 0x1030, &off),
+	cr_assert_str_eq(graph_map_at(g, G, BASE + 0x30, 0, &off), "/usr/bin/app");
+	cr_assert_str_eq(graph_map_at(g, G, BASE + 0x1030, 0, &off),
 	    "/usr/lib/libplugin.so");
 	cr_assert_eq(off, 0x30);
-	cr_assert_null(graph_map_at(g, C, BASE + 0x1030, &off));
+	cr_assert_null(graph_map_at(g, C, BASE + 0x1030, 0, &off));
 	/* no record: the parent's are not guessed */
-	cr_assert_null(graph_map_at(g, X, BASE + 0x10, &off));
-	cr_assert_null(graph_map_at(g, L1, BASE + 0x10, &off));
+	cr_assert_null(graph_map_at(g, X, BASE + 0x10, 0, &off));
+	cr_assert_null(graph_map_at(g, L1, BASE + 0x10, 0, &off));
+	graph_free(g);
+}
+
+/*
+ * A process that execs runs a new image: its addresses are looked up in
+ * the mappings read while it ran the image of the stack's time, even
+ * where the new image maps the same addresses, and whether they were
+ * read before or after the stack; a pid a new process reuses (its fork)
+ * starts anew too.
+ */
+Test(diag_stack, mappings_of_the_image_at_the_time)
+{
+	enum { P = 100, Q = 200 };
+	uint64_t off = 0;
+
+	fx_init(&F);
+	fx_thread(&F, P, P, "old");
+	fx_thread(&F, Q, Q, "q");
+	uint64_t t0 = fx_run(&F, 0, P);
+	uint64_t t1 = fx_ev(&F, 0, TT_MMAP, P, BASE, 0x1000, 0);
+	fx_blob(&F, "/usr/bin/old");
+	uint64_t tx = fx_ev(&F, P, TT_EXEC, P, P, 0, 0);
+	fx_blob(&F, "/usr/bin/new");
+	uint64_t t2 = fx_ev(&F, P, TT_SWITCH, 0, 0, 120, 0);
+	uint64_t t3 = fx_ev(&F, 0, TT_MMAP, P, BASE, 0x1000, 0);
+	fx_blob(&F, "/usr/bin/new");
+	/* Q's pid taken by a new process, whose mappings are other */
+	fx_ev(&F, 0, TT_MMAP, Q, BASE, 0x1000, 0);
+	fx_blob(&F, "/usr/bin/q1");
+	uint64_t tf = fx_ev(&F, P, TT_FORK, Q, Q, 0, 0);
+	fx_blob(&F, "q");
+	fx_ev(&F, 0, TT_MMAP, Q, BASE, 0x1000, 0);
+	fx_blob(&F, "/usr/bin/q2");
+	struct graph *g = fx_build(&F, NULL);
+	cr_assert_not_null(g);
+	cr_assert_str_eq(graph_map_at(g, P, BASE + 0x10, t0, &off),
+	    "/usr/bin/old");
+	cr_assert_str_eq(graph_map_at(g, P, BASE + 0x10, t1 + 1, &off),
+	    "/usr/bin/old");
+	cr_assert_str_eq(graph_map_at(g, P, BASE + 0x10, tx, &off),
+	    "/usr/bin/new");
+	cr_assert_str_eq(graph_map_at(g, P, BASE + 0x10, t2, &off),
+	    "/usr/bin/new");
+	cr_assert_str_eq(graph_map_at(g, P, BASE + 0x10, t3 + 5000, &off),
+	    "/usr/bin/new");
+	cr_assert_eq(off, 0x10);
+	cr_assert_str_eq(graph_map_at(g, Q, BASE, tf - 1, &off),
+	    "/usr/bin/q1");
+	cr_assert_str_eq(graph_map_at(g, Q, BASE, tf, &off), "/usr/bin/q2");
 	graph_free(g);
 }
 
@@ -165,9 +214,9 @@ Test(diag_stack, kernel_frames_from_ksym_records)
 	struct diag_opts o = { .threshold_ns = 10 * MS };
 	char buf[64];
 	cr_assert_eq(diag_new(g, &o, &d, NULL), 0);
-	cr_assert_eq(diag_frame_text(d, M, K + 0x43, buf, sizeof(buf)), 1);
+	cr_assert_eq(diag_frame_text(d, M, 0, K + 0x43, buf, sizeof(buf)), 1);
 	cr_assert_str_eq(buf, "pipe_read+0x43");
-	cr_assert_eq(diag_frame_text(d, M, K + 0x200, buf, sizeof(buf)), 0);
+	cr_assert_eq(diag_frame_text(d, M, 0, K + 0x200, buf, sizeof(buf)), 0);
 	cr_assert_str_eq(buf, "0xffffffff81400200");
 	diag_free(d);
 	graph_free(g);
