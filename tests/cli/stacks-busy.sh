@@ -7,7 +7,9 @@
 # then replies in send_reply(). diagnose --json must give, in the hang's
 # "stacks", the hung thread's stack (role "hang"), a sample of the busy
 # culprit (role "culprit") and the waker's stack at the wake-up (role
-# "waker"), each naming its function; the text names the busy one.
+# "waker"), each naming its function; the text names the busy one. With
+# the sampler refused by the kernel (ARGUS_BPF_REFUSE), the recording
+# goes on without samples, and says so once.
 set -u
 B=${B:-build}
 ARGUS=${ARGUS:-./argus}
@@ -89,8 +91,37 @@ check_prog() {
 	fi
 }
 
+# check_refused WHAT: with the kernel made to refuse WHAT of the sampler
+# (ARGUS_BPF_REFUSE: its program, or its perf events), stack-busy still
+# records, with one warning that samples are off; its hang and the stack
+# it waited with are there, and no sample (the verifier's log, which the
+# warning names, in T)
+check_refused() {
+	_c=refused-$1
+	TMPDIR=$T ARGUS_BPF_REFUSE=$1 $ARGUS record -q -o "$T/$_c" --backend bpf \
+	    --no-instrument -- "$B/tests/progs/stack-busy" > "$T/$_c.out" \
+	    2> "$T/$_c.err"
+	_rc=$?
+	_w=$(grep -c 'warning: samples of busy threads are off' "$T/$_c.err")
+	if [ $_rc -ne 0 ] || ! grep -q '^replied' "$T/$_c.out"; then
+		nok "$_c: recorded" "status $_rc" "$(tail -n 3 "$T/$_c.err")"
+		return
+	fi
+	[ "$_w" = 1 ] && ok "$_c: one warning that samples are off" ||
+		nok "$_c: one warning that samples are off" \
+		"$(cat "$T/$_c.err")"
+	$ARGUS diagnose --json --comm stack-busy "$T/$_c" > "$T/$_c.json" \
+	    2>&1
+	role_names "$_c" hang wait_for_reply
+	_n=$($ARGUS dump --type stack "$T/$_c" 2>&1 | grep -c 'kind=sample')
+	[ "$_n" = 0 ] && ok "$_c: no sample" ||
+		nok "$_c: no sample" "$_n samples"
+}
+
 check_prog "$B/tests/progs/stack-busy" stack-busy \
     wait_for_reply compute_hard send_reply
+check_refused cpu_clock
+check_refused perf_event
 if ! command -v go > /dev/null; then
 	ok "stack-busy-go # SKIP no go"
 elif [ ! -x "$B/tests/progs/stack-busy-go" ]; then
