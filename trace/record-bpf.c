@@ -134,6 +134,7 @@ rec_bpf_decode_page(struct recorder *r, const uint8_t *page, size_t len)
 
 _Static_assert(RB_STK_WAIT == TSK_WAIT && RB_STK_WAKER == TSK_WAKER &&
     RB_STK_SAMPLE == TSK_SAMPLE && RB_STK_KWAIT == TSK_KWAIT &&
+    RB_STK_KSAMPLE == TSK_KSAMPLE &&
     RB_STACK_MAX == TRACE_STACK_MAX,
     "RB_STACK is a TT_STACK");
 _Static_assert(sizeof(((struct blk *)0)->sstk) == RB_STACK_MAX * 8,
@@ -1090,7 +1091,8 @@ dec_one(struct recorder *r, const uint8_t *p, size_t len)
 			return;
 		memcpy(&kind, p + sizeof(h) + 8, 8);
 		if (kind != TSK_WAIT && (kind & 0xff) != TSK_WAKER &&
-		    kind != TSK_SAMPLE && kind != TSK_KWAIT)
+		    kind != TSK_SAMPLE && kind != TSK_KWAIT &&
+		    kind != TSK_KSAMPLE)
 			return;
 		memset(ev.arg, 0, sizeof(ev.arg));
 		ev.arg[0] = h.tid;
@@ -1099,8 +1101,9 @@ dec_one(struct recorder *r, const uint8_t *p, size_t len)
 		ev.blob_len = (uint32_t)(nf * 8);
 		rec_add(r, &ev);
 		memcpy(fr, ev.blob, nf * 8);
-		if (kind == TSK_KWAIT)
-			rec_ksyms_need(r, ev.ts, fr, (size_t)nf);
+		if (kind == TSK_KWAIT || kind == TSK_KSAMPLE)
+			rec_ksyms_need(r, ev.ts, kind == TSK_KSAMPLE, fr,
+			    (size_t)nf);
 		else
 			rec_maps_need(r, ev.ts, rec_tgid_of(r, ev.tid), fr,
 			    (size_t)nf);

@@ -7,7 +7,9 @@
 # then replies in send_reply(). diagnose --json must give, in the hang's
 # "stacks", the hung thread's stack (role "hang"), a sample of the busy
 # culprit (role "culprit") and the waker's stack at the wake-up (role
-# "waker"), each naming its function; the text names the busy one. With
+# "waker"), each naming its function; the text names the busy one. A
+# worker busy in the kernel (`stack-busy kernel`) gets its kernel stack
+# shown too. With
 # the sampler refused by the kernel (ARGUS_BPF_REFUSE), the recording
 # goes on without samples, and says so once.
 set -u
@@ -118,8 +120,51 @@ check_refused() {
 		nok "$_c: no sample" "$_n samples"
 }
 
+# check_kernel: `stack-busy kernel`, whose worker computes in the kernel
+# (getrandom(2) in compute_in_kernel()): its samples come with kernel
+# stacks (kind ksample in the dump), and the diagnosis shows, next to the
+# culprit's sample (compute_in_kernel), the kernel stack of those samples
+# (kind "ksample", as many samples as that place's at most) naming the
+# kernel's getrandom, in the JSON and in the text
+check_kernel() {
+	_c=kernel
+	$ARGUS record -q -o "$T/$_c" --backend bpf --no-instrument -- \
+	    "$B/tests/progs/stack-busy" kernel > "$T/$_c.out" 2>&1
+	_rc=$?
+	if [ $_rc -ne 0 ] || ! grep -q '^replied' "$T/$_c.out"; then
+		nok "$_c: recorded" "status $_rc" "$(tail -n 3 "$T/$_c.out")"
+		return
+	fi
+	_n=$($ARGUS dump --type stack "$T/$_c" 2>&1 |
+	    grep -c ' stack-busy .*kind=ksample frames=0xffff')
+	[ "$_n" -gt 0 ] && ok "$_c: samples with kernel stacks ($_n)" ||
+		nok "$_c: samples with kernel stacks" \
+		"$($ARGUS dump --type stack "$T/$_c" 2>&1 | grep -m 4 stack-busy)"
+	$ARGUS diagnose --json --comm stack-busy "$T/$_c" > "$T/$_c.json" \
+	    2> "$T/$_c.err"
+	role_names "$_c" culprit compute_in_kernel
+	if jq -e '[.hangs[] | select(.thread.tid == .thread.pid) |
+	    .stacks[]? | select(.role == "culprit" and .kind == "ksample"
+	    and .samples > 0 and .samples <= .of) | .symbols // [] | .[] |
+	    select(. != null and test("get_?random"))] | length > 0' \
+	    "$T/$_c.json" > /dev/null; then
+		ok "$_c: the culprit's kernel stack names getrandom"
+	else
+		nok "$_c: the culprit's kernel stack names getrandom" \
+		    "$(stacks "$T/$_c.json")"
+	fi
+	$ARGUS diagnose --comm stack-busy "$T/$_c" > "$T/$_c.txt" 2>&1
+	if grep -q '^  stack of culprit 1, .*(running in the kernel: [0-9]* of the [0-9]* samples there):.*get_\{0,1\}random' "$T/$_c.txt"; then
+		ok "$_c: text shows the culprit's kernel stack"
+	else
+		nok "$_c: text shows the culprit's kernel stack" \
+		    "$(grep -m 6 'stack' "$T/$_c.txt")"
+	fi
+}
+
 check_prog "$B/tests/progs/stack-busy" stack-busy \
     wait_for_reply compute_hard send_reply
+check_kernel
 check_refused cpu_clock
 check_refused perf_event
 if ! command -v go > /dev/null; then

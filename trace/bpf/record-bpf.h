@@ -106,7 +106,9 @@ enum rb_kind {
 				   the stack a task blocked with, at the end
 				   of a long wait (stack_ns); a waker's at
 				   the wake-up of a task blocked that long;
-				   a busy task's, sampled */
+				   a busy task's, sampled, and its kernel
+				   stack when the sample found it there
+				   (kernel addresses) */
 	RB_NKINDS
 };
 
@@ -116,6 +118,7 @@ enum rb_kind {
 #define RB_STK_WAKER 0x40
 #define RB_STK_SAMPLE 0x41
 #define RB_STK_KWAIT 0x42
+#define RB_STK_KSAMPLE 0x43
 #define RB_SAMPLE_HZ 49		/* samples a second and CPU, of busy tasks */
 
 /* RB_FD_INO's what: the inode's S_IFMT bits, and these; a socket's

@@ -813,13 +813,59 @@ int BPF_PROG(on_waking, struct task_struct *p)
 	return 0;
 }
 
+/* Where the kernel's addresses begin (x86-64): an interrupted ip at or
+   above it was in the kernel (the sampled task's registers' mode). */
+#define KERNEL_ADDR 0xffff800000000000ULL
+
+/*
+ * The stacks of a sample of task tid (current): its user stack (RB_STK_SAMPLE)
+ * and, when the sample interrupted it in the kernel, right after it and
+ * with its time, its kernel stack from the interrupted registers
+ * (RB_STK_KSAMPLE): what a thread busy in its system calls computes
+ * there.
+ */
+static __always_inline void
+sample_stacks(struct bpf_perf_event_data *ctx, __u32 tid)
+{
+	struct stk *s = stk_reserve(tid);
+	__u64 ts;
+	long n;
+
+	if (!s)
+		return;
+	n = bpf_get_stack(ctx, s->ip, STACK_BYTES(sizeof(s->ip)),
+	    BPF_F_USER_STACK);
+	if (n <= 0) {
+		bpf_ringbuf_discard(s, RB_FLAGS);
+		return;
+	}
+	s->n = (__u64)n / 8;
+	s->kind = RB_STK_SAMPLE;
+	ts = s->h.ts;
+	bpf_ringbuf_submit(s, RB_FLAGS);
+	if (ctx->regs.ip < KERNEL_ADDR)
+		return;		/* in user code */
+	s = stk_reserve(tid);
+	if (!s)
+		return;
+	n = bpf_get_stack(ctx, s->ip, STACK_BYTES(sizeof(s->ip)), 0);
+	if (n <= 0) {
+		bpf_ringbuf_discard(s, RB_FLAGS);
+		return;
+	}
+	s->h.ts = ts;
+	s->n = (__u64)n / 8;
+	s->kind = RB_STK_KSAMPLE;
+	bpf_ringbuf_submit(s, RB_FLAGS);
+}
+
 /*
  * A sample of the running task, RB_SAMPLE_HZ times a second on each CPU
  * (a CPU clock perf event the loader opens when stacks are on): its user
- * stack each time it has run stack_ns more since its window began (a
- * window ends when the task ran less than a quarter of it: a loaded CPU
- * shares itself), so a busy culprit shows what it computed, one sample
- * per stack_ns of CPU.
+ * stack, and its kernel stack when it was in the kernel, each time it
+ * has run stack_ns more since its window began (a window ends when the
+ * task ran less than a quarter of it: a loaded CPU shares itself), so a
+ * busy culprit shows what it computed, one sample per stack_ns of CPU.
  * CPU time, not the absence of switches: a runtime that hands a thread
  * back and forth (Go's preemption of a locked thread) blocks it for
  * microseconds, and that thread is still busy.
@@ -855,7 +901,7 @@ int on_cpu_clock(struct bpf_perf_event_data *ctx)
 		return 0;	/* busy, not for long yet */
 	b->run_ts = now;
 	b->run_cpu = cpu;
-	put_stack(ctx, (__u32)t->pid, RB_STK_SAMPLE);
+	sample_stacks(ctx, (__u32)t->pid);
 	return 0;
 }
 
