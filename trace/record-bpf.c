@@ -280,7 +280,8 @@ skipped(const char *tp)
 
 /* What ARGUS_BPF_REFUSE names (a comma list), made for the kernel to
    refuse, to test what the recorder does then: "cpu_clock", the
-   sampler's program; "perf_event", the sampler's perf events. */
+   sampler's program; "perf_event", the sampler's perf events;
+   "task_work", BPF task work (taken as missing). */
 static int
 refused(const char *what)
 {
@@ -539,6 +540,11 @@ rec_bpf_open(struct recorder *r, const struct record_opts *o, char **cause)
 	    BTF_KIND_TYPEDEF) >= 0)
 		bpf_program__set_autoload(prog_of(b->skel, "sock_send_length"),
 		    true);
+	/* BPF task work: the stacks of threads without rseq taken only
+	   for their long waits */
+	b->skel->rodata->task_work = btf__find_by_name_kind(vmlinux,
+	    "bpf_task_work_schedule_resume_impl", BTF_KIND_FUNC) >= 0 &&
+	    !refused("task_work");
 	btf__free(vmlinux);
 	/* the samples of busy tasks, with the stacks of long waits */
 	if (o->stack_ns != 0 && !skipped("cpu_clock"))

@@ -174,5 +174,14 @@ elif [ ! -x "$B/tests/progs/stack-busy-go" ]; then
 else
 	check_prog "$B/tests/progs/stack-busy-go" stack-busy-go \
 	    main.waitForReply main.computeHard main.sendReply
+	# its threads have no rseq: the stack of a long wait comes from a
+	# BPF task work on its return where the kernel has one, else
+	# (ARGUS_BPF_REFUSE=task_work) from the one kept at each block
+	ARGUS_BPF_REFUSE=task_work $ARGUS record -q -o "$T/go-notw" \
+	    --backend bpf --no-instrument -- "$B/tests/progs/stack-busy-go" \
+	    > "$T/go-notw.out" 2>&1
+	$ARGUS diagnose --json --comm stack-busy-go "$T/go-notw" \
+	    > "$T/go-notw.json" 2>&1
+	role_names go-notw hang main.waitForReply
 fi
 exit 0

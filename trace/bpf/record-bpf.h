@@ -47,7 +47,16 @@ struct blk {
 	__u64 sstk[32];	/* lean, a task without rseq (whose calls'
 			   returns are not seen): the user stack it
 			   blocked with, kept until it is woken; written
-			   out then if the wait was long */
+			   out then if the wait was long (a kernel
+			   without BPF task work) */
+	__u32 defer;	/* lean, a task without rseq, a kernel with
+			   BPF task work: its wait's stack is taken on
+			   its return to user space if the wait was
+			   long (instead of sstk) */
+	__u32 pend;	/* that wait was long: 1, at its switch in a
+			   task work is to take the stack; 2, it is
+			   scheduled */
+	__u64 nr;	/* the call it blocked in */
 };
 
 #define RB_FIELDS_MAX 9	/* numeric fields of a record at most */
