@@ -126,7 +126,7 @@ put_stacks(FILE *f, const struct diag *d, size_t h, uint64_t base)
 	for (size_t i = 0; i < diag_nstacks(d, h); i++) {
 		const struct diag_stack *s = diag_stack(d, h, i);
 		if (s->role == DIAG_STACK_HANG && s->kind != TSK_KWAIT &&
-		    own++ >= 2)
+		    s->kind != TSK_KSAMPLE && own++ >= 2)
 			continue;
 		fprintf(f, "  ");
 		put_stack_what(f, s);
@@ -147,6 +147,9 @@ put_stacks(FILE *f, const struct diag *d, size_t h, uint64_t base)
 			fprintf(f, " (where it waited)");
 		else if (s->kind == TSK_KWAIT)
 			fprintf(f, " (where it slept in the kernel)");
+		else if (s->kind == TSK_KSAMPLE)
+			fprintf(f, " (running in the kernel: %u of the %u "
+			    "samples there)", s->samples, s->of);
 		fprintf(f, ":");
 		for (size_t k = 0; k < s->nframes && k < depth; k++)
 			if (s->symbols != NULL && s->symbols[k] != NULL)
@@ -657,7 +660,7 @@ diag_write_hang_json(const struct diag *d, size_t h, FILE *f)
 			fprintf(f, "null");
 		fprintf(f, ",\"kind\":\"%s\",", diag_stack_kind_name(s->kind));
 		jthread(f, &s->th);
-		if (s->kind == TSK_SAMPLE)
+		if (s->kind == TSK_SAMPLE || s->kind == TSK_KSAMPLE)
 			fprintf(f, ",\"samples\":%u,\"of\":%u", s->samples,
 			    s->of);
 		if (s->nframes == 0)

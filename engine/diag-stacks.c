@@ -4,14 +4,17 @@
  *   - the hung thread's own: the stacks recorded during the hang and the
  *     one its wait left when its call returned (TSK_WAIT, taken after
  *     the hang's end and before the thread waits again), and for a hang
- *     that ran, the most frequent of its samples (TSK_SAMPLE);
+ *     that ran, the most frequent of its samples (TSK_SAMPLE), and the
+ *     most frequent kernel stack of the samples there that found it in
+ *     the kernel (TSK_KSAMPLE);
  *   - its waker's (TSK_WAKER), taken at the wake-up that ended the wait:
  *     on the waker of the critical path's first step, a few µs after
  *     the wait's end; then the kernel stack the hung thread slept on
  *     (TSK_KWAIT, taken at that wake-up);
  *   - for each culprit, where it waited (the TSK_WAIT its wait left, or
  *     for a wait in timed slices the last one its run of slices left) or,
- *     busy, where it ran (its most frequent sample, else where it was
+ *     busy, where it ran (its most frequent sample and, under it, its
+ *     kernel stack as for the hung thread, else where it was
  *     last seen in user code, else none when it ran too little for a
  *     sample: a stack of no frame saying so), then the waker's
  *     at the end of its wait when the critical path holds it, and the
@@ -59,6 +62,7 @@ diag_stack_kind_name(int kind)
 	case TSK_WAKER: return "waker";
 	case TSK_SAMPLE: return "sample";
 	case TSK_KWAIT: return "kernel";
+	case TSK_KSAMPLE: return "ksample";
 	}
 	return "user";
 }
@@ -164,25 +168,88 @@ last_stack(const struct graph *g, uint32_t ti, int kind, uint64_t a,
 	return last;
 }
 
+/* The place of a sample of process pid at ts with frames f[nf], for grouping:
+   the same functions, the same place, wherever in them the sample hit;
+   up to a frame the unwinder made up (code without frame pointers).
+   keys caches each frame's frame_key() + 1. */
+static uint64_t
+sample_place(struct diag *d, uint32_t pid, uint64_t ts, struct hmap *keys,
+    const uint64_t *f, size_t nf)
+{
+	uint64_t k[TRACE_STACK_MAX], h;
+	size_t nk = 0;
+
+	while (nk < nf && nk < TRACE_STACK_MAX) {
+		int added;
+		uint64_t *kv = hmap_put(keys, f[nk], 0, &added);
+		if (added)
+			*kv = frame_key(d, pid, ts, f[nk]) + 1;
+		if ((h = *kv - 1) == 0)
+			break;
+		k[nk++] = h;
+	}
+	return nk ? fnv64(k, nk * sizeof(*k)) : f[0];
+}
+
+/* The place of the kernel stack f[nf] of a sample (TSK_KSAMPLE): its
+   kernel functions (the innermost frame is where the code was, the
+   others return addresses), an address no TT_KSYM names standing for
+   itself. */
+static uint64_t
+kernel_place(const struct graph *g, const uint64_t *f, size_t nf)
+{
+	uint64_t k[TRACE_STACK_MAX], delta;
+	size_t n = nf < TRACE_STACK_MAX ? nf : TRACE_STACK_MAX;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t a = f[i] - (i > 0 && f[i] != 0);
+		k[i] = graph_ksym_at(g, a, &delta) != NULL ? a - delta : f[i];
+	}
+	return fnv64(k, n * sizeof(*k));
+}
+
+/* The kernel stack (TSK_KSAMPLE) taken with sample event i of thread ti
+   (next to it, at its time), or NULL: the sample found it in user
+   code. */
+static const struct graph_event *
+ksample_of(const struct graph *g, uint32_t ti, uint32_t i)
+{
+	const struct gthread *t = &g->th[ti];
+
+	for (uint32_t k = i + 1; k < t->nev && t->ev[k].ts == t->ev[i].ts;
+	    k++)
+		if (t->ev[k].type == TT_STACK)
+			return t->ev[k].sub == TSK_KSAMPLE ? &t->ev[k] : NULL;
+	for (uint32_t k = i; k-- > 0 && t->ev[k].ts == t->ev[i].ts;)
+		if (t->ev[k].type == TT_STACK)
+			return t->ev[k].sub == TSK_KSAMPLE ? &t->ev[k] : NULL;
+	return NULL;
+}
+
 /* The most frequent place of the samples (TSK_SAMPLE) of thread ti in
-   [a, b], by the functions of their frames, as one of them, or NULL; *count and *of get
-   its samples and all of them. */
+   [a, b], by the functions of their frames, as one of them, or NULL;
+   *count and *of get its samples and all of them. *kst gets the most
+   frequent kernel stack (TSK_KSAMPLE) of the samples at that place, by
+   its functions, or NULL when none found it in the kernel, and *kcount
+   its samples. */
 static const struct graph_event *
 busy_sample(struct diag *d, uint32_t ti, uint64_t a, uint64_t b,
-    unsigned *count, unsigned *of)
+    unsigned *count, unsigned *of, const struct graph_event **kst,
+    unsigned *kcount)
 {
 	const struct graph *g = d->g;
 	const struct gthread *t = &g->th[ti];
 	uint32_t pid = g->th[ti].pid;
 	const struct graph_event *best = NULL;
 	struct hmap seen, keys;	/* place -> count; frame -> its key + 1 */
-	uint64_t *c;
-	unsigned n = 0, top = 0;
+	uint64_t *c, place = 0;
+	uint32_t first = diag_event_at(g, ti, a);
+	unsigned n = 0, top = 0, ktop = 0;
 
+	*kst = NULL;
 	hmap_init(&seen);
 	hmap_init(&keys);
-	for (uint32_t i = diag_event_at(g, ti, a); i < t->nev &&
-	    t->ev[i].ts <= b; i++) {
+	for (uint32_t i = first; i < t->nev && t->ev[i].ts <= b; i++) {
 		const struct graph_event *e = &t->ev[i];
 		const uint64_t *f;
 		size_t nf;
@@ -193,31 +260,43 @@ busy_sample(struct diag *d, uint32_t ti, uint64_t a, uint64_t b,
 		if (nf == 0)
 			continue;
 		n++;
-		/* the same functions: the same place, wherever in them
-		   the sample hit; up to a frame the unwinder made up
-		   (code without frame pointers) */
-		uint64_t k[TRACE_STACK_MAX], h = 0;
-		size_t nk = 0;
-		while (nk < nf && nk < TRACE_STACK_MAX) {
-			int added;
-			uint64_t *kv = hmap_put(&keys, f[nk], 0, &added);
-			if (added)
-				*kv = frame_key(d, pid, e->ts, f[nk]) + 1;
-			if ((h = *kv - 1) == 0)
-				break;
-			k[nk++] = h;
-		}
-		c = hmap_put(&seen, nk ? fnv64(k, nk * sizeof(*k)) : f[0],
-		    0, NULL);
+		uint64_t h = sample_place(d, pid, e->ts, &keys, f, nf);
+		c = hmap_put(&seen, h, 0, NULL);
 		if (++*c > top) {
 			top = (unsigned)*c;
 			best = e;
+			place = h;
+		}
+	}
+	/* where in the kernel the samples of that place were */
+	hmap_free(&seen);
+	hmap_init(&seen);
+	for (uint32_t i = first; best != NULL && i < t->nev &&
+	    t->ev[i].ts <= b; i++) {
+		const struct graph_event *e = &t->ev[i], *k;
+		const uint64_t *f;
+		size_t nf;
+
+		if (e->type != TT_STACK || e->sub != TSK_SAMPLE ||
+		    (k = ksample_of(g, ti, i)) == NULL)
+			continue;
+		f = graph_stack(g, e, &nf);
+		if (nf == 0 || sample_place(d, pid, e->ts, &keys, f, nf) != place)
+			continue;
+		f = graph_stack(g, k, &nf);
+		if (nf == 0)
+			continue;
+		c = hmap_put(&seen, kernel_place(g, f, nf), 0, NULL);
+		if (++*c > ktop) {
+			ktop = (unsigned)*c;
+			*kst = k;
 		}
 	}
 	hmap_free(&seen);
 	hmap_free(&keys);
 	*count = top;
 	*of = n;
+	*kcount = ktop;
 	return best;
 }
 
@@ -283,14 +362,21 @@ static void
 push_busy(struct diag *d, struct dhang *h, uint32_t ti, uint64_t a,
     uint64_t b, int role, size_t culprit)
 {
-	unsigned count, of;
-	const struct graph_event *e = busy_sample(d, ti, a, b, &count, &of);
+	unsigned count, of, kcount;
+	const struct graph_event *k, *e = busy_sample(d, ti, a, b, &count,
+	    &of, &k, &kcount);
 
 	if (e != NULL) {
 		struct diag_stack *s = push_stack(d, h, ti, e, role, culprit);
 
 		s->samples = count;
 		s->of = of;
+		if (k != NULL) {
+			/* where in the kernel, for a place of system calls */
+			s = push_stack(d, h, ti, k, role, culprit);
+			s->samples = kcount;
+			s->of = count;
+		}
 		return;
 	}
 	if ((e = last_stack(d->g, ti, TSK_WAKER, a, b)) == NULL)
@@ -349,10 +435,11 @@ own_stacks(struct diag *d, struct dhang *h)
 		if (e->ts > h->pub.end_ns && (e->type == TT_SWITCH ||
 		    (e->type == TT_STACK && e->sub != TSK_WAIT &&
 		    e->sub != TSK_WAKER && e->sub != TSK_SAMPLE &&
-		    e->sub != TSK_KWAIT)))
+		    e->sub != TSK_KWAIT && e->sub != TSK_KSAMPLE)))
 			break;
 		if (e->type != TT_STACK || e->sub == TSK_WAKER ||
-		    e->sub == TSK_SAMPLE || e->sub == TSK_KWAIT)
+		    e->sub == TSK_SAMPLE || e->sub == TSK_KWAIT ||
+		    e->sub == TSK_KSAMPLE)
 			continue;	/* the kernel's: after the waker's */
 		push_stack(d, h, ti, e, DIAG_STACK_HANG, 0);
 		has_wait |= e->sub == TSK_WAIT;
@@ -439,7 +526,8 @@ symbolize(struct diag *d, struct dhang *h)
 			   was; the others, and the innermost of a stack
 			   taken in a call, come after a call */
 			sym[i] = frame_name(d, s->th.pid, s->ts, s->frames[i],
-			    i == 0 && s->kind == TSK_SAMPLE, &fp);
+			    i == 0 && (s->kind == TSK_SAMPLE ||
+			    s->kind == TSK_KSAMPLE), &fp);
 			if (sym[i] != NULL) {
 				any = 1;
 				last = i + 1;
@@ -453,6 +541,7 @@ symbolize(struct diag *d, struct dhang *h)
 		}
 		/* the kernel's unwinder does not need frame pointers */
 		s->stopped = !s->cut && s->kind != TSK_KWAIT &&
+		    s->kind != TSK_KSAMPLE &&
 		    s->nframes > 0 && (s->nframes == 1 ||
 		    sym[s->nframes - 1] == NULL);
 		/* the outermost named frame ends a complete chain unless

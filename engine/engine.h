@@ -587,7 +587,10 @@ struct diag_stack {
 					   kind of a library's stack) */
 	struct diag_thread th;		/* whose stack it is */
 	unsigned samples, of;		/* TSK_SAMPLE: the samples of the
-					   span with this stack, of all */
+					   span with this stack, of all;
+					   TSK_KSAMPLE: the samples of that
+					   place with this kernel stack, of
+					   those of the place */
 	int cut;			/* as deep as the recorder takes: the
 					   callers beyond are not known */
 	int stopped;			/* the unwinding stopped short: one

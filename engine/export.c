@@ -510,7 +510,8 @@ put_stack(FILE *f, const char *key, const struct diag_stack *s)
    blocked thread where its wait blocked, taken when the call returned;
    for a busy one its most frequent sample) with its kind, and the one
    with role waker as "waker_stack", and the kernel stack where it slept
-   as "kernel_stack"; for a culprit's roles, those of culprit c. */
+   (a busy one: where its samples found it in the kernel) as
+   "kernel_stack"; for a culprit's roles, those of culprit c. */
 static void
 put_stacks(FILE *f, const struct diag *d, size_t h, int own, int waker,
     size_t c)
@@ -523,7 +524,8 @@ put_stacks(FILE *f, const struct diag *d, size_t h, int own, int waker,
 		if (s->nframes == 0 || (own == DIAG_STACK_CULPRIT &&
 		    s->culprit != c))
 			continue;
-		if (s->role == own && s->kind == TSK_KWAIT)
+		if (s->role == own && (s->kind == TSK_KWAIT ||
+		    s->kind == TSK_KSAMPLE))
 			sk = s;
 		else if (s->role == own)
 			so = s;

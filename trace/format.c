@@ -93,9 +93,9 @@ put_fields(struct out *o, const struct trace_event *ev)
 		    trace_user_kind_name((unsigned)v)) {
 			put(o, "%s", trace_user_kind_name((unsigned)v));
 		} else if (ev->type == TT_STACK && i == 1 && (v == TSK_WAIT ||
-		    v == TSK_SAMPLE || v == TSK_KWAIT)) {
+		    v == TSK_SAMPLE || v == TSK_KWAIT || v == TSK_KSAMPLE)) {
 			put(o, "%s", v == TSK_WAIT ? "wait" : v == TSK_SAMPLE ?
-			    "sample" : "kernel");
+			    "sample" : v == TSK_KWAIT ? "kernel" : "ksample");
 		} else if (ev->type == TT_STACK && i == 1 &&
 		    (v & 0xff) == TSK_WAKER && v >> 8 <= UINT32_MAX) {
 			put(o, "waker:%llu", (unsigned long long)(v >> 8));

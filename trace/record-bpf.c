@@ -16,6 +16,7 @@
  * pseudo-records in the page stream.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,57 @@
 #include "record-local.h"
 
 #ifndef ARGUS_BPF
+
+/* Where libbpf's messages of a load go: a file of the temporary
+   directory named after the recorder's pid and suffix (allocated). */
+static char *
+log_path(const char *suffix)
+{
+	return xasprintf("%s/argus-bpf-%d%s.log", getenv("TMPDIR") ?
+	    getenv("TMPDIR") : "/tmp", (int)getpid(), suffix);
+}
+
+/* Load b's object with libbpf's messages (the verifier's) into the file
+   path; libbpf's error (negative) or 0. */
+static int
+load_logged(struct rbpf *b, const char *path)
+{
+	int err;
+
+	b->log = fopen(path, "w");
+	print_to = b->log;
+	libbpf_set_print(on_libbpf_print);
+	err = record_bpf__load(b->skel);
+	print_to = NULL;
+	if (b->log)
+		fclose(b->log);
+	b->log = NULL;
+	return err;
+}
+
+/* After a load of b's object that failed, the same object again (an
+   object loads once) with the same programs and settings but the
+   sampler's (on_cpu_clock), loaded with its messages into path; as
+   load_logged(). */
+static int
+load_without_sampler(struct rbpf *b, const char *path)
+{
+	struct record_bpf *s = record_bpf__open();
+	struct bpf_program *p;
+
+	if (s == NULL)
+		return -(errno ? errno : EINVAL);
+	bpf_object__for_each_program(p, b->skel->obj)
+		bpf_program__set_autoload(bpf_object__find_program_by_name(
+		    s->obj, bpf_program__name(p)), bpf_program__autoload(p));
+	bpf_program__set_autoload(s->progs.on_cpu_clock, false);
+	memcpy(s->rodata, b->skel->rodata, sizeof(*s->rodata));
+	bpf_map__set_max_entries(s->maps.rb, bpf_map__max_entries(
+	    b->skel->maps.rb));
+	record_bpf__destroy(b->skel);
+	b->skel = s;
+	return load_logged(b, path);
+}
 
 int
 rec_bpf_open(struct recorder *r, const struct record_opts *o, char **cause)
@@ -83,6 +135,7 @@ rec_bpf_decode_page(struct recorder *r, const uint8_t *page, size_t len)
 
 _Static_assert(RB_STK_WAIT == TSK_WAIT && RB_STK_WAKER == TSK_WAKER &&
     RB_STK_SAMPLE == TSK_SAMPLE && RB_STK_KWAIT == TSK_KWAIT &&
+    RB_STK_KSAMPLE == TSK_KSAMPLE &&
     RB_STACK_MAX == TRACE_STACK_MAX,
     "RB_STACK is a TT_STACK");
 _Static_assert(sizeof(((struct blk *)0)->sstk) == RB_STACK_MAX * 8,
@@ -205,18 +258,35 @@ prog_of(struct record_bpf *s, const char *tp)
 	return NULL;
 }
 
+/* Is name in the comma list of environment variable var? */
+static int
+env_lists(const char *var, const char *name)
+{
+	const char *e = getenv(var);
+	size_t n = strlen(name);
+
+	for (const char *p = e; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+		if (strncmp(p, name, n) == 0 && (p[n] == ',' || p[n] == '\0'))
+			return 1;
+	return 0;
+}
+
 /* A tracepoint named in ARGUS_BPF_SKIP (a comma list): left out, to
    measure what each costs. */
 static int
 skipped(const char *tp)
 {
-	const char *e = getenv("ARGUS_BPF_SKIP");
-	size_t n = strlen(tp);
+	return env_lists("ARGUS_BPF_SKIP", tp);
+}
 
-	for (const char *p = e; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
-		if (strncmp(p, tp, n) == 0 && (p[n] == ',' || p[n] == '\0'))
-			return 1;
-	return 0;
+/* What ARGUS_BPF_REFUSE names (a comma list), made for the kernel to
+   refuse, to test what the recorder does then: "cpu_clock", the
+   sampler's program; "perf_event", the sampler's perf events;
+   "task_work", BPF task work (taken as missing). */
+static int
+refused(const char *what)
+{
+	return env_lists("ARGUS_BPF_REFUSE", what);
 }
 
 /*
@@ -376,6 +446,57 @@ ring_size(uint64_t n)
 	return (uint32_t)s;
 }
 
+/* Where libbpf's messages of a load go: a file of the temporary
+   directory named after the recorder's pid and suffix (allocated). */
+static char *
+log_path(const char *suffix)
+{
+	return xasprintf("%s/argus-bpf-%d%s.log", getenv("TMPDIR") ?
+	    getenv("TMPDIR") : "/tmp", (int)getpid(), suffix);
+}
+
+/* Load b's object with libbpf's messages (the verifier's) into the file
+   path; libbpf's error (negative) or 0. */
+static int
+load_logged(struct rbpf *b, const char *path)
+{
+	int err;
+
+	b->log = fopen(path, "w");
+	print_to = b->log;
+	libbpf_set_print(on_libbpf_print);
+	err = record_bpf__load(b->skel);
+	print_to = NULL;
+	if (b->log)
+		fclose(b->log);
+	b->log = NULL;
+	return err;
+}
+
+/* After a load of b's object that failed, the same object again (an
+   object loads once) with the same programs and settings but the
+   sampler's (on_cpu_clock), loaded with its messages into path; as
+   load_logged(). */
+static int
+load_without_sampler(struct rbpf *b, const char *path)
+{
+	struct record_bpf *s = record_bpf__open();
+	struct bpf_program *p;
+
+	if (s == NULL)
+		return -(errno ? errno : EINVAL);
+	bpf_object__for_each_program(p, b->skel->obj)
+		bpf_program__set_autoload(bpf_object__find_program_by_name(
+		    s->obj, bpf_program__name(p)), bpf_program__autoload(p));
+	bpf_program__set_autoload(s->progs.on_cpu_clock, false);
+	memcpy(s->rodata, b->skel->rodata, sizeof(*s->rodata));
+	bpf_map__set_max_entries(s->maps.rb, bpf_map__max_entries(
+	    b->skel->maps.rb));
+	record_bpf__destroy(b->skel);
+	b->skel = s;
+	return load_logged(b, path);
+}
+
 int
 rec_bpf_open(struct recorder *r, const struct record_opts *o, char **cause)
 {
@@ -438,6 +559,11 @@ rec_bpf_open(struct recorder *r, const struct record_opts *o, char **cause)
 	    BTF_KIND_TYPEDEF) >= 0)
 		bpf_program__set_autoload(prog_of(b->skel, "sock_send_length"),
 		    true);
+	/* BPF task work: the stacks of threads without rseq taken only
+	   for their long waits */
+	b->skel->rodata->task_work = btf__find_by_name_kind(vmlinux,
+	    "bpf_task_work_schedule_resume_impl", BTF_KIND_FUNC) >= 0 &&
+	    !refused("task_work");
 	btf__free(vmlinux);
 	/* the samples of busy tasks, with the stacks of long waits */
 	if (o->stack_ns != 0 && !skipped("cpu_clock"))
@@ -486,16 +612,31 @@ rec_bpf_open(struct recorder *r, const struct record_opts *o, char **cause)
 	    r->ncpus * (o->buffer_kb ? o->buffer_kb :
 	    RECORD_DEFAULT_BUFFER_KB) * 1024));
 
-	logpath = xasprintf("%s/argus-bpf-%d.log", getenv("TMPDIR") ?
-	    getenv("TMPDIR") : "/tmp", (int)getpid());
-	b->log = fopen(logpath, "w");
-	print_to = b->log;
-	libbpf_set_print(on_libbpf_print);
-	err = record_bpf__load(b->skel);
-	print_to = NULL;
-	if (b->log)
-		fclose(b->log);
-	b->log = NULL;
+	if (refused("cpu_clock"))	/* a program type it cannot be */
+		bpf_program__set_type(b->skel->progs.on_cpu_clock,
+		    BPF_PROG_TYPE_SOCKET_FILTER);
+	logpath = log_path("");
+	err = load_logged(b, logpath);
+	/* the sampler refused (a verifier that rejects what it does):
+	   the rest records without it */
+	if (err && bpf_program__autoload(b->skel->progs.on_cpu_clock)) {
+		char *again = log_path(".nosampler");
+		int err2 = load_without_sampler(b, again);
+
+		if (err2 == 0) {
+			rec_warn(r, "samples of busy threads are off: the kernel "
+			    "refused their BPF program (%s; the verifier's log "
+			    "is in %s)", strerror(-err > 0 ? -err : EINVAL),
+			    logpath);
+			free(logpath);
+			logpath = again;
+		} else {
+			unlink(logpath);
+			free(logpath);
+			logpath = again;
+		}
+		err = err2;
+	}
 	if (err) {
 		err = -err > 0 ? -err : EINVAL;
 		*cause = xasprintf("cannot load the BPF programs: %s (the "
@@ -583,6 +724,21 @@ mark_sleepers(struct recorder *r)
 	closedir(pd);
 }
 
+/* kernel.perf_event_paranoid, or INT_MIN when it cannot be read. */
+static int
+perf_paranoid(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+	int v = INT_MIN;
+
+	if (f != NULL) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = INT_MIN;
+		fclose(f);
+	}
+	return v;
+}
+
 /*
  * The sampler of busy tasks: on each CPU, a CPU clock perf event at
  * RB_SAMPLE_HZ runs on_cpu_clock. A kernel or a policy without perf
@@ -594,11 +750,14 @@ attach_sampler(struct recorder *r)
 	struct rbpf *b = r->bpf;
 	struct bpf_program *p = b->skel->progs.on_cpu_clock;
 	struct perf_event_attr a;
-	int attached = 0, err = 0;
+	int attached = 0, err = 0, opened = 0;
 
 	memset(&a, 0, sizeof(a));
 	a.type = PERF_TYPE_SOFTWARE;
-	a.config = PERF_COUNT_SW_CPU_CLOCK;
+	/* ARGUS_BPF_REFUSE=perf_event: a software counter the kernel
+	   does not have */
+	a.config = refused("perf_event") ? PERF_COUNT_SW_MAX + 100 :
+	    PERF_COUNT_SW_CPU_CLOCK;
 	a.size = sizeof(a);
 	a.sample_freq = RB_SAMPLE_HZ;
 	a.freq = 1;
@@ -612,6 +771,7 @@ attach_sampler(struct recorder *r)
 				err = errno;
 			continue;
 		}
+		opened++;
 		l = bpf_program__attach_perf_event(p, fd);
 		if (l == NULL) {
 			err = errno ? errno : EINVAL;
@@ -621,10 +781,22 @@ attach_sampler(struct recorder *r)
 		add_link(b, l);	/* closes fd when destroyed */
 		attached++;
 	}
-	if (attached == 0 || err != 0)
+	if (attached > 0 && err != 0)
 		rec_warn(r, "busy threads are sampled on %d of %d CPUs (%s): "
 		    "their stacks may be missing", attached, b->nposs,
+		    strerror(err));
+	else if (attached == 0 && opened > 0)
+		rec_warn(r, "samples of busy threads are off: the kernel "
+		    "refused their BPF program on a perf event (%s)",
 		    strerror(err ? err : ENODEV));
+	else if (attached == 0 && (err == EACCES || err == EPERM) &&
+	    perf_paranoid() != INT_MIN)
+		rec_warn(r, "samples of busy threads are off: cannot open a "
+		    "CPU clock perf event (%s; kernel.perf_event_paranoid is "
+		    "%d)", strerror(err), perf_paranoid());
+	else if (attached == 0)
+		rec_warn(r, "samples of busy threads are off: cannot open a "
+		    "CPU clock perf event (%s)", strerror(err ? err : ENODEV));
 }
 
 /* Attach what was loaded (tracing starts) and the ring reader. */
@@ -946,7 +1118,8 @@ dec_one(struct recorder *r, const uint8_t *p, size_t len)
 			return;
 		memcpy(&kind, p + sizeof(h) + 8, 8);
 		if (kind != TSK_WAIT && (kind & 0xff) != TSK_WAKER &&
-		    kind != TSK_SAMPLE && kind != TSK_KWAIT)
+		    kind != TSK_SAMPLE && kind != TSK_KWAIT &&
+		    kind != TSK_KSAMPLE)
 			return;
 		memset(ev.arg, 0, sizeof(ev.arg));
 		ev.arg[0] = h.tid;
@@ -955,8 +1128,9 @@ dec_one(struct recorder *r, const uint8_t *p, size_t len)
 		ev.blob_len = (uint32_t)(nf * 8);
 		rec_add(r, &ev);
 		memcpy(fr, ev.blob, nf * 8);
-		if (kind == TSK_KWAIT)
-			rec_ksyms_need(r, ev.ts, fr, (size_t)nf);
+		if (kind == TSK_KWAIT || kind == TSK_KSAMPLE)
+			rec_ksyms_need(r, ev.ts, kind == TSK_KSAMPLE, fr,
+			    (size_t)nf);
 		else
 			rec_maps_need(r, ev.ts, rec_tgid_of(r, ev.tid), fr,
 			    (size_t)nf);

@@ -1,6 +1,6 @@
 /*
  * record-ksyms.c: the kernel functions that the recorder's kernel stacks
- * (TSK_KWAIT) name, written as TT_KSYM records so that a trace read on
+ * (TSK_KWAIT, TSK_KSAMPLE) name, written as TT_KSYM records so that a trace read on
  * another boot or machine (another KASLR offset) still names them.
  *
  * struct rksyms holds the text symbols of /proc/kallsyms, read at the
@@ -95,8 +95,8 @@ ksym_at(const struct rksyms *k, uint64_t a)
 }
 
 void
-rec_ksyms_need(struct recorder *r, uint64_t ts, const uint64_t *frames,
-    size_t n)
+rec_ksyms_need(struct recorder *r, uint64_t ts, int exact,
+    const uint64_t *frames, size_t n)
 {
 	uint64_t seg = trace_writer_segment(r->w);
 
@@ -109,7 +109,8 @@ rec_ksyms_need(struct recorder *r, uint64_t ts, const uint64_t *frames,
 	}
 	for (size_t i = 0; i < n; i++) {
 		/* a return address is after its call: the byte before it */
-		uint64_t a = frames[i] - (frames[i] != 0);
+		uint64_t a = frames[i] - (frames[i] != 0 && !(exact &&
+		    i == 0));
 		size_t k = frames[i] >= TRACE_KERNEL_ADDR ?
 		    ksym_at(r->ksyms, a) : SIZE_MAX;
 		struct trace_event ev;

@@ -280,9 +280,11 @@ void rec_maps_free(struct recorder *r);
  * Kernel stack frames (n of them) appear in the trace at ts: the kernel
  * functions they fall in that the segment being written does not name
  * yet are written as TT_KSYM records (from /proc/kallsyms, read once).
+ * A frame is a return address, the function of the byte before it;
+ * exact: the innermost is where the code was (a sample's), its own.
  */
-void rec_ksyms_need(struct recorder *r, uint64_t ts, const uint64_t *frames,
-    size_t n);
+void rec_ksyms_need(struct recorder *r, uint64_t ts, int exact,
+    const uint64_t *frames, size_t n);
 void rec_ksyms_free(struct recorder *r);
 
 /* record-bpf.c: the BPF backend (stubs failing with ENOTSUP in a build

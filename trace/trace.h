@@ -166,6 +166,11 @@ enum trace_stack_kind {
 	TSK_KWAIT = 0x42,	/* the kernel stack where a thread blocked ten
 				   times that long slept, taken at its
 				   wake-up */
+	TSK_KSAMPLE = 0x43,	/* the kernel stack of a TSK_SAMPLE that found
+				   its thread in the kernel (a system call,
+				   a fault), innermost the interrupted
+				   address; right after that sample, at its
+				   time */
 };
 /* Where the kernel's addresses begin (x86-64): a frame at or above it is
    a kernel function's, named by the TT_KSYM records. */

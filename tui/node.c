@@ -277,9 +277,9 @@ is_tid(const struct graph *g, uint32_t th, uint32_t tid)
  * first the stack it took waking that thread (after `w`, the wake-up
  * just followed), then in time order the waker's at the wake-up that
  * began it, those among its events (where the wait before it waited,
- * the library's, the most frequent places of its samples, the other
- * wake-ups it made), where its wait at the end blocked and the waker's
- * that ended it.
+ * the library's, the most frequent places of its samples and of those
+ * that found it in the kernel, the other wake-ups it made), where its
+ * wait at the end blocked and the waker's that ended it.
  */
 static size_t
 vertex_stacks(struct tui *t, uint32_t vi, uint32_t from, struct nstack *v)
@@ -288,8 +288,8 @@ vertex_stacks(struct tui *t, uint32_t vi, uint32_t from, struct nstack *v)
 	const struct graph_event *waking[NWAKING], *user[NUSER];
 	const struct graph_event *waited = NULL, *back = NULL, *slept = NULL;
 	uint32_t wakee[NWAKING], back_wakee = GRAPH_NONE;
-	struct sgroup gs[NGROUP];
-	size_t n = 0, nw = 0, nu = 0, ng = 0, ne, nsamples = 0;
+	struct sgroup gs[NGROUP], ks[NGROUP];
+	size_t n = 0, nw = 0, nu = 0, ng = 0, nk = 0, ne, nsamples = 0;
 	const uint32_t *es;
 	char a[32];
 
@@ -308,6 +308,8 @@ vertex_stacks(struct tui *t, uint32_t vi, uint32_t from, struct nstack *v)
 		} else if (e->sub == TSK_SAMPLE) {
 			nsamples++;
 			group_sample(t->g, gs, &ng, e);
+		} else if (e->sub == TSK_KSAMPLE) {
+			group_sample(t->g, ks, &nk, e);
 		} else if (e->sub == TSK_WAKER) {
 			/* whom it woke: the record says it (older traces:
 			   the wake-up just before it) */
@@ -360,6 +362,17 @@ vertex_stacks(struct tui *t, uint32_t vi, uint32_t from, struct nstack *v)
 		    nsamples, tui_fmt_time(t, gs[best].last->ts, a,
 		    sizeof(a)));
 		gs[best] = gs[--ng];
+	}
+	/* and where in the kernel, when samples found it there */
+	if (nk > 0) {
+		size_t best = 0;
+		for (size_t i = 1; i < nk; i++)
+			if (ks[i].count > ks[best].count)
+				best = i;
+		push_stack(t, v, &n, gv->thread, ks[best].last, "running in "
+		    "the kernel, sample %u/%zu here, last at %s:",
+		    ks[best].count, nsamples, tui_fmt_time(t,
+		    ks[best].last->ts, a, sizeof(a)));
 	}
 	for (size_t i = 0; i < nw; i++)
 		push_waking(t, gv->thread, waking[i], wakee[i], v, &n);
@@ -450,6 +463,9 @@ diag_stack_label(struct tui *t, const struct diag_stack *s, char *buf,
 		snprintf(what, sizeof(what), "running, sample");
 	else if (s->kind == TSK_KWAIT)
 		snprintf(what, sizeof(what), "where it slept in the kernel");
+	else if (s->kind == TSK_KSAMPLE)
+		snprintf(what, sizeof(what), "running in the kernel, sample "
+		    "%u/%u", s->samples, s->of);
 	else
 		snprintf(what, sizeof(what), "user stack");
 	snprintf(buf, len, "%s, %s at %s%s:", who, what, tui_fmt_time(t,
@@ -526,14 +542,14 @@ rows(struct tui *t, struct nrows *r)
 			    diag_watch_hint(t->d, t->pos.hang));
 		size_t ns = diag_nstacks(t->d, t->pos.hang);
 		/* the user stacks first, then the kernel's (where each
-		   slept): two passes */
+		   slept, or ran): two passes */
 		for (size_t k = 0; k < 2 * ns && r->nstk < NSTK; k++) {
 			size_t i = k % ns;
 			const struct diag_stack *ds = diag_stack(t->d,
 			    t->pos.hang, i);
 			struct nstack *st = &r->stk[r->nstk];
-			if (ds->nframes == 0 || (ds->kind == TSK_KWAIT) !=
-			    (k >= ns))
+			if (ds->nframes == 0 || (ds->kind == TSK_KWAIT ||
+			    ds->kind == TSK_KSAMPLE) != (k >= ns))
 				continue;
 			diag_stack_label(t, ds, st->label, sizeof(st->label));
 			st->pid = ds->th.pid;

@@ -3,11 +3,15 @@
 # tracing and against `perf sched record` on the same workloads:
 #   1. the slowdown of `perf bench sched messaging -g 10 -l 500`
 #      (a scheduler and IPC extreme);
-#   2. the throughput loss of pgbench (TPC-B like, 8 clients) against a
+#   2. the slowdown of tests/progs/block-often-go, a Go program whose
+#      threads block and wake a hundred thousand times a second (Go
+#      registers no rseq: the stacks of its waits take another path;
+#      skipped when it is not built, as without go);
+#   3. the throughput loss of pgbench (TPC-B like, 8 clients) against a
 #      local PostgreSQL started here (skipped when PostgreSQL is absent);
-#   3. bytes per event on disk for argus and for perf.data, and the
+#   4. bytes per event on disk for argus and for perf.data, and the
 #      events the kernel lost;
-#   4. the recorder's own CPU per event: its threads (the status file's
+#   5. the recorder's own CPU per event: its threads (the status file's
 #      cpu_ns), and for BPF configurations its programs in the kernel,
 #      from one more run, not timed, where the kernel counts them
 #      (ARGUS_BPF_STATS=1).
@@ -24,13 +28,18 @@
 # scope's own checks are what differs from bpf-SET).
 # bpf-SET~TP,TP... leaves out the BPF programs of those tracepoints
 # (ARGUS_BPF_SKIP): bpf-default~sys_exit is what the system-call hook costs.
+# bpf-SET!WHAT has the kernel taken to refuse WHAT (ARGUS_BPF_REFUSE):
+# bpf-default!task_work takes the stacks of threads without rseq at each
+# blocking call, as on kernels without BPF task work.
 # Needs root. Environment: ARGUS, B, ROUNDS, PG_SECONDS (0: no pgbench),
-# CONFIGS.
+# GO_TURNS (round trips of block-often-go's pairs, default 40000; 0: not
+# run), CONFIGS.
 set -u
 B=${B:-build}
 ARGUS=${ARGUS:-./argus}
 ROUNDS=${ROUNDS:-3}
 PG_SECONDS=${PG_SECONDS:-10}
+GO_TURNS=${GO_TURNS:-40000}
 T=$(mktemp -d /tmp/argus-bench-rec-XXXXXX)
 PGPID=
 TRACEFS=/sys/kernel/tracing
@@ -93,6 +102,8 @@ run() {
 		# scoped to the namespace the workload runs in (all of it):
 		# what the scope's checks cost
 		$ARGUS record -q -o "$T/trace" --backend $be --events "$set" --no-instrument --netns /proc/self/ns/net -- "$@" > "$T/out" 2> "$T/argus.err" ;;
+	*!*)	set_backend "${cfg%%!*}"
+		ARGUS_BPF_REFUSE=${cfg#*!} $ARGUS record -q -o "$T/trace" --backend $be --events "$set" --no-instrument -- "$@" > "$T/out" 2> "$T/argus.err" ;;
 	*~*)	set_backend "${cfg%%~*}"
 		ARGUS_BPF_SKIP=${cfg#*~} $ARGUS record -q -o "$T/trace" --backend $be --events "$set" --no-instrument -- "$@" > "$T/out" 2> "$T/argus.err" ;;
 	*)	set_backend "$cfg"
@@ -172,7 +183,35 @@ for c in $CONFIGS; do
 	echo "  [runs: $(tr '\n' ' ' < "$T/msg-$c")]"
 done
 
-# --- 2. pgbench against a local PostgreSQL -------------------------------
+# --- 2. a Go program whose threads block often ---------------------------
+GO_PROG=$B/tests/progs/block-often-go
+if [ "$GO_TURNS" = 0 ]; then
+	echo "block-often-go: skipped (GO_TURNS=0)"
+elif [ ! -x "$GO_PROG" ]; then
+	echo "block-often-go: skipped (not built: go, make build-tests)"
+else
+	for r in $(seq "$ROUNDS"); do
+		for c in $CONFIGS; do
+			run "$c" "$GO_PROG" "$GO_TURNS"
+			t=$(sed -n 's/^elapsed: *\([0-9.]*\).*/\1/p' "$T/out")
+			echo "${t:-0}" >> "$T/go-$c"
+			if [ "$r" = 1 ]; then
+				size_stats "$c" > "$T/go-size-$c"
+				kernel_cost "$c" "$GO_PROG" "$GO_TURNS" >> "$T/go-size-$c"
+			fi
+		done
+	done
+	base=$(median < "$T/go-none")
+	echo "block-often-go ($GO_TURNS turns, GOMAXPROCS=2), median seconds:"
+	for c in $CONFIGS; do
+		m=$(median < "$T/go-$c")
+		echo "$m $base" | awk -v c="$c" '{ printf "  %-22s %7.3f s  slowdown %+6.1f%%", c, $1, ($1 / $2 - 1) * 100 }'
+		[ "$c" != none ] && printf "  %s" "$(tr -d "\n" < "$T/go-size-$c")"
+		echo "  [runs: $(tr '\n' ' ' < "$T/go-$c")]"
+	done
+fi
+
+# --- 3. pgbench against a local PostgreSQL -------------------------------
 if [ "$PG_SECONDS" = 0 ]; then
 	echo "pgbench: skipped (PG_SECONDS=0)"
 	exit 0

@@ -10,8 +10,9 @@
 # which shows its samples and the stack it took waking the hung thread;
 # `x` then `>` go to the hung thread's vertex after the wait, which
 # shows who woke it and where it waited. Every frame of the program's own
-# functions is named, none a bare address. Needs root and tmux. About
-# 10 s.
+# functions is named, none a bare address. Then, on a recording of
+# `stack-busy kernel`, the kernel stack of a culprit's samples. Needs
+# root and tmux. About 15 s.
 set -u
 B=${B:-build}
 ARGUS=${ARGUS:-./argus}
@@ -146,5 +147,41 @@ if wait_for '^ *>?Spinning node' 5 && node_has '^hang, where it waited at '; the
 	ok "x: the spinning node's stacks again"
 else
 	nok "x: the spinning node" "$(node)"
+fi
+keys q
+
+# A culprit busy in the kernel (`stack-busy kernel`: getrandom(2) in
+# compute_in_kernel()): the node pane, alone (Tab, z), shows under the
+# kernel stacks where the samples of the culprit's place found it in the
+# kernel; `w`, the culprit's vertex, the same among its samples' places.
+P=$B/tests/progs/stack-busy
+if ! timeout 60 "$ARGUS" record -q -o "$T/k" --backend bpf --no-instrument \
+    -- "$P" kernel >"$T/reck.log" 2>&1; then
+	nok "stack-busy kernel recording" "$(tail -n 5 "$T/reck.log")"
+	exit 0
+fi
+# kernel LABEL: the stack whose label matches LABEL (grep -E and sed
+# alike, no slash) names the kernel's getrandom
+kernel() { section "$1" | grep -Eq '^  #[0-9]+ [a-z_0-9]*get_?random'; }
+debug_start 120 50 "" "" --comm stack-busy "$T/k"
+if ! wait_for 'Spinning node' 20; then
+	nok "argus debug opens the stack-busy kernel recording" "$(screen)"
+	exit 0
+fi
+keys Tab
+keys z
+_l='^culprit 1 stack-busy:[0-9]*, running in the kernel, sample [0-9]'
+if wait_for "$_l" 5 && kernel "$_l"; then
+	ok "a culprit busy in the kernel: its kernel stack names getrandom"
+else
+	nok "a culprit busy in the kernel: its kernel stack" "$(node)"
+fi
+keys w
+_l='^running in the kernel, sample [0-9]*.[0-9]* here'
+if wait_for '^ *>?Vertex \(x: spinning node\)' 5 && wait_for "$_l" 2 &&
+    kernel "$_l"; then
+	ok "w: the culprit's vertex: its samples' kernel stack"
+else
+	nok "w: the culprit's vertex: its samples' kernel stack" "$(node)"
 fi
 keys q

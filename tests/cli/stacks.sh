@@ -107,7 +107,7 @@ fi
 # of CPU rather than one a visit
 $ARGUS record -q -o "$T/s50" --backend bpf --no-instrument --stacks 50 -- \
     "$P" > /dev/null 2>&1
-n50=$($ARGUS dump --type stack "$T/s50" | grep -c 'kind=sample.*')
+n50=$($ARGUS dump --type stack "$T/s50" | grep -c ' stack-wait .*kind=sample')
 $ARGUS diagnose --comm stack-wait "$T/s50" > "$T/s50.txt" 2>&1
 if [ "$n50" -ge 10 ] && [ "$n50" -le 45 ] &&
     grep -q '^  stack of culprit 1, .* (running: [0-9]* of [0-9]* samples): compute_reply' "$T/s50.txt"; then

@@ -1,6 +1,7 @@
 /*
  * test-diag-stack.c: criterion tests of the symbolization of the hung
- * thread's user stacks (engine/diag-api.c, common/elfaddr.c). The trace
+ * thread's user stacks (engine/diag-api.c, common/elfaddr.c), and of the
+ * kernel stack of a busy culprit's samples (engine/diag-stacks.c). The trace
  * is built in code (tests/unit/graph-fixture.h); its one mapping is this
  * test binary, placed at a made-up address.
  */
@@ -218,6 +219,106 @@ Test(diag_stack, kernel_frames_from_ksym_records)
 	cr_assert_str_eq(buf, "pipe_read+0x43");
 	cr_assert_eq(diag_frame_text(d, M, 0, K + 0x200, buf, sizeof(buf)), 0);
 	cr_assert_str_eq(buf, "0xffffffff81400200");
+	diag_free(d);
+	graph_free(g);
+}
+
+/* A sample of thread tid at user place pc (an address in no mapping:
+   its own place), and with its time, when k is not NULL, its kernel
+   stack k[nk] (TSK_KSAMPLE); then 20 ms of running. */
+static void
+sample(uint32_t tid, const uint64_t *pc, const uint64_t *k, size_t nk)
+{
+	uint64_t ts = fx_ev(&F, tid, TT_STACK, tid, TSK_SAMPLE, 0, 0);
+
+	F.ev[F.n - 1].blob = pc;
+	F.ev[F.n - 1].blob_len = sizeof(*pc);
+	if (k != NULL) {
+		fx_ev(&F, tid, TT_STACK, tid, TSK_KSAMPLE, 0, 0);
+		F.ev[F.n - 1].ts = ts;
+		F.ev[F.n - 1].blob = k;
+		F.ev[F.n - 1].blob_len = (uint32_t)(nk * sizeof(*k));
+	}
+	F.ts += 20 * MS;
+}
+
+/*
+ * M waits in wait4 for its child H, which runs 500 ms: 6 samples at one
+ * place P, 4 of them in the kernel in pipe_read called by vfs_read (at
+ * other offsets each time), 1 in other_fn, 1 in user code; 4 samples at
+ * another place Q, all in other_fn, the most frequent kernel place of
+ * all the samples. The culprit's stacks: its sample at P (6 of 10), then
+ * the kernel stack of P's samples (pipe_read, 4 of 6), with the time
+ * of the last one of them, and no other.
+ */
+Test(diag_stack, busy_culprit_kernel_stack_of_its_place)
+{
+	enum { M = 100, H = 101 };
+	const uint64_t K = 0xffffffff81400000ULL;
+	static const uint64_t P = 0x7000, Q = 0x8000;
+	static const uint64_t pr[4][2] = { { K + 0x10, K + 0x105 },
+	    { K + 0x20, K + 0x106 }, { K + 0x30, K + 0x105 },
+	    { K + 0x10, K + 0x107 } };
+	static const uint64_t other[2] = { K + 0x210, K + 0x105 };
+	uint64_t ts = 0;
+
+	fx_init(&F);
+	fx_thread(&F, M, M, "main");
+	fx_ev(&F, 0, TT_KSYM, K, 0x100, 0, 0);
+	fx_blob(&F, "pipe_read");
+	fx_ev(&F, 0, TT_KSYM, K + 0x100, 0x80, 0, 0);
+	fx_blob(&F, "vfs_read");
+	fx_ev(&F, 0, TT_KSYM, K + 0x200, 0x80, 0, 0);
+	fx_blob(&F, "other_fn");
+	fx_fork(&F, M, H, "child");
+	fx_block(&F, M, H, SYS_wait4, (uint64_t)-1);
+	F.ts += 40 * MS;
+	for (int i = 0; i < 4; i++) {
+		sample(H, &P, pr[i], 2);
+		if (i == 3)	/* the place's last: the one shown */
+			ts = F.ev[F.n - 1].ts;
+		sample(H, &Q, other, 2);
+	}
+	sample(H, &P, other, 2);
+	sample(H, &P, NULL, 0);
+	F.ts += 200 * MS;
+	fx_ev(&F, H, TT_WAKING, M, 0, 120, 0);
+	fx_exit(&F, H, M);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_wait4, H, 0, 0);
+	fx_block(&F, M, 0, SYS_read, 5);
+	struct graph *g = fx_build(&F, NULL);
+	cr_assert_not_null(g);
+	struct diag_opts o = { .threshold_ns = 100 * MS };
+	struct diag *d = NULL;
+	cr_assert_eq(diag_new(g, &o, &d, NULL), 0);
+	cr_assert_geq(diag_nhangs(d), 1);
+	cr_assert_eq(diag_hang(d, 0)->th.tid, M);
+	const struct diag_stack *us = NULL, *ks = NULL;
+	size_t nks = 0;
+	for (size_t i = 0; i < diag_nstacks(d, 0); i++) {
+		const struct diag_stack *s = diag_stack(d, 0, i);
+		if (s->role != DIAG_STACK_CULPRIT)
+			continue;
+		if (s->kind == TSK_SAMPLE)
+			us = s;
+		else if (s->kind == TSK_KSAMPLE && ks == NULL)
+			ks = s;
+		nks += s->kind == TSK_KSAMPLE;
+	}
+	cr_assert_not_null(us);
+	cr_assert_eq(us->frames[0], P);
+	cr_assert_eq(us->samples, 6);
+	cr_assert_eq(us->of, 10);
+	cr_assert_not_null(ks);
+	cr_assert_eq(nks, 1);
+	cr_assert_eq(ks->samples, 4);
+	cr_assert_eq(ks->of, 6);
+	cr_assert_eq(ks->ts, ts);
+	cr_assert_not_null(ks->symbols);
+	/* the innermost frame is where the code was: named as it is */
+	cr_assert_str_eq(ks->symbols[0], "pipe_read+0x10");
+	cr_assert_str_eq(ks->symbols[1], "vfs_read+0x7");
+	cr_assert_str_eq(diag_stack_kind_name(ks->kind), "ksample");
 	diag_free(d);
 	graph_free(g);
 }

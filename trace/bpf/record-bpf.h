@@ -47,7 +47,16 @@ struct blk {
 	__u64 sstk[32];	/* lean, a task without rseq (whose calls'
 			   returns are not seen): the user stack it
 			   blocked with, kept until it is woken; written
-			   out then if the wait was long */
+			   out then if the wait was long (a kernel
+			   without BPF task work) */
+	__u32 defer;	/* lean, a task without rseq, a kernel with
+			   BPF task work: its wait's stack is taken on
+			   its return to user space if the wait was
+			   long (instead of sstk) */
+	__u32 pend;	/* that wait was long: 1, at its switch in a
+			   task work is to take the stack; 2, it is
+			   scheduled */
+	__u64 nr;	/* the call it blocked in */
 };
 
 #define RB_FIELDS_MAX 9	/* numeric fields of a record at most */
@@ -106,7 +115,9 @@ enum rb_kind {
 				   the stack a task blocked with, at the end
 				   of a long wait (stack_ns); a waker's at
 				   the wake-up of a task blocked that long;
-				   a busy task's, sampled */
+				   a busy task's, sampled, and its kernel
+				   stack when the sample found it there
+				   (kernel addresses) */
 	RB_NKINDS
 };
 
@@ -116,6 +127,7 @@ enum rb_kind {
 #define RB_STK_WAKER 0x40
 #define RB_STK_SAMPLE 0x41
 #define RB_STK_KWAIT 0x42
+#define RB_STK_KSAMPLE 0x43
 #define RB_SAMPLE_HZ 49		/* samples a second and CPU, of busy tasks */
 
 /* RB_FD_INO's what: the inode's S_IFMT bits, and these; a socket's

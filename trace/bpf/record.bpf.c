@@ -73,6 +73,15 @@ const volatile __u64 stack_gap_ns;	/* a CPU's budget of stacks: one
 const volatile int marker_exit;		/* on_sys_exit keeps libargus's
 					   records alone (it runs for them
 					   only: lean stays lean) */
+const volatile int task_work;		/* the kernel has BPF task work:
+					   the stack of a long wait of a
+					   task without rseq is taken on its
+					   return to user space (lean) */
+#ifdef HAVE_BPF_TASK_WORK	/* and the vmlinux.h built with */
+#define TASK_WORK task_work
+#else
+#define TASK_WORK 0
+#endif
 
 /* Bytes of frames a stack takes at most (--stack-depth), bounded for
    the verifier by the buffer of size max. */
@@ -497,6 +506,8 @@ fd_check(struct task_struct *t, __u64 fd)
 	return 0;
 }
 
+static __always_inline void defer_stack(struct task_struct *t);
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
     struct task_struct *next, unsigned int prev_state)
@@ -526,9 +537,16 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
 			   call returned; every wait of it gets its entry */
 			if (stack_ns && b && !b->on)
 				b->since = bpf_ktime_get_boot_ns();
-			/* and the stack it blocks with is kept aside, since
-			   its return will not be seen (waker_stack()) */
-			if (stack_ns && b && lean && !prev->rseq) {
+			/* and since its return will not be seen, the stack
+			   it blocks with is taken on its way back to user
+			   space if the wait is long (deferred_stack()), or
+			   without BPF task work, kept aside now
+			   (waker_stack()) */
+			if (stack_ns && b && lean && !prev->rseq &&
+			    TASK_WORK) {
+				b->defer = 1;
+				b->nr = (__u64)nr;
+			} else if (stack_ns && b && lean && !prev->rseq) {
 				long n = bpf_get_stack(ctx, b->sstk,
 				    STACK_BYTES(sizeof(b->sstk)),
 				    BPF_F_USER_STACK);
@@ -577,6 +595,9 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
 			}
 		}
 	}
+	if (TASK_WORK && stack_ns && lean && !next->rseq &&
+	    !(next->flags & PF_KTHREAD))
+		defer_stack(next);
 	if (bregs)
 		EMIT(9, RB_BLOCK, ptid, (__u64)bnr, bregs->di, bregs->si,
 		    bregs->dx, bregs->r10, bregs->r8,
@@ -688,6 +709,95 @@ put_stack(void *ctx, __u32 tid, __u64 kind)
 	s->kind = kind;
 	bpf_ringbuf_submit(s, RB_FLAGS);
 }
+
+#ifdef HAVE_BPF_TASK_WORK
+/*
+ * lean, a task without rseq, on a kernel with BPF task work: the stack
+ * of its long wait, taken in its own context on its way back to user
+ * space (its registers still those of the call, its stack as it blocked
+ * with), by a task work scheduled at its switch in after the wake-up
+ * that found the wait long (b->pend): a cost per long wait, not per
+ * wait. Scheduled there, on the CPU it is about to run on with
+ * interrupts off, the work is added (an irq_work of that CPU) as soon as
+ * they are on again, before it can return. The map holds a task work
+ * for each such thread (by tid).
+ */
+struct twv {
+	struct bpf_task_work tw;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct twv);
+} twork SEC(".maps");
+
+extern int bpf_task_work_schedule_resume_impl(struct task_struct *task,
+    struct bpf_task_work *tw, void *map__map,
+    bpf_task_work_callback_t callback, void *aux__prog) __ksym __weak;
+
+/* The task work: current's user stack, if its long wait is still the
+   one it is returning from (the same call). */
+static int
+deferred_stack(struct bpf_map *map, void *key, void *value)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct blk *b = bpf_task_storage_get(&blocked, t, 0, 0);
+	struct pt_regs *regs;
+	struct stk *s;
+	long n;
+
+	if (!b || !b->pend)
+		return 0;
+	b->pend = 0;
+	regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	if ((__u64)regs->orig_ax != b->nr)
+		return 0;
+	s = stk_reserve((__u32)t->pid);
+	if (!s)
+		return 0;
+	n = bpf_get_task_stack(t, s->ip, STACK_BYTES(sizeof(s->ip)),
+	    BPF_F_USER_STACK);
+	if (n <= 0) {
+		bpf_ringbuf_discard(s, RB_FLAGS);
+		return 0;
+	}
+	s->n = (__u64)n / 8;
+	s->kind = RB_STK_WAIT;
+	bpf_ringbuf_submit(s, RB_FLAGS);
+	return 0;
+}
+
+/* At the switch in of task t (without rseq): the task work that takes
+   its stack, if its wait was found long at its wake-up. */
+static __always_inline void
+defer_stack(struct task_struct *t)
+{
+	struct blk *b = bpf_task_storage_get(&blocked, t, 0, 0);
+	struct twv zero = {}, *v;
+	__u32 tid = (__u32)t->pid;
+
+	if (!b || b->pend != 1)
+		return;		/* none, or scheduled already (it blocked
+				   again in the kernel before its return) */
+	v = bpf_map_lookup_elem(&twork, &tid);
+	if (!v) {
+		bpf_map_update_elem(&twork, &tid, &zero, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&twork, &tid);
+		if (!v)
+			return;
+	}
+	if (bpf_task_work_schedule_resume_impl(t, &v->tw, &twork,
+	    deferred_stack, NULL) == 0)
+		b->pend = 2;	/* else at its next switch in */
+}
+#else
+static __always_inline void
+defer_stack(struct task_struct *t)
+{
+}
+#endif
 
 /* A blocked call that ended by its own timeout. */
 static __always_inline int
@@ -807,6 +917,7 @@ waker_stack(void *ctx, struct task_struct *p, __u64 now)
 	struct ctxs *c;
 	struct stk *s;
 	__u64 saved;
+	__u32 defer;
 	long n;
 
 	b = bpf_task_storage_get(&blocked, p, 0, 0);
@@ -819,11 +930,16 @@ waker_stack(void *ctx, struct task_struct *p, __u64 now)
 	saved = b->saved;
 	if (saved)
 		b->saved = 0;	/* this wait's, whatever its length */
-	if ((!b->on && !saved) || b->wstk == b->since)
+	defer = b->defer;
+	if (defer)
+		b->defer = 0;
+	if ((!b->on && !saved && !defer) || b->wstk == b->since)
 		return;
 	if (now - b->since < stack_ns)
 		return;
 	b->wstk = b->since;
+	if (defer && !b->pend && stk_budget(now, now - b->since))
+		b->pend = 1;	/* taken on its return (defer_stack()) */
 	if (saved && saved <= RB_STACK_MAX &&
 	    stk_budget(now, now - b->since)) {
 		s = stk_reserve((__u32)p->pid);
@@ -886,13 +1002,59 @@ int BPF_PROG(on_waking, struct task_struct *p)
 	return 0;
 }
 
+/* Where the kernel's addresses begin (x86-64): an interrupted ip at or
+   above it was in the kernel (the sampled task's registers' mode). */
+#define KERNEL_ADDR 0xffff800000000000ULL
+
+/*
+ * The stacks of a sample of task tid (current): its user stack (RB_STK_SAMPLE)
+ * and, when the sample interrupted it in the kernel, right after it and
+ * with its time, its kernel stack from the interrupted registers
+ * (RB_STK_KSAMPLE): what a thread busy in its system calls computes
+ * there.
+ */
+static __always_inline void
+sample_stacks(struct bpf_perf_event_data *ctx, __u32 tid)
+{
+	struct stk *s = stk_reserve(tid);
+	__u64 ts;
+	long n;
+
+	if (!s)
+		return;
+	n = bpf_get_stack(ctx, s->ip, STACK_BYTES(sizeof(s->ip)),
+	    BPF_F_USER_STACK);
+	if (n <= 0) {
+		bpf_ringbuf_discard(s, RB_FLAGS);
+		return;
+	}
+	s->n = (__u64)n / 8;
+	s->kind = RB_STK_SAMPLE;
+	ts = s->h.ts;
+	bpf_ringbuf_submit(s, RB_FLAGS);
+	if (ctx->regs.ip < KERNEL_ADDR)
+		return;		/* in user code */
+	s = stk_reserve(tid);
+	if (!s)
+		return;
+	n = bpf_get_stack(ctx, s->ip, STACK_BYTES(sizeof(s->ip)), 0);
+	if (n <= 0) {
+		bpf_ringbuf_discard(s, RB_FLAGS);
+		return;
+	}
+	s->h.ts = ts;
+	s->n = (__u64)n / 8;
+	s->kind = RB_STK_KSAMPLE;
+	bpf_ringbuf_submit(s, RB_FLAGS);
+}
+
 /*
  * A sample of the running task, RB_SAMPLE_HZ times a second on each CPU
  * (a CPU clock perf event the loader opens when stacks are on): its user
- * stack each time it has run stack_ns more since its window began (a
- * window ends when the task ran less than a quarter of it: a loaded CPU
- * shares itself), so a busy culprit shows what it computed, one sample
- * per stack_ns of CPU.
+ * stack, and its kernel stack when it was in the kernel, each time it
+ * has run stack_ns more since its window began (a window ends when the
+ * task ran less than a quarter of it: a loaded CPU shares itself), so a
+ * busy culprit shows what it computed, one sample per stack_ns of CPU.
  * CPU time, not the absence of switches: a runtime that hands a thread
  * back and forth (Go's preemption of a locked thread) blocks it for
  * microseconds, and that thread is still busy.
@@ -928,7 +1090,7 @@ int on_cpu_clock(struct bpf_perf_event_data *ctx)
 		return 0;	/* busy, not for long yet */
 	b->run_ts = now;
 	b->run_cpu = cpu;
-	put_stack(ctx, (__u32)t->pid, RB_STK_SAMPLE);
+	sample_stacks(ctx, (__u32)t->pid);
 	return 0;
 }
 
@@ -978,7 +1140,12 @@ int BPF_PROG(on_exit, struct task_struct *task, bool group_dead)
 	if (stack_ns && !(task->flags & PF_KTHREAD)) {
 		struct blk *b = bpf_task_storage_get(&blocked, task, 0, 0);
 
-		if (b && (b->on || b->stop) &&
+		if (b && b->pend) {
+			/* woken after a long wait, dying before its
+			   return: its deferred stack now */
+			b->pend = 0;
+			put_stack(ctx, (__u32)task->pid, RB_STK_WAIT);
+		} else if (b && (b->on || b->stop) &&
 		    bpf_ktime_get_boot_ns() - b->since >= stack_ns)
 			put_stack(ctx, (__u32)task->pid, RB_STK_WAIT);
 	}
