@@ -8,7 +8,9 @@
  * A cursor reads through columns (struct col): format 2 chunks have one
  * per part of an event, format 1 chunks one for all. When the reader
  * decodes ahead (reader-pre.c), a cursor reads its chunk from an array
- * of events decoded on a helper thread instead (c->dev).
+ * of events decoded on a helper thread instead (c->dev). A stack naming
+ * its frames by ref gets them from its segment's definitions as it is
+ * decoded (reader-stacks.c), whichever path decodes it.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -90,8 +90,7 @@ enum trace_type {
 	TT_SYS_EXIT,		/* nr, ret */
 	/* user space (instrumentation library, probes, watchpoints) */
 	TT_USER,		/* kind (enum trace_user), key, arg, arg2; blob name */
-	TT_STACK,		/* tid, kind, ref; blob u64 frames, innermost
-				   first (see TT_STACKDEF for ref) */
+	TT_STACK,		/* tid, kind, ref; blob u64 frames, innermost first */
 	/* metadata written by the recorder */
 	TT_MMAP,		/* pid, start, len, pgoff, from; blob path
 				   (from != 0, no path: pid has the
@@ -108,9 +107,7 @@ enum trace_type {
 	TT_KSYM,		/* addr, size; blob name: a kernel function
 				   the kernel stacks of its segment name
 				   (from /proc/kallsyms at record time) */
-	TT_STACKDEF,		/* id; blob u64 frames: a stack its segment's
-				   TT_STACK records name by ref = id + 1
-				   (written by the writer, below) */
+	TT_STACKDEF,		/* id; blob u64 frames (TRACE_STACK_MAX) */
 	TT_NTYPES
 };
 
@@ -228,18 +225,13 @@ int trace_type_blob_kind(unsigned type);
  * of no frame, of a cut frame (a length not a multiple of 8) or of more
  * than these is malformed: trace_stack_malformed() is 1 for it (0 for a
  * well-formed stack and for any other event), and the reader and the
- * graph load skip it. The same holds for the frames of a TT_STACKDEF.
- *
- * Each distinct stack is stored once per segment: the writer gives a
- * stack new in the open segment an id and a TT_STACKDEF record (id;
- * frames) on the metadata stream, and writes the TT_STACK event with
- * ref = id + 1 and no frames (ref 0: the frames are the event's own, as
- * in traces before ref). The reader resolves ref from the definitions
- * of the event's segment, so that every TT_STACK it returns holds its
- * frames and ref 0; one whose definition is missing (a damaged trace)
- * is skipped with one warning. Readers return the TT_STACKDEF records
- * too, as metadata; the writer drops those it is given (it writes its
- * own).
+ * graph load skip it; so is a TT_STACKDEF of such frames. A stack is
+ * stored once per segment: the writer defines it (TT_STACKDEF, id, on
+ * the metadata stream) and writes its TT_STACK events with ref = id + 1
+ * and no frames (ref 0: the event holds them, as before ref). Readers
+ * resolve ref from the event's segment and return TT_STACK with its
+ * frames and ref 0 (skipped, warned once, when the segment lacks the
+ * definition), and the TT_STACKDEF records too, as metadata.
  */
 #define TRACE_STACK_MAX 32
 int trace_stack_malformed(const struct trace_event *ev);
@@ -334,9 +326,7 @@ int trace_writer_open(struct trace_writer **wp, const char *dir,
  * Append an event to the stream of ev->cpu. Events of one CPU must come in
  * non-decreasing time order (TRACE_EORDER otherwise, and the event is
  * dropped). The blob is copied. May compress and write a chunk. A
- * TT_STACK's ref is the writer's (the caller's is ignored): a
- * well-formed stack is defined once per segment (TT_STACKDEF), a
- * malformed one keeps its frames; a TT_STACKDEF is dropped (returns 0).
+ * TT_STACK's ref is the writer's; a TT_STACKDEF is dropped (returns 0).
  */
 int trace_writer_add(struct trace_writer *w, const struct trace_event *ev);
 

@@ -9,7 +9,9 @@
  * then one per field of each type), which compress better than the rows
  * of format 1; the columns are joined behind their directory when the
  * chunk is compressed. Format 1 (rows, zigzag deltas) is kept for tests
- * of older traces.
+ * of older traces. A stack's frames are not its event's blob but its
+ * segment's, once (writer-stacks.c): trace_writer_add() hands TT_STACK
+ * there, and wr_put() encodes what it decides.
  */
 #include <stdlib.h>
 #include <string.h>
