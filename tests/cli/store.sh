@@ -56,7 +56,7 @@ expect_one_line() {
 # chunk headers by default and by decoding with --events; both agree.
 "$MK" "$T/big" 200000 131072 || nok "mktrace big"
 n=$("$ARGUS" dump "$T/big" | wc -l)
-# every type once (36, not the writer's stackdef), 4 thread records, and
+# every type but thread and stackdef once (36), 4 thread records, and
 # the writer's stack definitions: each segment defines the fixture's two
 # stacks once (the first also the stack of every type)
 ndef=$("$ARGUS" dump --type stackdef "$T/big" | wc -l)
