@@ -543,7 +543,7 @@ scan_event(struct scan *s, const struct trace_event *ev)
 		s->first_ts = ev->ts;
 	switch (ev->type) {
 	case TT_NONE: case TT_MIGRATE: case TT_MMAP: case TT_LOST:
-	case TT_SOCK_ADDR: case TT_KSYM:
+	case TT_SOCK_ADDR: case TT_KSYM: case TT_STACKDEF:
 		return;
 	case TT_THREAD: {
 		struct trace_thread tt = { .tid = (uint32_t)ev->arg[0],

@@ -412,6 +412,7 @@ graph_load_event(struct graph *g, const struct trace_event *ev)
 	switch (ev->type) {
 	case TT_NONE: case TT_MIGRATE:
 	case TT_SOCK_ADDR:	/* a connection's addresses: not used yet */
+	case TT_STACKDEF:	/* the reader gave its stacks their frames */
 		return;
 	case TT_MMAP:
 		load_mmap(g, ev);

@@ -4,7 +4,8 @@
  * Fields print as name=value: addresses (delta-coded fields) in hex,
  * signed fields in decimal, the rest in decimal, with names for syscall
  * numbers, user kinds, fd kinds and sleep states; strings are quoted with
- * C escapes, arrays print as comma-separated hex.
+ * C escapes, arrays print as comma-separated hex. A stack's ref is left
+ * out when 0 (its frames are its own, as for every stack a reader gives).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -79,6 +80,8 @@ put_fields(struct out *o, const struct trace_event *ev)
 		uint64_t v = ev->arg[i];
 		const char *name = d->args[i];
 
+		if (ev->type == TT_STACK && i == 2 && v == 0)
+			continue;	/* frames its own: every stack read */
 		put(o, "%s%s=", sep, name);
 		sep = " ";
 		if (ev->type == TT_SWITCH && i == 0) {

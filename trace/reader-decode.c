@@ -8,7 +8,9 @@
  * A cursor reads through columns (struct col): format 2 chunks have one
  * per part of an event, format 1 chunks one for all. When the reader
  * decodes ahead (reader-pre.c), a cursor reads its chunk from an array
- * of events decoded on a helper thread instead (c->dev).
+ * of events decoded on a helper thread instead (c->dev). A stack naming
+ * its frames by ref gets them from its segment's definitions as it is
+ * decoded (reader-stacks.c), whichever path decodes it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,7 +162,8 @@ load_ref(struct trace_reader *r, struct cursor *c, const struct chunkref *ref,
 		free(why);
 		return -1;
 	}
-	__atomic_fetch_add(&r->st.chunks_read, 1, __ATOMIC_RELAXED);
+	if (!c->defs_only)
+		__atomic_fetch_add(&r->st.chunks_read, 1, __ATOMIC_RELAXED);
 	c->cpu = h.cpu;
 	c->seg = s;
 	c->plan = s->h.plan;
@@ -316,6 +319,8 @@ cursor_body(struct trace_reader *r, struct cursor *c, struct trace_event *ev)
 	ev->blob_len = 0;
 	if (pl->blob != BK_NONE && decode_blob(r, c, pl->blob, ev) != 0)
 		return -1;
+	if (pl->local == TT_STACK && ev->arg[2] != 0 && !c->defs_only)
+		rd_stack_resolve(r, c->seg, ev);
 	c->left--;
 	ev->ts = c->ts;
 	ev->tid = c->tid;
@@ -337,8 +342,10 @@ cursor_damaged(struct trace_reader *r, struct cursor *c)
 }
 
 /*
- * 1 when ev, just decoded by c, is a malformed stack (trace_stack_malformed())
- * to leave out; the first of a trace is reported, for all of them.
+ * 1 when ev, just decoded by c, is a malformed stack or stack definition
+ * (trace_stack_malformed()) to leave out, or a stack whose definition
+ * its segment lacks; the first of each of a trace is reported, for all
+ * of them.
  */
 static int
 stack_skipped(struct trace_reader *r, const struct cursor *c,
@@ -346,10 +353,17 @@ stack_skipped(struct trace_reader *r, const struct cursor *c,
 {
 	if (!trace_stack_malformed(ev))
 		return 0;
-	if (!__atomic_exchange_n(&r->stack_warned, 1, __ATOMIC_RELAXED))
+	if (ev->type == TT_STACK && ev->arg[2] != 0) {
+		if (!__atomic_exchange_n(&r->ref_warned, 1, __ATOMIC_RELAXED))
+			rd_report(r, c->seg != NULL ? c->seg->path : "",
+			    c->chunk_offset, "stack records whose definition "
+			    "the segment lacks skipped (one warning for all)");
+	} else if (!__atomic_exchange_n(&r->stack_warned, 1,
+	    __ATOMIC_RELAXED)) {
 		rd_report(r, c->seg != NULL ? c->seg->path : "",
 		    c->chunk_offset, "malformed stack records skipped (no "
 		    "frame, a cut one or too many; one warning for all)");
+	}
 	return 1;
 }
 
@@ -657,6 +671,31 @@ rd_decode_ref(struct trace_reader *r, struct trace_chunk_buf *b,
 		rd_report(r, c->seg->path, c->chunk_offset,
 		    "chunk holds fewer events than its header says");
 	return n;
+}
+
+void
+rd_each_def(struct trace_reader *r, struct trace_chunk_buf *b,
+    const struct chunkref *ref,
+    void (*fn)(void *arg, const struct trace_event *ev), void *arg)
+{
+	struct cursor *c = &b->c;
+	struct trace_event ev;
+
+	if (load_ref(r, c, ref, b->dctx) != 0)
+		return;
+	while (c->left > 0 && c->hcol->p < c->hcol->end) {
+		uint64_t hd, dt;
+
+		if (col_get(c->hcol, &hd) != 0 || col_get(c->dcol, &dt) != 0 ||
+		    (hd >> 3) >= c->nplan || !c->plan[hd >> 3].valid)
+			return;		/* reported when read as events */
+		c->ts += c->zigzag_dt ? (uint64_t)unzigzag(dt) : dt;
+		c->hd = hd;
+		if (cursor_body(r, c, &ev) != 0)
+			return;
+		if (ev.type == TT_STACKDEF && !trace_stack_malformed(&ev))
+			fn(arg, &ev);
+	}
 }
 
 size_t

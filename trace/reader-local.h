@@ -94,6 +94,9 @@ struct cursor {
 	   read, as events; NULL when chunks decode as they are read */
 	struct trace_event *dev;
 	size_t ndev, idev, dev_cap;
+	int defs_only;			/* reading a segment's stack
+					   definitions (reader-stacks.c):
+					   refs are left, no chunk counted */
 };
 
 /* A heap entry keeps its keys inline: the merge compares only these. */
@@ -144,6 +147,13 @@ struct trace_reader {
 	void *damage_arg;
 	int stack_warned;		/* a malformed stack was reported (one
 					   warning for them all) */
+	int ref_warned;			/* and a stack naming a missing
+					   definition */
+	struct stackdefs **defs;	/* per segment: its stack
+					   definitions, read when first
+					   needed (reader-stacks.c) */
+	pthread_mutex_t defs_lock;	/* taken to read them, before the
+					   lock below, never after */
 	trace_progress_fn progress_fn;
 	void *progress_arg;
 	pthread_mutex_t lock;		/* interning, damage, for bulk decoding */
@@ -174,6 +184,22 @@ struct trace_chunk_buf {
    reading it would). */
 size_t rd_decode_ref(struct trace_reader *r, struct trace_chunk_buf *b,
     const struct chunkref *ref, struct trace_event *evs);
+/*
+ * Stacks (reader-stacks.c). rd_stack_resolve: TT_STACK ev of segment s
+ * names its frames by ref (ev->arg[2] != 0): give it the frames of the
+ * segment's definition and ref 0, or, when the segment has none, no
+ * frames (a malformed stack, skipped). Reads the segment's definitions
+ * the first time (thread-safe). rd_stacks_free: their memory.
+ * rd_each_def (reader-decode.c): call fn on every well-formed
+ * TT_STACKDEF of the chunk of ref, decoded with b (its cursor's
+ * defs_only set).
+ */
+void rd_stack_resolve(struct trace_reader *r, const struct seg *s,
+    struct trace_event *ev);
+void rd_stacks_free(struct trace_reader *r);
+void rd_each_def(struct trace_reader *r, struct trace_chunk_buf *b,
+    const struct chunkref *ref,
+    void (*fn)(void *arg, const struct trace_event *ev), void *arg);
 /* Segments (reader-seg.c): add the file name (at dirfd, or path when
    dirfd is -1) to r->segs, its header decoded or why it is skipped; add
    the files seg-*.argus of directory dir (an error code, *cause set

@@ -520,6 +520,7 @@ trace_reader_open(struct trace_reader **rp, const char *path, char **cause)
 	struct stat sb;
 
 	pthread_mutex_init(&r->lock, NULL);
+	pthread_mutex_init(&r->defs_lock, NULL);
 	int err = 0, first_err = 0;
 	const char *first_path = path;
 	struct seg *newest = NULL, *first = NULL;
@@ -597,6 +598,7 @@ trace_reader_open(struct trace_reader **rp, const char *path, char **cause)
 		abort();
 	r->heap = xcalloc(r->ncursors + 1, sizeof(*r->heap));
 	build_chunk_map(r);
+	r->defs = xcalloc(r->nsegs + 1, sizeof(*r->defs));
 	trace_reader_seek(r, 0);
 	*rp = r;
 	return 0;
@@ -621,6 +623,7 @@ trace_reader_close(struct trace_reader *r)
 	if (r == NULL)
 		return;
 	rd_pre_stop(r);
+	rd_stacks_free(r);
 	for (size_t i = 0; i < r->nsegs; i++) {
 		if (r->segs[i].fd >= 0)
 			close(r->segs[i].fd);
@@ -649,6 +652,7 @@ trace_reader_close(struct trace_reader *r)
 	free(r->cinfo);
 	free(r->cmap);
 	pthread_mutex_destroy(&r->lock);
+	pthread_mutex_destroy(&r->defs_lock);
 	ZSTD_freeDCtx(r->dctx);
 	free(r);
 }

@@ -60,7 +60,7 @@ const struct type_desc trace_types[TT_NTYPES] = {
 	T(TT_SYS_EXIT, "sys_exit", "us", BK_NONE, NULL, "nr", "ret"),
 	T(TT_USER, "user", "uddd", BK_STR, "name",
 	    "kind", "key", "arg", "arg2"),
-	T(TT_STACK, "stack", "tu", BK_ARR, "frames", "tid", "kind"),
+	T(TT_STACK, "stack", "tuu", BK_ARR, "frames", "tid", "kind", "ref"),
 	T(TT_MMAP, "mmap", "tdddt", BK_STR, "path",
 	    "pid", "start", "len", "pgoff", "from"),
 	T(TT_FD, "fd", "tuudd", BK_STR, "desc",
@@ -73,6 +73,7 @@ const struct type_desc trace_types[TT_NTYPES] = {
 	T(TT_SOCK_ADDR, "sock_addr", "duu", BK_STR, "tuple",
 	    "sk", "family", "protocol"),
 	T(TT_KSYM, "ksym", "du", BK_STR, "name", "addr", "size"),
+	T(TT_STACKDEF, "stackdef", "u", BK_ARR, "frames", "id"),
 };
 
 static const char *const user_kinds[TU_NKINDS] = {
@@ -150,7 +151,7 @@ trace_type_blob_kind(unsigned type)
 int
 trace_stack_malformed(const struct trace_event *ev)
 {
-	if (ev->type != TT_STACK)
+	if (ev->type != TT_STACK && ev->type != TT_STACKDEF)
 		return 0;
 	return ev->blob == NULL || ev->blob_len == 0 || ev->blob_len % 8 != 0 ||
 	    ev->blob_len / 8 > TRACE_STACK_MAX;

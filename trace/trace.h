@@ -90,7 +90,7 @@ enum trace_type {
 	TT_SYS_EXIT,		/* nr, ret */
 	/* user space (instrumentation library, probes, watchpoints) */
 	TT_USER,		/* kind (enum trace_user), key, arg, arg2; blob name */
-	TT_STACK,		/* tid, kind; blob u64 frames, innermost first */
+	TT_STACK,		/* tid, kind, ref; blob u64 frames, innermost first */
 	/* metadata written by the recorder */
 	TT_MMAP,		/* pid, start, len, pgoff, from; blob path
 				   (from != 0, no path: pid has the
@@ -107,6 +107,7 @@ enum trace_type {
 	TT_KSYM,		/* addr, size; blob name: a kernel function
 				   the kernel stacks of its segment name
 				   (from /proc/kallsyms at record time) */
+	TT_STACKDEF,		/* id; blob u64 frames (TRACE_STACK_MAX) */
 	TT_NTYPES
 };
 
@@ -229,7 +230,13 @@ int trace_type_blob_kind(unsigned type);
  * of no frame, of a cut frame (a length not a multiple of 8) or of more
  * than these is malformed: trace_stack_malformed() is 1 for it (0 for a
  * well-formed stack and for any other event), and the reader and the
- * graph load skip it.
+ * graph load skip it; so is a TT_STACKDEF of such frames. A stack is
+ * stored once per segment: the writer defines it (TT_STACKDEF, id, on
+ * the metadata stream) and writes its TT_STACK events with ref = id + 1
+ * and no frames (ref 0: the event holds them, as before ref). Readers
+ * resolve ref from the event's segment and return TT_STACK with its
+ * frames and ref 0 (skipped, warned once, when the segment lacks the
+ * definition), and the TT_STACKDEF records too, as metadata.
  */
 #define TRACE_STACK_MAX 32
 int trace_stack_malformed(const struct trace_event *ev);
@@ -323,7 +330,8 @@ int trace_writer_open(struct trace_writer **wp, const char *dir,
 /*
  * Append an event to the stream of ev->cpu. Events of one CPU must come in
  * non-decreasing time order (TRACE_EORDER otherwise, and the event is
- * dropped). The blob is copied. May compress and write a chunk.
+ * dropped). The blob is copied. May compress and write a chunk. A
+ * TT_STACK's ref is the writer's; a TT_STACKDEF is dropped (returns 0).
  */
 int trace_writer_add(struct trace_writer *w, const struct trace_event *ev);
 

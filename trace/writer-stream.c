@@ -9,7 +9,9 @@
  * then one per field of each type), which compress better than the rows
  * of format 1; the columns are joined behind their directory when the
  * chunk is compressed. Format 1 (rows, zigzag deltas) is kept for tests
- * of older traces.
+ * of older traces. A stack's frames are not its event's blob but its
+ * segment's, once (writer-stacks.c): trace_writer_add() hands TT_STACK
+ * there, and wr_put() encodes what it decides.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -56,8 +58,8 @@ wr_join_columns(struct stream *s)
 		buf_put(&s->raw, s->col[i].data, s->col[i].len);
 }
 
-static struct stream *
-get_stream(struct trace_writer *w, unsigned cpu, size_t *idx)
+struct stream *
+wr_stream(struct trace_writer *w, unsigned cpu, size_t *idx)
 {
 	size_t i;
 
@@ -163,23 +165,42 @@ field_code(struct stream *s, const struct trace_event *ev, char k, unsigned i)
 int
 trace_writer_add(struct trace_writer *w, const struct trace_event *ev)
 {
-	const struct type_desc *d;
 	struct stream *s;
 	size_t idx;
-	int has_tid;
 
 	if (ev->type == TT_NONE || ev->type >= TT_NTYPES)
 		return TRACE_EARG;
 	if (w->failed)
 		return w->failed;
-	d = &trace_types[ev->type];
-	s = get_stream(w, ev->cpu, &idx);
-	if (s->used && ev->ts < s->prev_ts) {
-		if (ev->cpu != TRACE_CPU_META) {
-			w->st.dropped++;
-			return TRACE_EORDER;
-		}
+	if (ev->type == TT_STACKDEF)
+		return 0;	/* the writer defines its segments' stacks */
+	s = wr_stream(w, ev->cpu, &idx);
+	if (s->used && ev->ts < s->prev_ts && ev->cpu != TRACE_CPU_META) {
+		w->st.dropped++;
+		return TRACE_EORDER;
 	}
+	if (ev->type == TT_STACK)
+		return wr_add_stack(w, ev, idx);
+	wr_put(w, s, ev);
+	return wr_full(w, idx);
+}
+
+int
+wr_full(struct trace_writer *w, size_t idx)
+{
+	struct stream *s = w->streams[idx];
+
+	if (s->pending >= w->chunk_size || s->count >= CHUNK_MAX_EVENTS)
+		return wr_flush_stream(w, idx);
+	return 0;
+}
+
+void
+wr_put(struct trace_writer *w, struct stream *s, const struct trace_event *ev)
+{
+	const struct type_desc *d = &trace_types[ev->type];
+	int has_tid;
+
 	if (!s->used) {
 		s->used = 1;
 		s->cur_tid = ev->tid;
@@ -237,7 +258,4 @@ trace_writer_add(struct trace_writer *w, const struct trace_event *ev)
 		s->cur_tid = (uint32_t)ev->arg[1];
 	s->count++;
 	w->st.events++;
-	if (s->pending >= w->chunk_size || s->count >= CHUNK_MAX_EVENTS)
-		return wr_flush_stream(w, idx);
-	return 0;
 }

@@ -391,6 +391,12 @@ flush_stream_once(struct trace_writer *w, size_t cpu)
 
 	if (s == NULL || s->count == 0)
 		return 0;
+	if (cpu != w->nstreams - 1 && s->wait_gen == w->meta_chunks + 1) {
+		/* the metadata chunk holds definitions this one names */
+		s->wait_gen = 0;
+		if ((err = flush_stream_once(w, w->nstreams - 1)) != 0)
+			return err;
+	}
 	if (w->o.format != 1)
 		wr_join_columns(s);
 	bound = ZSTD_compressBound(s->raw.len);
@@ -416,8 +422,20 @@ flush_stream_once(struct trace_writer *w, size_t cpu)
 		if (err)
 			return err;
 	}
-	if (!w->open_seg && (err = open_segment(w, s->first_ts)) != 0)
-		return err;
+	if (!w->open_seg) {
+		if ((err = open_segment(w, s->first_ts)) != 0)
+			return err;
+		if (wr_stacks_rolled(w, s->first_ts)) {
+			/* this chunk, or one it waits for, gets definitions */
+			if (w->stk.depth >= 2)
+				return werr(w, TRACE_EBOUND, "a segment cannot "
+				    "hold a chunk and its stacks%s: %s", "");
+			w->stk.depth++;
+			err = flush_stream_once(w, cpu);
+			w->stk.depth--;
+			return err;
+		}
+	}
 	err = make_room(w, need + INDEX_ENTRY_LEN);
 	if (err)
 		return err;
@@ -437,6 +455,8 @@ flush_stream_once(struct trace_writer *w, size_t cpu)
 		.count = h.count, .cpu = h.cpu,
 	};
 	w->segs[w->nsegs - 1].size += need;
+	if (cpu == w->nstreams - 1)
+		w->meta_chunks++;
 	w->st.chunks++;
 	w->st.raw_bytes += s->raw.len;
 	w->st.written_bytes += need;
@@ -627,6 +647,7 @@ trace_writer_close(struct trace_writer *w)
 		}
 	}
 	free(w->streams);
+	wr_stacks_free(w);
 	ZSTD_freeCCtx(w->cctx);
 	buf_free(&w->zbuf);
 	free(w->segs);

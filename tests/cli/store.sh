@@ -56,11 +56,18 @@ expect_one_line() {
 # chunk headers by default and by decoding with --events; both agree.
 "$MK" "$T/big" 200000 131072 || nok "mktrace big"
 n=$("$ARGUS" dump "$T/big" | wc -l)
-nbig=$((200000 + 36 + 4))	# every type once (36), 4 thread records
+# every type but thread and stackdef once (36), 4 thread records, and
+# the writer's stack definitions: each segment defines the fixture's two
+# stacks once (the first also the stack of every type)
+ndef=$("$ARGUS" dump --type stackdef "$T/big" | wc -l)
+nbig=$((200000 + 36 + 4 + ndef))
 [ "$n" -eq "$nbig" ] && ok "dump of a rotated trace has every event" ||
 	nok "dump of a rotated trace has every event" "$n != $nbig"
 segs=$("$ARGUS" info "$T/big" | sed -n 's/^segments: *\([0-9]*\) readable.*/\1/p')
 [ "${segs:-0}" -gt 1 ] && ok "info counts segments ($segs)" || nok "info counts segments"
+[ "$ndef" -eq $((2 * ${segs:-0} + 1)) ] &&
+	ok "each stack defined once a segment" ||
+	nok "each stack defined once a segment" "$ndef definitions, $segs segments"
 nh=$("$ARGUS" info "$T/big" | sed -n 's/^events: *\([0-9]*\) in indexes and headers, exact .*/\1/p')
 nd=$("$ARGUS" info --events "$T/big" | sed -n 's/^events: *\([0-9]*\) read .*/\1/p')
 [ "${nh:-0}" -eq "$nbig" ] && [ "${nd:-0}" -eq "$nbig" ] &&

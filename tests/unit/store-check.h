@@ -21,7 +21,11 @@ void fix_write_gen(const char *dir, size_t n);
 /* Assert that two events are the same (time, type, thread, CPU, context,
    fields and blob). */
 void fix_assert_same(const struct trace_event *a, const struct trace_event *b);
-/* Read r to its end, asserting that each event is the generator's;
+/* trace_reader_next() but for the stack definitions (asserted well
+   formed) the writer adds; the definitions a reader of dir returns. */
+int fix_next(struct trace_reader *r, struct trace_event *ev);
+size_t fix_count_defs(const char *dir);
+/* Read r to its end (the stack definitions only checked well formed), asserting that each event is the generator's;
    returns how many, and raises per_cpu_max[cpu] (when not NULL) to one
    past the highest index read on each CPU. */
 size_t fix_read_checked(struct trace_reader *r, size_t *per_cpu_max);

@@ -128,6 +128,8 @@ fix_event_of_type(struct trace_event *e, unsigned t, unsigned rep,
 			break;
 		}
 	}
+	if (t == TT_STACK)
+		e->arg[2] = 0;		/* the writer's, and 0 when read */
 	if (d->blob == BK_STR) {
 		e->blob = rep ? d->name : "";
 		e->blob_len = (uint32_t)strlen(e->blob);

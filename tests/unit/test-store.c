@@ -57,6 +57,8 @@ Test(store, roundtrip_every_type)
 
 	for (unsigned rep = 0; rep < 2; rep++) {
 		for (unsigned t = 1; t < TT_NTYPES; t++) {
+			if (t == TT_STACKDEF)
+				continue;	/* the writer's own */
 			struct trace_event *e = &in[n];
 
 			fix_event_of_type(e, t, rep, 1000 + n * 7);
@@ -70,7 +72,7 @@ Test(store, roundtrip_every_type)
 	size_t got = 0;
 
 	/* Events were written in time order; the reader must merge back. */
-	while (trace_reader_next(r, &out)) {
+	while (fix_next(r, &out)) {
 		cr_assert_lt(got, n);
 		fix_assert_same(&out, &in[got]);
 		got++;
@@ -82,7 +84,9 @@ Test(store, roundtrip_every_type)
 	cr_assert_str_eq(info->hostname, "testhost");
 	cr_assert_str_eq(info->release, "6.0-test");
 	cr_assert_eq(info->ncpus, FIX_NCPUS);
-	cr_assert_eq(info->nevents, n);
+	/* and the writer's definitions of the two stacks */
+	cr_assert_eq(fix_count_defs(dir), 2);
+	cr_assert_eq(info->nevents, n + 2);
 	trace_reader_close(r);
 	fix_rm_rf(dir);
 	free(dir);
@@ -107,7 +111,7 @@ Test(store, merge_order_and_counts)
 	size_t got = 0;
 	uint64_t next_seq[FIX_NCPUS] = { 0 };
 
-	while (trace_reader_next(r, &out)) {
+	while (fix_next(r, &out)) {
 		cr_assert_geq(out.ts, last);
 		last = out.ts;
 		/* Per CPU the sequence numbers in arg of the fixture are
@@ -167,7 +171,7 @@ Test(store, size_bound_holds)
 	struct trace_reader *r = fix_open_reader(dir);
 	size_t got = 0, last_i = 0;
 
-	while (trace_reader_next(r, &out)) {
+	while (fix_next(r, &out)) {
 		last_i = fix_index_of(&out);
 		fix_gen_event(&e, last_i);
 		fix_assert_same(&out, &e);
@@ -241,7 +245,7 @@ Test(store, thread_named_before_its_record)
 
 	struct trace_reader *r = fix_open_reader(dir);
 	cr_assert_eq(trace_reader_read_ahead_threads(r), 0);
-	cr_assert_eq(trace_reader_next(r, &e), 1);
+	cr_assert_eq(fix_next(r, &e), 1);
 	cr_assert_eq(e.type, TT_EXIT);
 	const struct trace_thread *y = trace_reader_thread(r, 555);
 	cr_assert_null(y, "not read so far (%s)", y ? y->comm : "");
@@ -483,15 +487,17 @@ Test(store, chunk_checked_against_its_index_entry_when_read)
 	uint64_t *offs = xcalloc(nchunks, sizeof(*offs));
 	uint32_t *counts = xcalloc(nchunks, sizeof(*counts));
 	int *later = xcalloc(nchunks, sizeof(*later));
-	int seen[FIX_NCPUS + 8] = { 0 };
+	int seen[FIX_NCPUS + 1] = { 0 };	/* and the metadata stream */
 	size_t in_firsts = 0, nlater = 0, pick = 0;
 
 	cr_assert_gt(nchunks, 6);
 	for (uint64_t k = 0; k < nchunks; k++) {
 		offs[k] = chunk_at(seg, (int)k, &ch);
 		counts[k] = ch.count;
-		cr_assert_lt(ch.cpu, FIX_NCPUS + 8);
-		later[k] = seen[ch.cpu]++ > 0;
+		unsigned cpu = ch.cpu == TRACE_CPU_META ? FIX_NCPUS : ch.cpu;
+
+		cr_assert_lt(cpu, FIX_NCPUS + 1);
+		later[k] = seen[cpu]++ > 0;
 		in_firsts += later[k] ? 0 : ch.count;
 		nlater += later[k] != 0;
 		if (later[k] && pick == 0)
@@ -700,7 +706,7 @@ Test(store, unknown_type_is_skipped)
 	struct trace_reader_stats st;
 	size_t got = 0;
 
-	while (trace_reader_next(r, &e)) {
+	while (fix_next(r, &e)) {
 		cr_assert_eq(e.type, TT_SWITCH);
 		got++;
 	}
@@ -733,7 +739,7 @@ Test(store, seek_uses_the_index)
 	struct trace_reader_stats st;
 
 	cr_assert_eq(trace_reader_seek(r, target), 0);
-	cr_assert_eq(trace_reader_next(r, &e), 1);
+	cr_assert_eq(fix_next(r, &e), 1);
 	cr_assert_geq(e.ts, target);
 	cr_assert_leq(fix_index_of(&e), n * 3 / 4 + FIX_NCPUS);
 	trace_reader_stats(r, &st);
@@ -745,7 +751,7 @@ Test(store, seek_uses_the_index)
 	cr_assert_eq(trace_reader_seek(r, 0), 0);
 	size_t got = 0;
 
-	while (trace_reader_next(r, &e))
+	while (fix_next(r, &e))
 		got++;
 	cr_assert_eq(got, n);
 	trace_reader_close(r);
@@ -803,7 +809,7 @@ Test(store, one_writer_per_directory_and_no_symlinks)
 struct bulk_job {
 	struct trace_reader *r;
 	size_t first, step;
-	size_t events;
+	size_t events, defs;
 	int bad;
 };
 
@@ -821,10 +827,16 @@ bulk_worker(void *arg)
 		if (n != ci->count)
 			j->bad++;
 		for (size_t k = 0; k < n; k++) {
+			if (evs[k].type == TT_STACKDEF) {
+				j->defs++;
+				continue;
+			}
 			fix_gen_event(&e, fix_index_of(&evs[k]));
 			if (memcmp(evs[k].arg, e.arg, sizeof(e.arg)) != 0 ||
 			    evs[k].tid != e.tid || evs[k].cpu != ci->cpu ||
 			    evs[k].ts != e.ts || evs[k].blob_len != e.blob_len ||
+			    (e.blob_len && memcmp(evs[k].blob, e.blob,
+			    e.blob_len) != 0) ||
 			    (k && evs[k].ts < evs[k - 1].ts))
 				j->bad++;
 		}
@@ -850,7 +862,7 @@ Test(store, bulk_decode_on_two_threads)
 	cr_assert_eq(trace_writer_close(w), 0);
 
 	struct trace_reader *r = fix_open_reader(dir);
-	struct bulk_job jobs[2] = { { r, 0, 2, 0, 0 }, { r, 1, 2, 0, 0 } };
+	struct bulk_job jobs[2] = { { r, 0, 2, 0, 0, 0 }, { r, 1, 2, 0, 0, 0 } };
 	pthread_t th[2];
 
 	cr_assert_gt(trace_reader_nchunks(r), 10);
@@ -859,7 +871,12 @@ Test(store, bulk_decode_on_two_threads)
 	for (int i = 0; i < 2; i++)
 		pthread_join(th[i], NULL);
 	cr_assert_eq(jobs[0].bad + jobs[1].bad, 0);
-	cr_assert_eq(jobs[0].events + jobs[1].events, n);
+	/* the generator's two stacks, defined in each segment */
+	cr_assert_eq(jobs[0].events + jobs[1].events, n + jobs[0].defs +
+	    jobs[1].defs);
+	cr_assert_eq(jobs[0].defs + jobs[1].defs, fix_count_defs(dir));
+	cr_assert_geq(jobs[0].defs + jobs[1].defs,
+	    2 * trace_reader_info(r)->nsegments);
 	/* Chunks of one CPU are consecutive and in time order. */
 	for (size_t i = 1; i < trace_reader_nchunks(r); i++) {
 		const struct trace_chunk_info *a = trace_reader_chunk(r, i - 1);
