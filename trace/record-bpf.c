@@ -29,57 +29,6 @@
 
 #ifndef ARGUS_BPF
 
-/* Where libbpf's messages of a load go: a file of the temporary
-   directory named after the recorder's pid and suffix (allocated). */
-static char *
-log_path(const char *suffix)
-{
-	return xasprintf("%s/argus-bpf-%d%s.log", getenv("TMPDIR") ?
-	    getenv("TMPDIR") : "/tmp", (int)getpid(), suffix);
-}
-
-/* Load b's object with libbpf's messages (the verifier's) into the file
-   path; libbpf's error (negative) or 0. */
-static int
-load_logged(struct rbpf *b, const char *path)
-{
-	int err;
-
-	b->log = fopen(path, "w");
-	print_to = b->log;
-	libbpf_set_print(on_libbpf_print);
-	err = record_bpf__load(b->skel);
-	print_to = NULL;
-	if (b->log)
-		fclose(b->log);
-	b->log = NULL;
-	return err;
-}
-
-/* After a load of b's object that failed, the same object again (an
-   object loads once) with the same programs and settings but the
-   sampler's (on_cpu_clock), loaded with its messages into path; as
-   load_logged(). */
-static int
-load_without_sampler(struct rbpf *b, const char *path)
-{
-	struct record_bpf *s = record_bpf__open();
-	struct bpf_program *p;
-
-	if (s == NULL)
-		return -(errno ? errno : EINVAL);
-	bpf_object__for_each_program(p, b->skel->obj)
-		bpf_program__set_autoload(bpf_object__find_program_by_name(
-		    s->obj, bpf_program__name(p)), bpf_program__autoload(p));
-	bpf_program__set_autoload(s->progs.on_cpu_clock, false);
-	memcpy(s->rodata, b->skel->rodata, sizeof(*s->rodata));
-	bpf_map__set_max_entries(s->maps.rb, bpf_map__max_entries(
-	    b->skel->maps.rb));
-	record_bpf__destroy(b->skel);
-	b->skel = s;
-	return load_logged(b, path);
-}
-
 int
 rec_bpf_open(struct recorder *r, const struct record_opts *o, char **cause)
 {
@@ -571,6 +520,10 @@ rec_bpf_open(struct recorder *r, const struct record_opts *o, char **cause)
 	b->skel->rodata->self_tgid = (uint32_t)getpid();
 	b->skel->rodata->scope_netns = o->scope_netns;
 	b->skel->rodata->stack_ns = o->stack_ns;
+	/* the kernel's functions, for the kernel stacks: read now, not
+	   at the first one, while recording */
+	if (o->stack_ns != 0)
+		rec_ksyms_load(r);
 	b->skel->rodata->stack_gap_ns = o->stack_rate != 0 ?
 	    1000000000ull / o->stack_rate : 0;
 	b->skel->rodata->stack_bytes = (o->stack_depth != 0 &&

@@ -285,6 +285,10 @@ void rec_maps_free(struct recorder *r);
  */
 void rec_ksyms_need(struct recorder *r, uint64_t ts, int exact,
     const uint64_t *frames, size_t n);
+/* Read /proc/kallsyms now, once (a recorder taking kernel stacks, at
+   its start: its cost, tens of milliseconds, is not paid while it
+   records). */
+void rec_ksyms_load(struct recorder *r);
 void rec_ksyms_free(struct recorder *r);
 
 /* record-bpf.c: the BPF backend (stubs failing with ENOTSUP in a build
