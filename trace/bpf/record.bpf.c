@@ -688,26 +688,39 @@ stk_budget(__u64 now, __u64 wait_ns)
 	return 1;
 }
 
-/* Write current's user stack as a record of thread tid and stack kind
-   kind, in task context; ctx is the program's context. */
-static __always_inline void
-put_stack(void *ctx, __u32 tid, __u64 kind)
+/* Write a stack of current (bpf_get_stack's flags: BPF_F_USER_STACK, or
+   0 for its kernel stack) as a record of thread tid and stack kind kind,
+   at time ts (0: now); ctx is the program's context. Returns the
+   record's time, or 0 when none was written. */
+static __always_inline __u64
+write_stack(void *ctx, __u32 tid, __u64 kind, __u64 flags, __u64 ts)
 {
 	struct stk *s;
 	long n;
 
 	s = stk_reserve(tid);
 	if (!s)
-		return;
-	n = bpf_get_stack(ctx, s->ip, STACK_BYTES(sizeof(s->ip)),
-	    BPF_F_USER_STACK);
+		return 0;
+	n = bpf_get_stack(ctx, s->ip, STACK_BYTES(sizeof(s->ip)), flags);
 	if (n <= 0) {
 		bpf_ringbuf_discard(s, RB_FLAGS);
-		return;
+		return 0;
 	}
+	if (ts)
+		s->h.ts = ts;
+	ts = s->h.ts;
 	s->n = (__u64)n / 8;
 	s->kind = kind;
 	bpf_ringbuf_submit(s, RB_FLAGS);
+	return ts;
+}
+
+/* Write current's user stack as a record of thread tid and stack kind
+   kind, in task context; ctx is the program's context. */
+static __always_inline void
+put_stack(void *ctx, __u32 tid, __u64 kind)
+{
+	write_stack(ctx, tid, kind, BPF_F_USER_STACK, 0);
 }
 
 #ifdef HAVE_BPF_TASK_WORK
@@ -1016,36 +1029,10 @@ int BPF_PROG(on_waking, struct task_struct *p)
 static __always_inline void
 sample_stacks(struct bpf_perf_event_data *ctx, __u32 tid)
 {
-	struct stk *s = stk_reserve(tid);
-	__u64 ts;
-	long n;
+	__u64 ts = write_stack(ctx, tid, RB_STK_SAMPLE, BPF_F_USER_STACK, 0);
 
-	if (!s)
-		return;
-	n = bpf_get_stack(ctx, s->ip, STACK_BYTES(sizeof(s->ip)),
-	    BPF_F_USER_STACK);
-	if (n <= 0) {
-		bpf_ringbuf_discard(s, RB_FLAGS);
-		return;
-	}
-	s->n = (__u64)n / 8;
-	s->kind = RB_STK_SAMPLE;
-	ts = s->h.ts;
-	bpf_ringbuf_submit(s, RB_FLAGS);
-	if (ctx->regs.ip < KERNEL_ADDR)
-		return;		/* in user code */
-	s = stk_reserve(tid);
-	if (!s)
-		return;
-	n = bpf_get_stack(ctx, s->ip, STACK_BYTES(sizeof(s->ip)), 0);
-	if (n <= 0) {
-		bpf_ringbuf_discard(s, RB_FLAGS);
-		return;
-	}
-	s->h.ts = ts;
-	s->n = (__u64)n / 8;
-	s->kind = RB_STK_KSAMPLE;
-	bpf_ringbuf_submit(s, RB_FLAGS);
+	if (ts && ctx->regs.ip >= KERNEL_ADDR)	/* not in user code */
+		write_stack(ctx, tid, RB_STK_KSAMPLE, 0, ts);
 }
 
 /*
