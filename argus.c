@@ -11,6 +11,7 @@
 #include "cmds/cmd.h"
 #include "common/common.h"
 #include "common/progress.h"
+#include "engine/engine.h"
 #include "trace/trace.h"
 
 static const struct cmd cmds[] = {
@@ -92,6 +93,55 @@ cmd_open_trace(const char *name, const char *path)
 		return NULL;
 	}
 	trace_reader_on_damage(r, warn_damage, (void *)name);
+	return r;
+}
+
+struct reading {
+	const char *name;
+	struct cmd_progress *pg;
+};
+
+static void
+on_reading(void *arg, struct trace_reader *r, int begin)
+{
+	struct reading *x = arg;
+
+	if (begin) {
+		x->pg = cmd_progress(x->name, "aligning clocks", r);
+	} else {
+		cmd_progress_end(x->pg);
+		x->pg = NULL;
+	}
+}
+
+struct trace_reader *
+cmd_open_traces(const char *name, const char *const *paths, size_t n,
+    struct hosts_report **hosts)
+{
+	*hosts = NULL;
+	if (n <= 1)
+		return cmd_open_trace(name, n ? paths[0] : NULL);
+	struct trace_reader **rs = xcalloc(n, sizeof(*rs));
+	struct trace_reader *r = NULL;
+	struct reading x = { name, NULL };
+	struct hosts_opts o = { on_reading, &x };
+	char *cause = NULL;
+
+	for (size_t i = 0; i < n; i++)
+		if ((rs[i] = cmd_open_trace(name, paths[i])) == NULL)
+			goto out;
+	if (hosts_merge(rs, paths, n, &o, &r, hosts, &cause) != 0) {
+		cmd_error(name, "%s", cause ? cause : "cannot merge the traces");
+		r = NULL;
+		goto out;
+	}
+	for (size_t i = 0; i < (*hosts)->nwarnings; i++)
+		fprintf(stderr, "argus %s: %s\n", name, (*hosts)->warnings[i]);
+out:
+	for (size_t i = 0; i < n; i++)
+		trace_reader_close(rs[i]);
+	free(rs);
+	free(cause);
 	return r;
 }
 

@@ -282,21 +282,25 @@ cmd_diagnose(int argc, char **argv)
 		return cmd_usage_error("diagnose", "--stream searches the "
 		    "whole trace: not with %s", whole ? "--whole" : "--at");
 	}
-	if (argc - optind > 1 || nsel > 1) {
+	if (nsel > 1) {
 		cmd_rules_opts_free(&ro);
-		return cmd_usage_error("diagnose", argc - optind > 1 ?
-		    "one trace at a time" : "--pid, --tid and --comm are "
-		    "exclusive");
+		return cmd_usage_error("diagnose", "--pid, --tid and --comm "
+		    "are exclusive");
 	}
 	struct rules *rs = cmd_rules_load("diagnose", &ro);
 	if (rs == NULL)
 		return 1;
 	const char *path = optind < argc ? argv[optind] : ARGUS_DEFAULT_TRACE;
-	struct trace_reader *r = cmd_open_trace("diagnose", path);
+	struct hosts_report *hosts = NULL;
+	struct trace_reader *r = cmd_open_traces("diagnose",
+	    (const char *const *)argv + optind, (size_t)(argc - optind), &hosts);
 	if (r == NULL) {
 		rules_free(rs);
 		return 1;
 	}
+	if (hosts != NULL)
+		path = "the merged traces";
+	o.hosts = hosts;
 	struct graph *g = NULL;
 	struct diag *d = NULL;
 	const struct trace_info *in = trace_reader_info(r);
@@ -407,6 +411,7 @@ out:
 	diag_free(d);
 	graph_free(g);
 	trace_reader_close(r);
+	hosts_report_free(hosts);
 	rules_free(rs);
 	return rc;
 }

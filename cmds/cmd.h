@@ -50,6 +50,14 @@ int cmd_usage_error(const char *name, const char *fmt, ...)
  */
 struct trace_reader;
 struct trace_reader *cmd_open_trace(const char *name, const char *path);
+/*
+ * Open n traces for command NAME as cmd_open_trace() does; more than one
+ * are several hosts' traces, merged on one clock (hosts_merge()): *hosts
+ * then says how (NULL for one trace), and its warnings are printed.
+ */
+struct hosts_report;
+struct trace_reader *cmd_open_traces(const char *name,
+    const char *const *paths, size_t n, struct hosts_report **hosts);
 
 /* Set the heap of a command that builds graphs, one after another when
    it searches a big trace: memory freed by one graph is kept for the

@@ -184,8 +184,9 @@ analyze_yield(struct diag *d, struct dhang *h)
 		c.wait.type = "cpu";
 	}
 	diag_add_culprit(h, &c, 1, SIZE_MAX);
-	dnote(h, "the flag was written by %s (%u) at %.6f s",
-	    c.th.comm, c.th.tid, (double)(wts - graph_first_ts(g)) / 1e9);
+	struct dwho wb;
+	dnote(h, "the flag was written by %s at %.6f s",
+	    diag_who(g, c.th.thread, &wb), (double)(wts - graph_first_ts(g)) / 1e9);
 }
 
 /* Events the recorder lost in [a, b] (a loss is stamped with the last

@@ -369,12 +369,14 @@ from_kernel(struct diag *d)
 			h->pub.node = graph_vertex_of_event(d->g, pw.ti,
 			    pw.sw);
 		}
-		h->found = xasprintf("no thread of %s (%u) waited "
+		const char *host = graph_thread_host(d->g, pw.ti);
+		h->found = xasprintf("no thread of %s%s%s (%u) waited "
 		    "throughout, but the process did: for %.0f ms no thread "
 		    "of another process woke or messaged one of its threads, "
 		    "nor one of its threads one of theirs, and they ran "
 		    "little (a runtime running its tasks on threads of its "
-		    "own)", d->g->th[pw.ti].comm, d->g->th[pw.ti].pid,
+		    "own)", host ? host : "", host ? ":" : "",
+		    d->g->th[pw.ti].comm, trace_tid_local(d->g->th[pw.ti].pid),
 		    (double)(pw.end - pw.start) / 1e6);
 		return;
 	}
@@ -398,12 +400,14 @@ diag_why_text(const struct graph *g, uint32_t ti, uint32_t sw,
 {
 	struct dwait dw;
 
+	struct dwho wb;
+
 	diag_wait_at(g, ti, sw, last_ts, &dw);
 	return xasprintf("%zu thread%s chosen, %zu wait%s "
-	    "considered; the longest, %.0f ms of %s (%u) in %s on %s, "
+	    "considered; the longest, %.0f ms of %s in %s on %s, "
 	    "is %s", nsel, nsel == 1 ? "" : "s", nwaits,
 	    nwaits == 1 ? "" : "s", (double)dt / 1e6,
-	    g->th[ti].comm, g->th[ti].tid,
+	    diag_who(g, ti, &wb),
 	    dw.w.syscall[0] ? dw.w.syscall : "the kernel",
 	    dw.w.resource, why);
 }

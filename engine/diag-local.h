@@ -280,6 +280,10 @@ int diag_pwait_longest(const struct graph *g, uint32_t pid, uint64_t min_ns,
     uint64_t last_ts, struct dwait *dw);
 
 /* diag.c */
+/* A thread as the notes name it: "comm (tid)", "host:comm (tid)" in a
+   merged trace (the tid its host knows), in b. */
+struct dwho { char s[96]; };
+const char *diag_who(const struct graph *g, uint32_t ti, struct dwho *b);
 void diag_thread_fill(const struct graph *g, uint32_t ti,
     struct diag_thread *t);
 /* diag-wait.c: the wait whose blocking switch is event sw of thread

@@ -135,9 +135,10 @@ diag_path_culprits(struct diag *d, struct dhang *h)
 		if (s->culprit == DCW_NONE)
 			continue;
 		if (s->verdict == DCV_SAME) {
-			dnote(h, "%s (%u) is on the critical path for %.0f ms, "
+			struct dwho wb;
+			dnote(h, "%s is on the critical path for %.0f ms, "
 			    "as long as on the normal path: a relay, not a "
-			    "culprit", s->th.comm, s->th.tid,
+			    "culprit", diag_who(d->g, s->th.thread, &wb),
 			    (double)took(s) / 1e6);
 			continue;
 		}
@@ -169,8 +170,9 @@ diag_path_culprits(struct diag *d, struct dhang *h)
 		}
 		diag_add_culprit(h, &c, depth, parent);
 		parent = h->cul.n - 1;
-		dnote(h, "%s (%u) added from the critical path: %s, %.0f ms "
-		    "of the hang%s%s", s->th.comm, s->th.tid,
+		struct dwho wb;
+		dnote(h, "%s added from the critical path: %s, %.0f ms "
+		    "of the hang%s%s", diag_who(d->g, s->th.thread, &wb),
 		    diag_cwhy_name(s->culprit), (double)took(s) / 1e6,
 		    s->verdict != DCV_NONE ? ", " : "",
 		    diag_cverdict_name(s->verdict));

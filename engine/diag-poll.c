@@ -501,8 +501,9 @@ diag_lock_culprit(struct diag *d, struct dhang *h, struct diag_culprit *c,
 		return 0;
 	}
 	fill_culprit(d, ht, h->pub.start_ns, h->pub.end_ns, c, w);
-	dnote(h, "%s (%u) holds the lock on inode %llu since %.3f s "
-	    "(file lock events)", g->th[ht].comm, g->th[ht].tid,
+	struct dwho wb;
+	dnote(h, "%s holds the lock on inode %llu since %.3f s "
+	    "(file lock events)", diag_who(g, ht, &wb),
 	    (unsigned long long)at->key,
 	    (double)(g->th[ht].ev[hev].ts - graph_first_ts(g)) / 1e9);
 	return 1;

@@ -170,10 +170,13 @@ level(struct rec *r, const struct level *lv, const struct diag_step *p,
 			continue;	/* shared with another branch */
 		diag_add_culprit(h, &x->c, depth, parent);
 		if (x->holder)
-			dnote(h, "%s (%u) woke %s (%u) after its own idle "
-			    "wait: it held what that wait needed meanwhile",
-			    x->c.th.comm, x->c.th.tid,
-			    r->d->g->th[lv->ti].comm, r->d->g->th[lv->ti].tid);
+		{
+			struct dwho wa, wb;
+			dnote(h, "%s woke %s after its own idle wait: it held "
+			    "what that wait needed meanwhile",
+			    diag_who(r->d->g, x->c.th.thread, &wa),
+			    diag_who(r->d->g, lv->ti, &wb));
+		}
 		if (again || x->c.kind != DIAG_BLOCKED)
 			continue;	/* followed where first found */
 		struct branch nb = { .cul = h->cul.n - 1, .up = b,
@@ -195,8 +198,9 @@ follow(struct rec *r, size_t b)
 	const struct diag_culprit *c = &r->h->cul.v[x.cul];
 	struct level nl = { .ti = x.ti, .node = c->node, .dw = x.w,
 	    .a = x.w.start, .b = x.w.end };
+	struct dwho wb;
+	const char *who = diag_who(r->d->g, c->th.thread, &wb);
 	const char *comm = c->th.comm;
-	uint32_t tid = c->th.tid;
 	struct dwait twin;
 	uint64_t hz;
 	char what[96];
@@ -219,8 +223,8 @@ follow(struct rec *r, size_t b)
 		    &r->sub, &r->sl, &r->nsl, what);
 	} else if (diag_cpath_steps(g, &x.w, r->d->last_ts, &r->sub) == 0) {
 		/* no twin: its own critical path */
-		ddead(r->h, "%s (%u) was still waiting at the end of "
-		    "the trace and has no similar normal node", comm, tid);
+		ddead(r->h, "%s was still waiting at the end of "
+		    "the trace and has no similar normal node", who);
 	} else {
 		r->sub.n = diag_diff_cut(r->d, &nl, r->sub.v, r->sub.n);
 	}

@@ -34,14 +34,26 @@ put_dur(FILE *f, uint64_t ns)
 		fprintf(f, "%.1f ms", (double)ns / 1e6);
 }
 
+/* A thread's name: "comm", "host:comm" in a merged trace. */
+static void
+put_name(FILE *f, const struct diag_thread *t)
+{
+	if (t->host != NULL)
+		fprintf(f, "%s:", t->host);
+	fprintf(f, "%s", t->comm);
+}
+
 static void
 put_thread(FILE *f, const struct diag_thread *t)
 {
-	fprintf(f, "%s (%u", t->comm, t->tid);
+	uint32_t tid = trace_tid_local(t->tid), pid = trace_tid_local(t->pid);
+
+	put_name(f, t);
+	fprintf(f, " (%u", tid);
 	if (t->process[0] && strcmp(t->process, t->comm) != 0)
-		fprintf(f, ", process %s %u", t->process, t->pid);
+		fprintf(f, ", process %s %u", t->process, pid);
 	else if (t->pid != t->tid)
-		fprintf(f, ", pid %u", t->pid);
+		fprintf(f, ", pid %u", pid);
 	fprintf(f, ")");
 }
 
@@ -99,19 +111,19 @@ put_stack_what(FILE *f, const struct diag_stack *s)
 	switch (s->role) {
 	case DIAG_STACK_HANG:
 		fprintf(f, "stack");
-		break;
+		return;
 	case DIAG_STACK_WAKER:
-		fprintf(f, "stack of its waker %s (%u)", s->th.comm, s->th.tid);
+		fprintf(f, "stack of its waker ");
 		break;
 	case DIAG_STACK_CULPRIT:
-		fprintf(f, "stack of culprit %zu, %s (%u)", s->culprit + 1,
-		    s->th.comm, s->th.tid);
+		fprintf(f, "stack of culprit %zu, ", s->culprit + 1);
 		break;
 	default:
-		fprintf(f, "stack of culprit %zu's waker %s (%u)",
-		    s->culprit + 1, s->th.comm, s->th.tid);
+		fprintf(f, "stack of culprit %zu's waker ", s->culprit + 1);
 		break;
 	}
+	put_name(f, &s->th);
+	fprintf(f, " (%u)", trace_tid_local(s->th.tid));
 }
 
 /* The stacks of hang h, one line each: the hung thread's (two at most,
@@ -379,6 +391,10 @@ diag_write_hang_text_n(const struct diag *d, size_t h, size_t number,
 void
 diag_write_text(const struct diag *d, FILE *f, uint64_t base)
 {
+	if (diag_options(d)->hosts != NULL) {
+		hosts_write_text(diag_options(d)->hosts, f);
+		fprintf(f, "\n");
+	}
 	if (diag_nhangs(d) == 0) {
 		fprintf(f, "no hang found\n");
 		if (diag_why_none(d) != NULL)
@@ -394,8 +410,8 @@ diag_write_text(const struct diag *d, FILE *f, uint64_t base)
 
 /* --- JSON -------------------------------------------------------------- */
 
-static void
-jstr(FILE *f, const char *s)
+void
+engine_json_str(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; s != NULL && *s; s++) {
@@ -413,10 +429,15 @@ jstr(FILE *f, const char *s)
 static void
 jthread(FILE *f, const struct diag_thread *t)
 {
-	fprintf(f, "\"pid\":%u,\"tid\":%u,\"comm\":", t->pid, t->tid);
-	jstr(f, t->comm);
+	fprintf(f, "\"pid\":%u,\"tid\":%u,\"comm\":",
+	    trace_tid_local(t->pid), trace_tid_local(t->tid));
+	engine_json_str(f, t->comm);
+	if (t->host != NULL) {
+		fprintf(f, ",\"host\":");
+		engine_json_str(f, t->host);
+	}
 	fprintf(f, ",\"process\":");
-	jstr(f, t->process);
+	engine_json_str(f, t->process);
 }
 
 static void
@@ -432,11 +453,11 @@ static void
 jwait(FILE *f, const struct diag_wait *w)
 {
 	fprintf(f, "{\"syscall\":");
-	jstr(f, w->syscall);
+	engine_json_str(f, w->syscall);
 	fprintf(f, ",\"type\":");
-	jstr(f, w->type);
+	engine_json_str(f, w->type);
 	fprintf(f, ",\"resource\":");
-	jstr(f, w->resource);
+	engine_json_str(f, w->resource);
 	fprintf(f, ",\"result\":");
 	if (w->has_result)
 		fprintf(f, "%" PRId64, w->result);
@@ -466,7 +487,7 @@ diag_write_cpath_json(const struct diag *d, size_t h, FILE *f)
 		    PRIu64 ",\"until_ns\":%" PRIu64 ",\"blocked_ns\":%" PRIu64
 		    ",\"running_ns\":%" PRIu64 ",\"edge\":", s->wait_start,
 		    s->wait_end, s->until, s->blocked_ns, s->running_ns);
-		jstr(f, diag_cedge_name(s->edge));
+		engine_json_str(f, diag_cedge_name(s->edge));
 		fprintf(f, ",\"waker\":");
 		if (s->waker.tid != 0) {
 			fputc('{', f);
@@ -477,18 +498,18 @@ diag_write_cpath_json(const struct diag *d, size_t h, FILE *f)
 		}
 		fprintf(f, ",\"culprit\":");
 		if (s->culprit)
-			jstr(f, diag_cwhy_name(s->culprit));
+			engine_json_str(f, diag_cwhy_name(s->culprit));
 		else
 			fprintf(f, "null");
 		fprintf(f, ",\"verdict\":");
 		if (s->verdict != DCV_NONE)
-			jstr(f, diag_cverdict_name(s->verdict));
+			engine_json_str(f, diag_cverdict_name(s->verdict));
 		else
 			fprintf(f, "null");
 		fputc('}', f);
 	}
 	fprintf(f, "],\"critical_path_end\":");
-	jstr(f, diag_cstop_name(diag_cpath_stop(d, h)));
+	engine_json_str(f, diag_cstop_name(diag_cpath_stop(d, h)));
 }
 
 static void
@@ -504,7 +525,7 @@ jsteps(FILE *f, const struct diag *d, size_t h, int crit)
 		jthread(f, &s->th);
 		fprintf(f, ",\"ts\":%" PRIu64 ",\"edge\":", s->ts);
 		if (s->edge >= 0)
-			jstr(f, graph_edge_kind_name((unsigned)s->edge));
+			engine_json_str(f, graph_edge_kind_name((unsigned)s->edge));
 		else
 			fprintf(f, "null");
 		fprintf(f, ",\"input\":%s}", s->input ? "true" : "false");
@@ -546,7 +567,7 @@ diag_write_hang_json(const struct diag *d, size_t h, FILE *f)
 		fprintf(f, "%s{\"node\":%u,\"start_ns\":%" PRIu64
 		    ",\"duration_ns\":%" PRIu64 ",\"differs\":", i ? "," : "",
 		    s->node, s->start_ns, s->duration_ns);
-		jstr(f, s->differs);
+		engine_json_str(f, s->differs);
 		fprintf(f, ",\"wait\":");
 		jwait(f, &s->wait);
 		fputc('}', f);
@@ -597,7 +618,7 @@ diag_write_hang_json(const struct diag *d, size_t h, FILE *f)
 	}
 	fprintf(f, "],\"no_culprit\":");
 	if (diag_why_no_culprit(d, h) != NULL)
-		jstr(f, diag_why_no_culprit(d, h));
+		engine_json_str(f, diag_why_no_culprit(d, h));
 	else
 		fprintf(f, "null");
 	fprintf(f, ",\"cycle\":");
@@ -611,7 +632,7 @@ diag_write_hang_json(const struct diag *d, size_t h, FILE *f)
 			const struct graph_thread *t = graph_thread(g,
 			    graph_thread_find(g, cy->tids[i]));
 			fprintf(f, "%s", i ? "," : "");
-			jstr(f, t ? t->comm : "");
+			engine_json_str(f, t ? t->comm : "");
 		}
 		fprintf(f, "],\"timeout_ns\":%" PRIu64 ",\"timeout_tid\":%u}",
 		    cy->timeout_ns, cy->timeout_tid);
@@ -624,7 +645,7 @@ diag_write_hang_json(const struct diag *d, size_t h, FILE *f)
 		fprintf(f, "%s{\"woken\":{", i ? "," : "");
 		jthread(f, &w->woken);
 		fprintf(f, "},\"via\":");
-		jstr(f, graph_edge_kind_name((unsigned)w->via));
+		engine_json_str(f, graph_edge_kind_name((unsigned)w->via));
 		fprintf(f, ",\"cause\":{");
 		jthread(f, &w->cause);
 		fprintf(f, "},\"ts\":%" PRIu64 "}", w->ts);
@@ -669,7 +690,7 @@ diag_write_hang_json(const struct diag *d, size_t h, FILE *f)
 		    "\"no_frame_pointer\":", s->cut ? "true" : "false",
 		    s->stopped ? "true" : "false");
 		if (s->nofp != NULL)
-			jstr(f, s->nofp);
+			engine_json_str(f, s->nofp);
 		else
 			fprintf(f, "null");
 		fprintf(f, ",\"ts\":%" PRIu64 ",\"frames\":[", s->ts);
@@ -682,7 +703,7 @@ diag_write_hang_json(const struct diag *d, size_t h, FILE *f)
 			for (size_t k = 0; k < s->nframes; k++) {
 				fprintf(f, "%s", k ? "," : "");
 				if (s->symbols[k] != NULL)
-					jstr(f, s->symbols[k]);
+					engine_json_str(f, s->symbols[k]);
 				else
 					fprintf(f, "null");
 			}
@@ -692,18 +713,18 @@ diag_write_hang_json(const struct diag *d, size_t h, FILE *f)
 	}
 	fprintf(f, "],\"watch\":");
 	if (diag_watch_hint(d, h) != NULL)
-		jstr(f, diag_watch_hint(d, h));
+		engine_json_str(f, diag_watch_hint(d, h));
 	else
 		fprintf(f, "null");
 	fprintf(f, ",\"dead_ends\":[");
 	for (size_t i = 0; i < diag_ndead_ends(d, h); i++) {
 		fprintf(f, "%s", i ? "," : "");
-		jstr(f, diag_dead_end(d, h, i));
+		engine_json_str(f, diag_dead_end(d, h, i));
 	}
 	fprintf(f, "],\"notes\":[");
 	for (size_t i = 0; i < diag_nnotes(d, h); i++) {
 		fprintf(f, "%s", i ? "," : "");
-		jstr(f, diag_note(d, h, i));
+		engine_json_str(f, diag_note(d, h, i));
 	}
 	fprintf(f, "]}");
 }
@@ -721,7 +742,11 @@ diag_write_json(const struct diag *d, FILE *f)
 	fprintf(f, "]");
 	if (diag_why_none(d) != NULL) {
 		fprintf(f, ",\"why_none\":");
-		jstr(f, diag_why_none(d));
+		engine_json_str(f, diag_why_none(d));
+	}
+	if (diag_options(d)->hosts != NULL) {
+		fputc(',', f);
+		hosts_write_json(diag_options(d)->hosts, f);
 	}
 	fprintf(f, "}\n");
 }

@@ -20,7 +20,7 @@ selected(const struct scan *s, const struct sthr *t, int main_only)
 	const char *pname = p != NULL ? s->t[*p].comm : t->comm;
 
 	if ((t->flags & (GRAPH_THREAD_KERNEL | GRAPH_THREAD_IRQ)) ||
-	    t->pid == 0)
+	    t->pid == 0 || t->comm[0] == '\0')
 		return 0;
 	for (size_t r = 0; s->rs != NULL && r < s->rs->n; r++) {
 		const struct rule *ru = &s->rs->v[r];
@@ -31,8 +31,8 @@ selected(const struct scan *s, const struct sthr *t, int main_only)
 			return 0;
 	}
 	if (o->tid != 0)
-		return t->tid == o->tid;
-	if (o->pid != 0 && t->pid != o->pid)
+		return trace_tid_local(t->tid) == o->tid;
+	if (o->pid != 0 && trace_tid_local(t->pid) != o->pid)
 		return 0;
 	if (o->comm != NULL)
 		return strcmp(t->comm, o->comm) == 0 ||

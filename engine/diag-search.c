@@ -527,18 +527,19 @@ write_report(struct search *s, const char *why, FILE *f)
 		if (why != NULL) {
 			/* the writer's own quoting, through a report of
 			   nothing */
-			fprintf(f, ",\"why_none\":\"");
-			for (const char *p = why; *p; p++)
-				if (*p == '"' || *p == '\\')
-					fprintf(f, "\\%c", *p);
-				else if ((unsigned char)*p < 0x20)
-					fprintf(f, "\\u%04x", *p);
-				else
-					fputc(*p, f);
-			fputc('"', f);
+			fprintf(f, ",\"why_none\":");
+			engine_json_str(f, why);
+		}
+		if (s->o->hosts != NULL) {
+			fputc(',', f);
+			hosts_write_json(s->o->hosts, f);
 		}
 		fprintf(f, "}\n");
 		return;
+	}
+	if (s->o->hosts != NULL) {
+		hosts_write_text(s->o->hosts, f);
+		fprintf(f, "\n");
 	}
 	if (s->done.n == 0) {
 		fprintf(f, "no hang found\n");

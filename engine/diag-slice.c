@@ -340,16 +340,18 @@ slice_dead_end(struct diag *d, struct dhang *h, const struct slice *s,
 		    "input event", what, MAXDEPTH);
 		return;
 	}
+	struct dwho wb;
+	const char *who = diag_who(g, vx->thread, &wb);
 	if (t->nvtx > 0 && t->vtx[0] == b->v &&
 	    t->ev[vx->first].type == GRAPH_EV_RUN)
-		ddead(h, "%s: ends at %s (%u) at %.6f s: the recording "
-		    "started while it was waiting", what, t->comm, t->tid, at);
+		ddead(h, "%s: ends at %s at %.6f s: the recording "
+		    "started while it was waiting", what, who, at);
 	else if (t->ev[vx->first].type == GRAPH_EV_RUN)
-		ddead(h, "%s: ends at %s (%u) at %.6f s: nothing recorded "
-		    "woke it", what, t->comm, t->tid, at);
+		ddead(h, "%s: ends at %s at %.6f s: nothing recorded "
+		    "woke it", what, who, at);
 	else
-		ddead(h, "%s: ends at %s (%u) at %.6f s: no recorded "
-		    "cause", what, t->comm, t->tid, at);
+		ddead(h, "%s: ends at %s at %.6f s: no recorded "
+		    "cause", what, who, at);
 }
 
 /* Steps of the slice, leaf last reversed: root first. */

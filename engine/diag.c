@@ -52,6 +52,20 @@ ddead(struct dhang *h, const char *fmt, ...)
 	DPUSH(h->dead, s);
 }
 
+const char *
+diag_who(const struct graph *g, uint32_t ti, struct dwho *b)
+{
+	const struct graph_thread *t = graph_thread(g, ti);
+	const char *host = graph_thread_host(g, ti);
+
+	if (t == NULL)
+		snprintf(b->s, sizeof(b->s), "?");
+	else
+		snprintf(b->s, sizeof(b->s), "%s%s%s (%u)", host ? host : "",
+		    host ? ":" : "", t->comm, trace_tid_local(t->tid));
+	return b->s;
+}
+
 void
 diag_thread_fill(const struct graph *g, uint32_t ti, struct diag_thread *t)
 {
@@ -67,6 +81,7 @@ diag_thread_fill(const struct graph *g, uint32_t ti, struct diag_thread *t)
 	t->tid = gt->tid;
 	t->comm = gt->comm;
 	t->process = gt->process != NULL ? gt->process : "";
+	t->host = graph_thread_host(g, ti);
 }
 
 int
@@ -415,9 +430,15 @@ diag_selected(const struct diag *d, uint32_t ti, int main_only)
 
 	if (!diag_user_thread(d->g, ti))
 		return 0;
+	/* a thread the trace never names (no thread record) is one the
+	   recorder did not follow: a task outside a scoped recorder's
+	   namespace, seen only where it touched the scope */
+	if (t->comm[0] == '\0')
+		return 0;
+	/* in a merged trace, the ids a host knows, on any host */
 	if (d->o.tid != 0)
-		return t->tid == d->o.tid;
-	if (d->o.pid != 0 && t->pid != d->o.pid)
+		return trace_tid_local(t->tid) == d->o.tid;
+	if (d->o.pid != 0 && trace_tid_local(t->pid) != d->o.pid)
 		return 0;
 	if (d->o.comm != NULL)
 		return strcmp(t->comm, d->o.comm) == 0 ||

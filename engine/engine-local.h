@@ -162,6 +162,14 @@ struct graph {
 	uint32_t *out_idx;		/* edge indices sorted by src */
 	uint64_t build_ns;
 	uint64_t nmsg;			/* messages matched by the build */
+	struct ghost {			/* the hosts of a merged trace */
+		char *name;
+		uint32_t cpu0;		/* its first CPU there */
+	} *hosts;
+	size_t nhosts;			/* 0 for one trace */
+	const struct trace_msg_pair *xpairs;	/* messages between hosts
+					   of a merged trace (the reader's) */
+	size_t nxpairs;
 	uint32_t *leader;		/* per thread: the thread naming its
 					   process (pid == tid), or itself */
 	int pid_changed;		/* a thread's pid changed after it had
@@ -241,6 +249,11 @@ struct build_pass {
 	uint8_t rfdonly[256];	/* per type: all its rules need GRAPH_EVF_FDRES */
 	uint8_t any_cullwake;
 	uint64_t nmsg;		/* messages matched (even inside a vertex) */
+	/* messages between hosts (g->xpairs): each pair's index by its
+	   send's and by its receive's socket and time, and the vertex and
+	   event of its send once built */
+	struct hmap xsend, xrecv;
+	uint32_t (*xsrc)[2];
 };
 
 #define RT_SPLIT	0x1
@@ -310,12 +323,30 @@ void gb_on_sys_exit(struct build_pass *b, uint32_t ti, uint32_t i);
  * sender is what woke it: the run's wake-up and wait edges are moved to
  * the sender.
  */
+/*
+ * Messages between hosts (g->xpairs). gb_xpairs_init: index them for a
+ * build (gb_new()). gb_xpair: the pair whose send (send set) or receive
+ * is the event on socket sk at ts, or GRAPH_NONE. gb_msg_woke: as
+ * gb_data_woke(), for a receive of a message from another host: when an
+ * interrupt context of this host (its network stack) woke the call, and
+ * the message was sent before the thread ran, the sender is what woke it.
+ */
+void gb_xpairs_init(struct build_pass *b);
+uint32_t gb_xpair(const struct build_pass *b, const struct hmap *m,
+    uint64_t sk, uint64_t ts, int send);
+void gb_msg_woke(struct build_pass *b, uint32_t ti, uint32_t en, uint32_t i,
+    uint32_t sv, uint32_t se);
 void gb_data_woke(struct build_pass *b, uint32_t ti, uint32_t en, uint32_t i,
     uint32_t sv, uint32_t se);
 
 /* graph-load.c */
 struct graph *graph_alloc(void);
 uint32_t graph_thread_get(struct graph *g, uint32_t tid);
+/* Take the hosts and cross-host messages of a merged reader r into g
+   (before its build starts). */
+void graph_take_hosts(struct graph *g, const struct trace_reader *r);
+/* The host of CPU cpu of g (0 for one trace). */
+unsigned graph_cpu_host(const struct graph *g, unsigned cpu);
 void graph_load_thread(struct graph *g, const struct trace_thread *t);
 void graph_load_event(struct graph *g, const struct trace_event *ev);
 void graph_load_finish(struct graph *g);
@@ -344,5 +375,8 @@ int rules_match_name(const char *pat, const char *name);
 /* Syscall families (graph-load.c). */
 int sys_is_read(uint32_t nr);
 int sys_is_write(uint32_t nr);
+
+/* s as a JSON string, quoted and escaped (NULL: ""). */
+void engine_json_str(FILE *f, const char *s);
 
 #endif

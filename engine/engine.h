@@ -137,6 +137,9 @@ size_t graph_nthreads(const struct graph *g);
 /* Thread i (0 <= i < graph_nthreads), or NULL; valid until the next
    graph_rebuild() or graph_free(). */
 const struct graph_thread *graph_thread(const struct graph *g, uint32_t i);
+/* The host of thread i of a merged trace's graph, or NULL for one
+   trace's (its tid and pid on that host: trace_tid_local()). */
+const char *graph_thread_host(const struct graph *g, uint32_t i);
 /* Index of the thread with a tid, or GRAPH_NONE. */
 uint32_t graph_thread_find(const struct graph *g, uint32_t tid);
 /* The vertices of a thread in time order; *n gets their number. */
@@ -407,6 +410,8 @@ enum diag_source {
 };
 const char *diag_source_name(int src);
 
+struct hosts_report;
+
 struct diag_opts {
 	uint32_t pid;		/* threads of this process only; 0: any */
 	uint32_t tid;		/* this thread only; 0: see pid/comm */
@@ -431,6 +436,8 @@ struct diag_opts {
 					   when not NULL */
 	unsigned stack_depth;	/* text reports: frames of a stack shown
 				   (diagnose --stack-depth); 0: 12 */
+	const struct hosts_report *hosts;	/* a merged trace's hosts,
+					   said in reports; NULL */
 };
 
 /* Where a diagnosis spent its time (diagnose --stats). */
@@ -471,9 +478,11 @@ struct diag_wait {
 /* A thread as reports name it. */
 struct diag_thread {
 	uint32_t thread;	/* graph thread index */
-	uint32_t pid, tid;
+	uint32_t pid, tid;	/* as the graph has them (trace_tid_local():
+				   on their host) */
 	const char *comm;
 	const char *process;
+	const char *host;	/* of a merged trace, or NULL */
 };
 
 struct diag_hang {
@@ -983,10 +992,73 @@ struct sync_offset {
    the receive's first byte among those sent) and bound the offset. */
 void sync_align(const struct sync_msgs *a, const struct sync_msgs *b,
     struct sync_offset *o);
+/* One side of a message: when, its socket, the thread. */
+struct sync_msg {
+	uint64_t ts, sk;
+	uint32_t tid;
+};
+/* Call fn on each message from a to b (a send of a, the receive of b
+   that took its last byte), as sync_align() pairs them. */
+void sync_each_pair(const struct sync_msgs *a, const struct sync_msgs *b,
+    void (*fn)(void *arg, const struct sync_msg *send,
+    const struct sync_msg *recv), void *arg);
 /* The bounds from the pairs alone: ab[i], each message from a to b
    received (b's clock) minus sent (a's); ba[i], from b to a, received
    (a's) minus sent (b's). */
 void sync_bounds(const int64_t *ab, size_t nab, const int64_t *ba,
     size_t nba, struct sync_offset *o);
+
+
+/* --- several hosts: traces merged (hosts.c) --------------------------- */
+
+struct hosts_host {
+	char *name;		/* its host name, made unique ("db#2") */
+	char *path;
+	int merged;		/* aligned, and in the merged trace */
+	unsigned index;		/* its host number there (trace_tid_host()) */
+	int via;		/* the trace it was aligned against; -1 for
+				   the base clock's */
+	int64_t offset;		/* t_this = t_base + offset, ns */
+	int64_t uncertainty;	/* +- ns; -1 when only a bound is known */
+	size_t pairs;		/* messages with the trace it was aligned
+				   against */
+	int consistent;		/* no bound crossed on its chain */
+};
+
+struct hosts_report {
+	struct hosts_host *v;
+	size_t n;
+	char **warnings;	/* a line each, for stderr */
+	size_t nwarnings;
+	size_t npairs;		/* messages paired across traces */
+};
+
+/*
+ * Merge the n traces of rs (paths[i] names rs[i]) into *out: read each
+ * one's TCP messages, align every two from the messages between them,
+ * place each on the base clock through the surest chain of alignments,
+ * and merge those placed (trace_reader_merge()) with the messages
+ * paired across them (trace_reader_set_pairs()). On success the readers
+ * are the merged one's (a trace left out is closed) and rs[] is cleared;
+ * *rep says what was done. Fails with GRAPH_ERANGE when no two traces
+ * are linked (or n is not 2 to TRACE_MAX_HOSTS), or GRAPH_ETRACE; then
+ * rs[] stays the caller's.
+ */
+struct hosts_opts {
+	/* called before (begin 1) and after (0) reading each trace's
+	   messages, for a progress bar; may be NULL */
+	void (*reading)(void *arg, struct trace_reader *r, int begin);
+	void *arg;
+};
+int hosts_merge(struct trace_reader **rs, const char *const *paths, size_t n,
+    const struct hosts_opts *o, struct trace_reader **out,
+    struct hosts_report **rep, char **cause);
+void hosts_report_free(struct hosts_report *h);
+/* The host name of a merged trace's tid, or NULL (h NULL: one trace). */
+const char *hosts_name(const struct hosts_report *h, uint32_t tid);
+/* A line per trace: its host, offset and what it was aligned against. */
+void hosts_write_text(const struct hosts_report *h, FILE *f);
+/* "hosts":[...],"messages_paired":N (a member of an enclosing object). */
+void hosts_write_json(const struct hosts_report *h, FILE *f);
 
 #endif

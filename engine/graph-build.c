@@ -360,6 +360,26 @@ step(struct build_pass *b, uint32_t ti, uint32_t i)
 		gb_reply_check(b, ti, pid, v, i);
 		break;
 	}
+	case TT_SOCK_SEND: {
+		/* a message to another host: as a data-ready in the
+		   sender's context on the receiving socket */
+		uint32_t px = gb_xpair(b, &b->xsend, ev->key, ev->ts, 1);
+		if (px == GRAPH_NONE) {
+			gb_add(b, ti, i);
+			break;
+		}
+		uint32_t rt = graph_thread_find(g, g->xpairs[px].recv_tid);
+		pid = rt != GRAPH_NONE ? g->th[rt].pid : 0;
+		gb_peer_pre(b, ti, pid);
+		v = gb_add(b, ti, i);
+		if (v == GRAPH_NONE)
+			break;
+		b->xsrc[px][0] = v;
+		b->xsrc[px][1] = i;
+		gb_peer_post(b, ti, pid);
+		gb_reply_check(b, ti, pid, v, i);
+		break;
+	}
 	case TT_SOCK_RECV: {
 		if (ev->aux == 0) {
 			gb_add(b, ti, i);
@@ -368,12 +388,29 @@ step(struct build_pass *b, uint32_t ti, uint32_t i)
 		qi = gb_queue_of(b, &b->sockq, ev->key, 0);
 		uint32_t src = qi != GRAPH_NONE ? b->q[qi].head : GRAPH_NONE;
 		pid = src != GRAPH_NONE ? b->qn[src].pid : 0;
+		/* from another host: its sender, not the data-ready of
+		   this host's network stack (taken from the queue all the
+		   same) */
+		uint32_t px = gb_xpair(b, &b->xrecv, ev->key, ev->ts, 0);
+		uint32_t xv = GRAPH_NONE, xe = 0;
+		if (px != GRAPH_NONE && b->xsrc[px][0] != GRAPH_NONE) {
+			xv = b->xsrc[px][0];
+			xe = b->xsrc[px][1];
+			pid = g->th[g->vx[xv].thread].pid;
+		}
 		if ((t->flags & GRAPH_THREAD_BATCH) && s->had_rx)
 			gb_split(b, ti);
 		gb_request_pre(b, ti, pid);
 		gb_peer_pre(b, ti, pid);
 		v = gb_add(b, ti, i);
-		if (src != GRAPH_NONE) {
+		if (xv != GRAPH_NONE) {
+			b->nmsg++;
+			gb_edge(b, xv, xe, v, i, GE_MSG);
+			if (s->sys != GRAPH_NONE)
+				gb_msg_woke(b, ti, s->sys, i, xv, xe);
+			if (src != GRAPH_NONE)
+				gb_q_pop(b, qi);
+		} else if (src != GRAPH_NONE) {
 			b->nmsg++;
 			gb_edge(b, b->qn[src].v, b->qn[src].e, v, i, GE_MSG);
 			if (s->sys != GRAPH_NONE)
@@ -568,6 +605,7 @@ gb_new(struct graph *g, const struct rules *rules)
 	    &b->runloops, &b->flags, &b->conn, &b->raises };
 	for (size_t m = 0; m < ARRAY_SIZE(maps); m++)
 		hmap_init(maps[m]);
+	gb_xpairs_init(b);
 	gb_seed(b);
 	for (size_t r = 0; r < b->rs->n; r++) {
 		const struct rule *ru = &b->rs->v[r];
@@ -686,6 +724,10 @@ gb_free_work(struct build_pass *b)
 	free(b->st);
 	b->st = NULL;
 	b->nst = b->capst = 0;
+	hmap_free(&b->xsend);
+	hmap_free(&b->xrecv);
+	free(b->xsrc);
+	b->xsrc = NULL;
 }
 
 static void

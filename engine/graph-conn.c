@@ -339,3 +339,80 @@ gb_on_sys_exit(struct build_pass *b, uint32_t ti, uint32_t i)
 		gb_add(b, ti, i);
 	}
 }
+
+/* --- messages between hosts (a merged trace's pairs) ------------------- */
+
+static uint64_t
+xkey(uint64_t sk, uint64_t ts)
+{
+	return sk ^ ts * 0x9e3779b97f4a7c15ULL;
+}
+
+void
+gb_xpairs_init(struct build_pass *b)
+{
+	const struct graph *g = b->g;
+
+	hmap_init(&b->xsend);
+	hmap_init(&b->xrecv);
+	if (g->nxpairs == 0)
+		return;
+	b->xsrc = xreallocarray(NULL, g->nxpairs, sizeof(*b->xsrc));
+	for (size_t i = 0; i < g->nxpairs; i++) {
+		const struct trace_msg_pair *p = &g->xpairs[i];
+		b->xsrc[i][0] = GRAPH_NONE;
+		b->xsrc[i][1] = 0;
+		/* a send in one receive (the first pair of it); a receive
+		   of several sends: the last of them, sorted so */
+		(void)hmap_put(&b->xsend, xkey(p->send_sk, p->send_ts), i,
+		    NULL);
+		*hmap_put(&b->xrecv, xkey(p->recv_sk, p->recv_ts), 0, NULL) = i;
+	}
+}
+
+uint32_t
+gb_xpair(const struct build_pass *b, const struct hmap *m, uint64_t sk,
+    uint64_t ts, int send)
+{
+	if (b->g->nxpairs == 0)
+		return GRAPH_NONE;
+	const uint64_t *x = hmap_get(m, xkey(sk, ts));
+	if (x == NULL)
+		return GRAPH_NONE;
+	const struct trace_msg_pair *p = &b->g->xpairs[*x];
+	if (send ? p->send_sk != sk || p->send_ts != ts :
+	    p->recv_sk != sk || p->recv_ts != ts)
+		return GRAPH_NONE;
+	return (uint32_t)*x;
+}
+
+void
+gb_msg_woke(struct build_pass *b, uint32_t ti, uint32_t en, uint32_t i,
+    uint32_t sv, uint32_t se)
+{
+	struct graph *g = b->g;
+	const struct gthread *t = &g->th[ti];
+	struct thread_replay *s = &b->st[ti];
+
+	if (s->woke_ed == GRAPH_NONE)
+		return;
+	struct graph_edge *w = &b->ed[s->woke_ed];
+	s->woke_ed = GRAPH_NONE;
+	if (w->dst_ev <= en || w->dst_ev >= i || blocked_at(t, en, i) == 0)
+		return;
+	const struct gthread *wt = &g->th[g->vx[w->src].thread];
+	const struct gthread *dt = &g->th[g->vx[sv].thread];
+	/* this host's network stack woke it (an interrupt context), with
+	   the message already sent, before the thread ran */
+	if (!(wt->flags & GRAPH_THREAD_IRQ) || dt == t ||
+	    (dt->flags & GRAPH_THREAD_CULLED) ||
+	    dt->ev[se].ts > t->ev[w->dst_ev].ts)
+		return;
+	w->src = sv;
+	w->src_ev = se;
+	if (s->wait_ed != GRAPH_NONE) {
+		b->ed[s->wait_ed].dst = sv;
+		b->ed[s->wait_ed].dst_ev = se;
+	}
+	s->handed = 0;
+}

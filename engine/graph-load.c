@@ -75,15 +75,60 @@ new_thread(struct graph *g, uint32_t tid)
 	t->pid = tid;
 	t->sys = GRAPH_NONE;
 	if (tid >= GRAPH_IRQ_TID_BASE) {
+		unsigned cpu = tid - GRAPH_IRQ_TID_BASE;
 		t->pid = 0;
 		t->flags = GRAPH_THREAD_IRQ | GRAPH_THREAD_KERNEL;
-		snprintf(t->comm, sizeof(t->comm), "irq/%u",
-		    tid - GRAPH_IRQ_TID_BASE);
+		snprintf(t->comm, sizeof(t->comm), "irq/%u", g->nhosts ?
+		    cpu - g->hosts[graph_cpu_host(g, cpu)].cpu0 : cpu);
 	}
 	*hmap_put(&g->tidmap, tid, 0, NULL) = g->nth;
 	if (tid < TID_DIRECT)
 		g->tiddirect[tid] = g->nth + 1;
 	return g->nth++;
+}
+
+void
+graph_take_hosts(struct graph *g, const struct trace_reader *r)
+{
+	size_t n = trace_reader_nhosts(r);
+
+	g->xpairs = trace_reader_pairs(r, &g->nxpairs);
+	if (n <= 1 || g->nhosts != 0)
+		return;
+	g->hosts = xcalloc(n, sizeof(*g->hosts));
+	g->nhosts = n;
+	for (size_t k = 0; k < n; k++) {
+		const char *nm = trace_reader_host_name(r, k);
+		g->hosts[k].name = xstrdup(nm != NULL ? nm : "");
+		g->hosts[k].cpu0 = UINT32_MAX;
+	}
+	for (unsigned cpu = 0; cpu < TRACE_CPU_META; cpu++) {
+		size_t k = trace_reader_cpu_host(r, cpu);
+		if (g->hosts[k].cpu0 == UINT32_MAX)
+			g->hosts[k].cpu0 = cpu;
+		if (k == n - 1)
+			break;
+	}
+}
+
+const char *
+graph_thread_host(const struct graph *g, uint32_t i)
+{
+	if (g->nhosts == 0 || i >= g->nth)
+		return NULL;
+	uint32_t tid = g->th[i].tid;
+	unsigned k = tid >= GRAPH_IRQ_TID_BASE ?
+	    graph_cpu_host(g, tid - GRAPH_IRQ_TID_BASE) : trace_tid_host(tid);
+	return k < g->nhosts ? g->hosts[k].name : NULL;
+}
+
+unsigned
+graph_cpu_host(const struct graph *g, unsigned cpu)
+{
+	for (size_t k = g->nhosts; k-- > 0;)
+		if (g->hosts[k].cpu0 != UINT32_MAX && cpu >= g->hosts[k].cpu0)
+			return (unsigned)k;
+	return 0;
 }
 
 uint32_t

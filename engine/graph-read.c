@@ -292,6 +292,7 @@ graph_build(struct trace_reader *r, const struct rules *rules,
 
 	for (size_t i = 0; i < trace_reader_nthreads(r); i++)
 		graph_load_thread(g, trace_reader_thread_at(r, i));
+	graph_take_hosts(g, r);
 	g->stream = gb_new(g, rules);
 	load_reader(g, r);
 	for (size_t i = 0; i < trace_reader_nthreads(r); i++)
@@ -652,6 +653,7 @@ graph_build_window(struct trace_reader *r, const struct rules *rules,
 	g->win_to = to;
 	for (size_t i = 0; i < trace_reader_nthreads(r); i++)
 		graph_load_thread(g, trace_reader_thread_at(r, i));
+	graph_take_hosts(g, r);
 	g->stream = gb_new(g, rules);
 	load_meta(g, r, 0);
 	/* a lead of a quarter of the window (to the end when it has none) */

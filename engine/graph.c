@@ -45,6 +45,9 @@ graph_free(struct graph *g)
 		free(g->th[i].vtx);
 	}
 	free(g->th);
+	for (size_t i = 0; i < g->nhosts; i++)
+		free(g->hosts[i].name);
+	free(g->hosts);
 	free(g->order);
 	for (uint32_t i = 0; i < g->nstrs; i++)
 		free(g->strs[i]);

@@ -26,6 +26,8 @@ struct smsg {
 	uint64_t ts;
 	uint64_t conn;		/* hash of "SRC DST", the sender's view */
 	uint32_t seq, len;	/* its first byte's sequence, its bytes */
+	uint64_t sk;		/* its socket */
+	uint32_t tid;		/* the thread that sent or received it */
 };
 
 /* A message before its connection is known: its socket, and whether a
@@ -130,8 +132,8 @@ sync_read(struct trace_reader *r, struct sync_msgs **out, char **cause)
 			    (uint32_t)e->arg[5] == 0 || (int64_t)e->arg[3] <= 0)
 				continue;
 			struct raw x = { { e->ts, 0, (uint32_t)e->arg[5],
-			    (uint32_t)e->arg[3] }, e->arg[0],
-			    e->type == TT_SOCK_SEND };
+			    (uint32_t)e->arg[3], e->arg[0], e->tid },
+			    e->arg[0], e->type == TT_SOCK_SEND };
 			DPUSH(raws, x);
 		}
 	}
@@ -271,4 +273,36 @@ sync_align(const struct sync_msgs *a, const struct sync_msgs *b,
 	free(ba);
 	free(sa);
 	free(sb);
+}
+
+void
+sync_each_pair(const struct sync_msgs *a, const struct sync_msgs *b,
+    void (*fn)(void *arg, const struct sync_msg *send,
+    const struct sync_msg *recv), void *arg)
+{
+	struct smsg *s = xmalloc((a->send.n ? a->send.n : 1) * sizeof(*s));
+	size_t ns = a->send.n;
+
+	memcpy(s, a->send.v, ns * sizeof(*s));
+	qsort(s, ns, sizeof(*s), by_conn_last);
+	for (size_t i = 0; i < b->recv.n; i++) {
+		const struct smsg *r = &b->recv.v[i];
+		size_t lo = 0, hi = ns;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (s[mid].conn < r->conn || (s[mid].conn == r->conn &&
+			    last_byte(&s[mid]) < r->seq))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		struct sync_msg rm = { r->ts, r->sk, r->tid };
+		for (; lo < ns && s[lo].conn == r->conn &&
+		    (uint64_t)last_byte(&s[lo]) < (uint64_t)r->seq + r->len;
+		    lo++) {
+			struct sync_msg sm = { s[lo].ts, s[lo].sk, s[lo].tid };
+			fn(arg, &sm, &rm);
+		}
+	}
+	free(s);
 }

@@ -86,6 +86,8 @@ add_rec(void *arg, const struct trace_thread *t)
 int
 trace_reader_read_ahead_threads(struct trace_reader *r)
 {
+	if (r->multi != NULL)
+		return rm_read_ahead_threads(r);
 	struct recs rs = { NULL, 0, 0 };
 
 	free(r->ahead);
@@ -117,6 +119,8 @@ update(void *arg, const struct trace_thread *t)
 int
 trace_reader_read_threads(struct trace_reader *r)
 {
+	if (r->multi != NULL)
+		return rm_read_threads(r);
 	return each_thread_record(r, update, r);
 }
 

@@ -463,6 +463,8 @@ heap_entry_of(const struct trace_reader *r, size_t idx)
 int
 trace_reader_seek(struct trace_reader *r, uint64_t ts)
 {
+	if (r->multi != NULL)
+		return rm_seek(r, ts);
 	rd_pre_stop(r);
 	r->nheap = 0;
 	for (size_t i = 0; i < r->ncursors; i++) {
@@ -513,6 +515,8 @@ took(struct trace_reader *r, const struct trace_event *ev)
 int
 trace_reader_next(struct trace_reader *r, struct trace_event *ev)
 {
+	if (r->multi != NULL)
+		return rm_next(r, ev);
 	struct cursor *c;
 	int bad;
 
@@ -544,6 +548,8 @@ trace_reader_next(struct trace_reader *r, struct trace_event *ev)
 size_t
 trace_reader_read(struct trace_reader *r, struct trace_event *evs, size_t n)
 {
+	if (r->multi != NULL)
+		return rm_read(r, evs, n);
 	size_t i = 0;
 
 	while (i < n && r->nheap > 0) {
@@ -580,6 +586,10 @@ trace_reader_read(struct trace_reader *r, struct trace_event *evs, size_t n)
 void
 trace_reader_stats(const struct trace_reader *r, struct trace_reader_stats *st)
 {
+	if (r->multi != NULL) {
+		rm_stats(r, st);
+		return;
+	}
 	*st = r->st;
 }
 
@@ -702,6 +712,8 @@ size_t
 trace_reader_decode_chunk(struct trace_reader *r, size_t i,
     struct trace_chunk_buf *b, struct trace_event *evs)
 {
+	if (r->multi != NULL)
+		return rm_decode_chunk(r, i, b, evs);
 	if (i >= r->ncinfo)
 		return 0;
 	return rd_decode_ref(r, b,

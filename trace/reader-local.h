@@ -161,7 +161,27 @@ struct trace_reader {
 	struct { uint32_t cur, k; } *cmap;
 	size_t ncinfo;
 	struct pre *pre;		/* decoding ahead, or NULL */
+	struct multi *multi;		/* several hosts' readers merged
+					   (reader-multi.c), or NULL */
 };
+
+/*
+ * A merged reader (reader-multi.c): these stand for the functions of the
+ * same name without rm_ when r->multi is set.
+ */
+int rm_seek(struct trace_reader *r, uint64_t ts);
+size_t rm_read(struct trace_reader *r, struct trace_event *evs, size_t n);
+int rm_next(struct trace_reader *r, struct trace_event *ev);
+void rm_stats(const struct trace_reader *r, struct trace_reader_stats *st);
+size_t rm_decode_chunk(struct trace_reader *r, size_t i,
+    struct trace_chunk_buf *b, struct trace_event *evs);
+int rm_read_ahead_threads(struct trace_reader *r);
+int rm_read_threads(struct trace_reader *r);
+int rm_decode_ahead(struct trace_reader *r);
+size_t rm_nsegments(const struct trace_reader *r);
+const struct trace_segment_info *rm_segment(const struct trace_reader *r,
+    size_t i);
+void rm_close(struct trace_reader *r);
 
 
 /*

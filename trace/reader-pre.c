@@ -158,6 +158,8 @@ pre_free(struct pre *p, size_t ncursors)
 int
 trace_reader_decode_ahead(struct trace_reader *r)
 {
+	if (r->multi != NULL)
+		return rm_decode_ahead(r);
 	struct pre *p;
 
 	if (r->pre != NULL)

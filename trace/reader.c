@@ -620,6 +620,8 @@ fail:
 void
 trace_reader_close(struct trace_reader *r)
 {
+	if (r != NULL && r->multi != NULL)
+		rm_close(r);
 	if (r == NULL)
 		return;
 	rd_pre_stop(r);
@@ -666,11 +668,15 @@ trace_reader_info(const struct trace_reader *r)
 size_t
 trace_reader_nsegments(const struct trace_reader *r)
 {
+	if (r->multi != NULL)
+		return rm_nsegments(r);
 	return r->nsegs;
 }
 
 const struct trace_segment_info *
 trace_reader_segment(const struct trace_reader *r, size_t i)
 {
+	if (r->multi != NULL)
+		return rm_segment(r, i);
 	return i < r->nsegs ? &r->segs[i].info : NULL;
 }

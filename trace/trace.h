@@ -572,6 +572,77 @@ int trace_reader_read_threads(struct trace_reader *r);
 /* Duplicate of a string interned for the reader's life (for comm names). */
 const char *trace_reader_intern(struct trace_reader *r, const char *s);
 
+/* --- several hosts' traces read as one (trace/reader-multi.c) -------- */
+
+/*
+ * How a host's clock maps onto the merged trace's (the first host's):
+ * t_host = t_first + offset + drift * (t_first - ref).
+ */
+struct trace_clockmap {
+	int64_t offset;
+	double drift;			/* ns per ns; 0 for a constant offset */
+	uint64_t ref;
+};
+
+/* A time of the host's clock on the first's (saturating). */
+uint64_t trace_clockmap_apply(const struct trace_clockmap *m, uint64_t t);
+
+/*
+ * In a merged trace, host k's threads and processes keep their own ids in
+ * the low TRACE_TID_HOST_SHIFT bits and k above them (host 0's are as
+ * recorded; 0, the idle task, stays 0). Keys of kernel objects (sockets,
+ * timers, work items, inodes, user keys) get k in bits 48 and up.
+ */
+#define TRACE_TID_HOST_SHIFT 22
+#define TRACE_MAX_HOSTS 64
+uint32_t trace_tid_on_host(uint32_t tid, unsigned host);
+/* The host of a merged trace's tid, and the tid on that host. */
+unsigned trace_tid_host(uint32_t tid);
+uint32_t trace_tid_local(uint32_t tid);
+uint64_t trace_key_on_host(uint64_t key, unsigned host);
+
+/*
+ * Read n hosts' traces (readers opened with trace_reader_open(), which
+ * the merged reader then owns and closes) as one: host k's events with its clock mapped by maps[k]
+ * (NULL: none mapped), its threads, CPUs and keys set apart as above,
+ * named names[k] (NULL: the host name its trace records).
+ * Every reading function works on the result; the bulk view lists host
+ * after host. Fails (EINVAL, *cause) when n is 0 or above
+ * TRACE_MAX_HOSTS; then the readers stay the caller's.
+ */
+int trace_reader_merge(struct trace_reader **rp, struct trace_reader **hosts,
+    const struct trace_clockmap *maps, const char *const *names, size_t n,
+    char **cause);
+/* Hosts of a reader: 1 for one trace. */
+size_t trace_reader_nhosts(const struct trace_reader *r);
+/* Host k's own reader (r itself for a plain reader's host 0), or NULL. */
+struct trace_reader *trace_reader_host(const struct trace_reader *r,
+    size_t k);
+/* Host k's name (the trace's host name for a plain reader), or NULL. */
+const char *trace_reader_host_name(const struct trace_reader *r, size_t k);
+/* The host of a CPU of the merged trace (0 for a plain reader). */
+size_t trace_reader_cpu_host(const struct trace_reader *r, unsigned cpu);
+/* Host k's clock map (no shift for a plain reader). */
+const struct trace_clockmap *trace_reader_host_clock(
+    const struct trace_reader *r, size_t k);
+
+/*
+ * A TCP message between two hosts of a merged trace: a send and the
+ * receive that took its last byte, in the merged trace's terms (times,
+ * threads and sockets mapped). The engine pairs them (engine/sync.c) and
+ * keeps them with the reader for its graph builds.
+ */
+struct trace_msg_pair {
+	uint64_t send_ts, send_sk;
+	uint64_t recv_ts, recv_sk;
+	uint32_t send_tid, recv_tid;
+};
+void trace_reader_set_pairs(struct trace_reader *r,
+    const struct trace_msg_pair *p, size_t n);
+/* The pairs (sorted as set), *n of them; NULL and 0 for a plain reader. */
+const struct trace_msg_pair *trace_reader_pairs(const struct trace_reader *r,
+    size_t *n);
+
 /* --- snapshots (trace/snapshot.c) ----------------------------------- */
 
 struct trace_snapshot_stats {

@@ -1,0 +1,371 @@
+/*
+ * hosts.c: several hosts' traces merged into one reader for a diagnosis.
+ *
+ * Each trace's TCP messages are read (sync.c), every two traces are
+ * aligned from the messages between them, and each trace is placed on
+ * the base clock (the first trace linked to any other) through the chain
+ * of alignments with the least uncertainty: a tree grown from the base,
+ * its edges the pairs of traces with messages both ways first. A trace
+ * that no chain reaches is left out and said so. The merged reader
+ * (trace_reader_merge()) then shows every aligned trace on the base
+ * clock, and carries the messages paired across traces
+ * (struct trace_msg_pair) for the graph builds.
+ *
+ * struct hosts_report says, per trace, its host name (made unique), its
+ * offset and uncertainty, what it was aligned against and through how
+ * many messages.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/array.h"
+#include "engine-local.h"
+
+/* An alignment of trace b against a: t_b = t_a + est, within unc (-1:
+   a bound only, messages one way). */
+struct link {
+	int ok;
+	int64_t est, unc;
+	size_t msgs;
+	int consistent;
+};
+
+static void
+estimate(const struct sync_offset *o, struct link *l)
+{
+	memset(l, 0, sizeof(*l));
+	l->msgs = o->ab + o->ba;
+	l->consistent = o->consistent;
+	if (o->have_lo && o->have_hi) {
+		int64_t a = o->lo < o->hi ? o->lo : o->hi;
+		int64_t b = o->lo < o->hi ? o->hi : o->lo;
+		l->est = a + (b - a) / 2;
+		l->unc = (b - a) / 2;
+		l->ok = 1;
+	} else if (o->have_hi) {
+		l->est = o->hi;		/* the fastest message took no time */
+		l->unc = -1;
+		l->ok = 1;
+	} else if (o->have_lo) {
+		l->est = o->lo;
+		l->unc = -1;
+		l->ok = 1;
+	}
+}
+
+/* A cost to compare chains by: a bound only weighs more than any
+   estimate. */
+static uint64_t
+cost(const struct link *l)
+{
+	return l->unc < 0 ? (uint64_t)1 << 50 : (uint64_t)l->unc + 1;
+}
+
+struct pairing {
+	DARR(struct trace_msg_pair) v;
+	unsigned ha, hb;
+	const struct trace_clockmap *ma, *mb;
+};
+
+static void
+add_pair(void *arg, const struct sync_msg *s, const struct sync_msg *r)
+{
+	struct pairing *p = arg;
+	struct trace_msg_pair x = {
+		.send_ts = trace_clockmap_apply(p->ma, s->ts),
+		.send_sk = trace_key_on_host(s->sk, p->ha),
+		.recv_ts = trace_clockmap_apply(p->mb, r->ts),
+		.recv_sk = trace_key_on_host(r->sk, p->hb),
+		.send_tid = trace_tid_on_host(s->tid, p->ha),
+		.recv_tid = trace_tid_on_host(r->tid, p->hb),
+	};
+
+	DPUSH(p->v, x);
+}
+
+static int
+by_recv(const void *x, const void *y)
+{
+	const struct trace_msg_pair *a = x, *b = y;
+
+	if (a->recv_ts != b->recv_ts)
+		return a->recv_ts < b->recv_ts ? -1 : 1;
+	return a->send_ts < b->send_ts ? -1 : a->send_ts > b->send_ts;
+}
+
+static void
+push_warning(struct hosts_report *h, char *w)
+{
+	h->warnings = xreallocarray(h->warnings, h->nwarnings + 1,
+	    sizeof(*h->warnings));
+	h->warnings[h->nwarnings++] = w;
+}
+
+/* Unique names: a name met before gets "#2", "#3"... */
+static void
+name_hosts(struct hosts_report *h, struct trace_reader **rs)
+{
+	for (size_t i = 0; i < h->n; i++) {
+		const char *nm = trace_reader_info(rs[i])->hostname;
+		if (nm == NULL || *nm == '\0')
+			nm = "host";
+		char *cand = xstrdup(nm);
+		for (unsigned k = 2;; k++) {
+			size_t j;
+			for (j = 0; j < i; j++)
+				if (strcmp(h->v[j].name, cand) == 0)
+					break;
+			if (j == i)
+				break;
+			free(cand);
+			cand = xasprintf("%s#%u", nm, k);
+		}
+		if (strcmp(cand, nm) != 0)
+			push_warning(h, xasprintf("%s and %s both name host "
+			    "%s: the second is shown as %s", h->v[0].path,
+			    h->v[i].path, nm, cand));
+		h->v[i].name = cand;
+	}
+}
+
+int
+hosts_merge(struct trace_reader **rs, const char *const *paths, size_t n,
+    const struct hosts_opts *o, struct trace_reader **out,
+    struct hosts_report **rep, char **cause)
+{
+	struct hosts_report *h = xcalloc(1, sizeof(*h));
+	struct sync_msgs **msgs = xcalloc(n, sizeof(*msgs));
+	struct link *lk = xcalloc(n * n, sizeof(*lk));
+	int err = 0;
+
+	*out = NULL;
+	*rep = NULL;
+	if (n < 2 || n > TRACE_MAX_HOSTS) {
+		if (cause)
+			*cause = xasprintf("%zu traces: between 2 and %d hosts "
+			    "can be merged", n, TRACE_MAX_HOSTS);
+		err = GRAPH_ERANGE;
+		goto fail;
+	}
+	h->n = n;
+	h->v = xcalloc(n, sizeof(*h->v));
+	for (size_t i = 0; i < n; i++) {
+		h->v[i].path = xstrdup(paths[i]);
+		h->v[i].via = -1;
+		char *c = NULL;
+		if (o != NULL && o->reading != NULL)
+			o->reading(o->arg, rs[i], 1);
+		err = sync_read(rs[i], &msgs[i], &c);
+		if (o != NULL && o->reading != NULL)
+			o->reading(o->arg, rs[i], 0);
+		if (err != 0) {
+			if (cause)
+				*cause = xasprintf("%s: %s", paths[i],
+				    c ? c : "cannot read");
+			free(c);
+			goto fail;
+		}
+	}
+	name_hosts(h, rs);
+	for (size_t a = 0; a < n; a++)
+		for (size_t b = a + 1; b < n; b++) {
+			struct sync_offset so;
+			sync_align(msgs[a], msgs[b], &so);
+			estimate(&so, &lk[a * n + b]);
+			/* b against a turned round */
+			lk[b * n + a] = lk[a * n + b];
+			lk[b * n + a].est = -lk[a * n + b].est;
+		}
+	/* the base: the first trace linked to any */
+	size_t base = n;
+	for (size_t i = 0; i < n && base == n; i++)
+		for (size_t j = 0; j < n; j++)
+			if (j != i && lk[i * n + j].ok) {
+				base = i;
+				break;
+			}
+	if (base == n) {
+		if (cause)
+			*cause = xstrdup("no TCP message pairs one trace with "
+			    "another: the clocks cannot be aligned (record "
+			    "each host with --net)");
+		err = GRAPH_ERANGE;
+		goto fail;
+	}
+	/* the least-cost chains from the base (Dijkstra over n nodes) */
+	uint64_t *best = xcalloc(n, sizeof(*best));
+	int *done = xcalloc(n, sizeof(*done));
+	for (size_t i = 0; i < n; i++)
+		best[i] = UINT64_MAX;
+	best[base] = 0;
+	h->v[base].merged = 1;
+	for (;;) {
+		size_t u = n;
+		for (size_t i = 0; i < n; i++)
+			if (!done[i] && best[i] != UINT64_MAX &&
+			    (u == n || best[i] < best[u]))
+				u = i;
+		if (u == n)
+			break;
+		done[u] = 1;
+		for (size_t v = 0; v < n; v++) {
+			const struct link *l = &lk[u * n + v];
+			if (done[v] || !l->ok || best[u] + cost(l) >= best[v])
+				continue;
+			best[v] = best[u] + cost(l);
+			struct hosts_host *x = &h->v[v];
+			x->merged = 1;
+			x->via = (int)u;
+			x->offset = h->v[u].offset + l->est;
+			x->uncertainty = l->unc < 0 || h->v[u].uncertainty < 0 ?
+			    -1 : h->v[u].uncertainty + l->unc;
+			x->pairs = l->msgs;
+			x->consistent = l->consistent &&
+			    (u == base || h->v[u].consistent);
+		}
+	}
+	h->v[base].consistent = 1;
+	free(best);
+	free(done);
+	/* the merged reader: the aligned traces, in the order given */
+	struct trace_reader **in = xcalloc(n, sizeof(*in));
+	struct trace_clockmap *maps = xcalloc(n, sizeof(*maps));
+	const char **names = xcalloc(n, sizeof(*names));
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!h->v[i].merged) {
+			push_warning(h, xasprintf("%s (host %s): no message "
+			    "pairs it with the other traces, left out",
+			    paths[i], h->v[i].name));
+			continue;
+		}
+		h->v[i].index = (unsigned)m;
+		maps[m].offset = h->v[i].offset - h->v[base].offset;
+		names[m] = h->v[i].name;
+		in[m++] = rs[i];
+	}
+	struct pairing p = { 0 };
+	for (size_t a = 0; a < n; a++)
+		for (size_t b = 0; b < n; b++) {
+			if (a == b || !h->v[a].merged || !h->v[b].merged)
+				continue;
+			p.ha = h->v[a].index;
+			p.hb = h->v[b].index;
+			p.ma = &maps[p.ha];
+			p.mb = &maps[p.hb];
+			sync_each_pair(msgs[a], msgs[b], add_pair, &p);
+		}
+	if (p.v.n > 1)
+		qsort(p.v.v, p.v.n, sizeof(*p.v.v), by_recv);
+	h->npairs = p.v.n;
+	err = trace_reader_merge(out, in, maps, names, m, cause);
+	if (err == 0) {
+		trace_reader_set_pairs(*out, p.v.v, p.v.n);
+		/* the readers left out are the caller's no more */
+		for (size_t i = 0; i < n; i++)
+			if (!h->v[i].merged)
+				trace_reader_close(rs[i]);
+		for (size_t i = 0; i < n; i++)
+			rs[i] = NULL;
+	}
+	free(p.v.v);
+	free(in);
+	free(maps);
+	free(names);
+	if (err)
+		goto fail;
+	for (size_t i = 0; i < n; i++)
+		sync_msgs_free(msgs[i]);
+	free(msgs);
+	free(lk);
+	*rep = h;
+	return 0;
+fail:
+	for (size_t i = 0; i < n; i++)
+		sync_msgs_free(msgs[i]);
+	free(msgs);
+	free(lk);
+	hosts_report_free(h);
+	return err;
+}
+
+void
+hosts_report_free(struct hosts_report *h)
+{
+	if (h == NULL)
+		return;
+	for (size_t i = 0; i < h->n; i++) {
+		free(h->v[i].name);
+		free(h->v[i].path);
+	}
+	for (size_t i = 0; i < h->nwarnings; i++)
+		free(h->warnings[i]);
+	free(h->warnings);
+	free(h->v);
+	free(h);
+}
+
+const char *
+hosts_name(const struct hosts_report *h, uint32_t tid)
+{
+	if (h == NULL)
+		return NULL;
+	unsigned k = trace_tid_host(tid);
+	for (size_t i = 0; i < h->n; i++)
+		if (h->v[i].merged && h->v[i].index == k)
+			return h->v[i].name;
+	return NULL;
+}
+
+void
+hosts_write_text(const struct hosts_report *h, FILE *f)
+{
+	for (size_t i = 0; i < h->n; i++) {
+		const struct hosts_host *x = &h->v[i];
+		fprintf(f, "host %s: %s", x->name, x->path);
+		if (!x->merged) {
+			fprintf(f, ", not aligned (left out)\n");
+			continue;
+		}
+		if (x->via < 0) {
+			fprintf(f, ", the base clock\n");
+			continue;
+		}
+		fprintf(f, ", clock %+.6f s", (double)x->offset / 1e9);
+		if (x->uncertainty >= 0)
+			fprintf(f, " \u00b1 %.0f \u00b5s", (double)x->uncertainty /
+			    1e3);
+		else
+			fprintf(f, " (a bound: messages one way only)");
+		fprintf(f, " against %s, from %zu messages%s\n",
+		    h->v[x->via].name, x->pairs, x->consistent ? "" :
+		    " (inconsistent: drift or a wrong pairing)");
+	}
+}
+
+void
+hosts_write_json(const struct hosts_report *h, FILE *f)
+{
+	fprintf(f, "\"hosts\":[");
+	for (size_t i = 0; i < h->n; i++) {
+		const struct hosts_host *x = &h->v[i];
+		fprintf(f, "%s{\"host\":", i ? "," : "");
+		engine_json_str(f, x->name);
+		fprintf(f, ",\"trace\":");
+		engine_json_str(f, x->path);
+		fprintf(f, ",\"merged\":%s", x->merged ? "true" : "false");
+		if (x->merged)
+		{
+			fprintf(f, ",\"offset_ns\":%" PRId64 ",\"uncertainty_ns\":"
+			    "%" PRId64 ",\"pairs\":%zu,\"against\":",
+			    x->offset, x->uncertainty, x->pairs);
+			if (x->via < 0)
+				fprintf(f, "null");
+			else
+				engine_json_str(f, h->v[x->via].name);
+		}
+		fprintf(f, "}");
+	}
+	fprintf(f, "],\"messages_paired\":%zu", h->npairs);
+}
