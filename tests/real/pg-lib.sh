@@ -2,6 +2,8 @@
 # package in a case's directory (sourced by the pg-*.case files): initdb
 # as user postgres (initdb refuses root), Unix socket in the directory
 # only, no TCP; psql connects as postgres with trust authentication.
+# PG_OPTS, if set, adds options of postgres (after those, so that a
+# "-c listen_addresses=ADDR" of it listens on TCP after all).
 
 PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
 
@@ -13,7 +15,7 @@ pg_setup() {
 	    -U postgres > "$D/initdb.log" 2>&1
 	runuser -u postgres -- "$PGBIN/pg_ctl" -D "$D/pg/data" -w -t 30 \
 	    -l "$D/pg/log" -o "-k $D/pg -c listen_addresses= \
-	    -c deadlock_timeout=10s" start > /dev/null
+	    -c deadlock_timeout=10s ${PG_OPTS:-}" start > /dev/null
 	pg_sql 'CREATE TABLE t (id int PRIMARY KEY, v int);
 	    INSERT INTO t VALUES (1, 0), (2, 0);' > /dev/null
 }
