@@ -111,6 +111,7 @@ name_hosts(struct hosts_report *h, struct trace_reader **rs)
 		if (nm == NULL || *nm == '\0')
 			nm = "host";
 		char *cand = xstrdup(nm);
+		size_t first = i;
 		for (unsigned k = 2;; k++) {
 			size_t j;
 			for (j = 0; j < i; j++)
@@ -118,12 +119,14 @@ name_hosts(struct hosts_report *h, struct trace_reader **rs)
 					break;
 			if (j == i)
 				break;
+			if (first == i)
+				first = j;
 			free(cand);
 			cand = xasprintf("%s#%u", nm, k);
 		}
-		if (strcmp(cand, nm) != 0)
+		if (first != i)
 			push_warning(h, xasprintf("%s and %s both name host "
-			    "%s: the second is shown as %s", h->v[0].path,
+			    "%s: the second is shown as %s", h->v[first].path,
 			    h->v[i].path, nm, cand));
 		h->v[i].name = cand;
 	}
@@ -235,9 +238,9 @@ hosts_merge(struct trace_reader **rs, const char *const *paths, size_t n,
 	size_t m = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (!h->v[i].merged) {
-			push_warning(h, xasprintf("%s (host %s): no message "
-			    "pairs it with the other traces, left out",
-			    paths[i], h->v[i].name));
+			push_warning(h, xasprintf("%s (host %s): not aligned, "
+			    "left out: no TCP message pairs it with the other "
+			    "traces", paths[i], h->v[i].name));
 			continue;
 		}
 		h->v[i].index = (unsigned)m;
