@@ -91,10 +91,6 @@ cmd_debug(int argc, char **argv)
 			    argv[optind - 1]);
 		}
 	}
-	if (argc - optind > 1) {
-		cmd_rules_opts_free(&ro);
-		return cmd_usage_error("debug", "one trace at a time");
-	}
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
 		cmd_rules_opts_free(&ro);
 		return cmd_error("debug", "needs a terminal (for a report "
@@ -104,7 +100,9 @@ cmd_debug(int argc, char **argv)
 	if (o.rules == NULL)
 		return 1;
 	o.trace = optind < argc ? argv[optind] : ARGUS_DEFAULT_TRACE;
-	o.reader = cmd_open_trace("debug", o.trace);
+	o.traces = (const char *const *)argv + optind;
+	o.ntraces = (size_t)(argc - optind);
+	o.reader = cmd_open_traces("debug", o.traces, o.ntraces, &o.hosts);
 	if (o.reader == NULL) {
 		rules_free(o.rules);
 		return 1;

@@ -43,6 +43,8 @@ static const char export_usage[] =
 
 struct xargs {
 	const char *out, *from, *to, *path;
+	const char *const *paths;	/* several hosts' traces: npaths > 1 */
+	size_t npaths;
 	uint32_t *pids;
 	size_t npids;
 	struct cmd_rules_opts ro;
@@ -107,12 +109,12 @@ parse(int argc, char **argv, struct xargs *a)
 			    argv[optind - 1]);
 		}
 	}
-	if (argc - optind > 1)
-		return cmd_usage_error("export", "one trace at a time");
 	if (a->report && a->nodiag)
 		return cmd_usage_error("export", "--diagnose needs the "
 		    "diagnosis (not --no-diagnosis)");
 	a->path = optind < argc ? argv[optind] : ARGUS_DEFAULT_TRACE;
+	a->paths = (const char *const *)argv + optind;
+	a->npaths = (size_t)(argc - optind);
 	return -1;
 }
 
@@ -125,6 +127,8 @@ cmd_export(int argc, char **argv)
 	struct rules *rs = NULL;
 	struct graph *g = NULL;
 	struct diag *d = NULL;
+	struct hosts_report *hosts = NULL;
+	struct diag_opts dopts = { 0 };
 	char *cause = NULL, *report = NULL;
 	const char *why;
 	FILE *out = stdout;
@@ -134,8 +138,11 @@ cmd_export(int argc, char **argv)
 		goto done;
 	rc = 1;
 	cmd_engine_heap();
-	if ((r = cmd_open_trace("export", a.path)) == NULL)
+	if ((r = cmd_open_traces("export", a.paths, a.npaths, &hosts)) == NULL)
 		goto done;
+	if (hosts != NULL)
+		a.path = "the merged traces";
+	dopts.hosts = hosts;
 	uint64_t first = trace_reader_info(r)->first_ts;
 	unsigned long long t;
 
@@ -167,7 +174,7 @@ cmd_export(int argc, char **argv)
 		err = graph_build(r, rs, &g, &cause);
 		cmd_progress_end(pg);
 		if (err != 0 ||
-		    (err = diag_new(g, NULL, &d, &cause)) != 0) {
+		    (err = diag_new(g, &dopts, &d, &cause)) != 0) {
 			cmd_error("export", "%s: %s", a.path, cause ? cause :
 			    graph_strerror(err));
 			goto done;
@@ -216,6 +223,7 @@ done:
 	rules_free(rs);
 	if (r)
 		trace_reader_close(r);
+	hosts_report_free(hosts);
 	free(a.pids);
 	cmd_rules_opts_free(&a.ro);
 	return rc;

@@ -1053,6 +1053,11 @@ struct hosts_opts {
 int hosts_merge(struct trace_reader **rs, const char *const *paths, size_t n,
     const struct hosts_opts *o, struct trace_reader **out,
     struct hosts_report **rep, char **cause);
+/* Open the n traces of paths and merge them as hosts_merge() does; the
+   error of the first trace that fails to open (errno or TRACE_E*), or
+   hosts_merge()'s. */
+int hosts_open(const char *const *paths, size_t n, struct trace_reader **out,
+    struct hosts_report **rep, char **cause);
 void hosts_report_free(struct hosts_report *h);
 /* The host name of a merged trace's tid, or NULL (h NULL: one trace). */
 const char *hosts_name(const struct hosts_report *h, uint32_t tid);

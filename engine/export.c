@@ -121,6 +121,11 @@ name_thread(struct xout *x, struct xthr *t)
 	const struct trace_thread *tt = trace_reader_thread(x->r, t->tid);
 	int added;
 
+	/* several hosts: "host:comm", and the tid its host knows */
+	const char *host = trace_reader_nhosts(x->r) > 1 ?
+	    trace_reader_host_name(x->r, trace_tid_host(t->tid)) : NULL;
+	char name[TRACE_COMM_LEN + 96];
+
 	t->named = 1;
 	hmap_put(&x->pids_named, t->pid, 1, &added);
 	if (added) {
@@ -128,12 +133,13 @@ name_thread(struct xout *x, struct xthr *t)
 
 		ev_begin(x, "M", t->pid, t->pid);
 		fputs(",\"name\":\"process_name\",\"args\":{\"name\":", x->f);
-		put_str(x->f, p ? p->comm : tt ? tt->comm : "?");
+		snprintf(name, sizeof(name), "%s%s%s", host ? host : "",
+		    host ? ":" : "", p ? p->comm : tt ? tt->comm : "?");
+		put_str(x->f, name);
 		fputs("}}", x->f);
 	}
-	char name[TRACE_COMM_LEN + 16];
-
-	snprintf(name, sizeof(name), "%s (%u)", tt ? tt->comm : "?", t->tid);
+	snprintf(name, sizeof(name), "%s%s%s (%u)", host ? host : "",
+	    host ? ":" : "", tt ? tt->comm : "?", trace_tid_local(t->tid));
 	ev_begin(x, "M", t->pid, t->tid);
 	fputs(",\"name\":\"thread_name\",\"args\":{\"name\":", x->f);
 	put_str(x->f, name);

@@ -293,6 +293,32 @@ fail:
 	return err;
 }
 
+int
+hosts_open(const char *const *paths, size_t n, struct trace_reader **out,
+    struct hosts_report **rep, char **cause)
+{
+	struct trace_reader **rs = xcalloc(n ? n : 1, sizeof(*rs));
+	int err = 0;
+
+	*out = NULL;
+	*rep = NULL;
+	for (size_t i = 0; i < n && err == 0; i++) {
+		char *c = NULL;
+		if ((err = trace_reader_open(&rs[i], paths[i], &c)) != 0) {
+			if (cause)
+				*cause = c;
+			else
+				free(c);
+		}
+	}
+	if (err == 0)
+		err = hosts_merge(rs, paths, n, NULL, out, rep, cause);
+	for (size_t i = 0; i < n; i++)
+		trace_reader_close(rs[i]);
+	free(rs);
+	return err;
+}
+
 void
 hosts_report_free(struct hosts_report *h)
 {

@@ -233,7 +233,7 @@ write_json(struct tui *t, const char *path)
 	FILE *f;
 	int err;
 
-	if (trace_reader_open(&r, t->trace, &cause) != 0) {
+	if (tui_open_again(t->trace, t->traces, t->ntraces, &r, &cause) != 0) {
 		tui_message(t, 1, "%s", cause);
 		free(cause);
 		return R_STATUS;

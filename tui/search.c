@@ -26,6 +26,8 @@
 
 struct tui_search {
 	char *path;
+	const char *const *paths;	/* the tui's, which outlives it */
+	size_t npaths;
 	struct rules *rules;
 	struct diag_opts o;
 	uint64_t base;		/* the trace start, for the report */
@@ -68,7 +70,7 @@ search_main(void *arg)
 	size_t len = 0;
 	FILE *f = NULL;
 
-	if (trace_reader_open(&r, s->path, &s->cause) != 0) {
+	if (tui_open_again(s->path, s->paths, s->npaths, &r, &s->cause) != 0) {
 		s->err = GRAPH_ETRACE;
 	} else if ((f = open_memstream(&s->report, &len)) == NULL) {
 		s->err = GRAPH_ETRACE;
@@ -98,6 +100,8 @@ tui_search_start(struct tui *t)
 		return;
 	s = xcalloc(1, sizeof(*s));
 	s->path = xstrdup(t->trace);
+	s->paths = t->traces;
+	s->npaths = t->ntraces;
 	s->rules = rules_new();
 	s->o = t->dopts;
 	s->o.at = 0;

@@ -120,6 +120,9 @@ enum { C_RUN = 1, C_RUNNABLE, C_BLOCKED, C_HANG, C_BOUND, C_TITLE,
 struct tui {
 	/* model (engine/) */
 	const char *trace;
+	const char *const *traces;	/* tui_opts' */
+	size_t ntraces;
+	struct hosts_report *hosts;
 	struct rules *rules;
 	struct graph *g;
 	struct diag *d;
@@ -338,5 +341,10 @@ void tui_crash_save_tty(void);
  */
 void tui_crash_install(void);
 void tui_crash_remove(void);
+
+/* Open the trace being debugged again (merge the traces again when
+   ntraces > 1), for a reader of its own: 0, or an error with *cause. */
+int tui_open_again(const char *trace, const char *const *traces,
+    size_t ntraces, struct trace_reader **r, char **cause);
 
 #endif

@@ -177,14 +177,30 @@ const char *
 tui_thread_label(const struct tui *t, uint32_t th, char *buf, size_t len)
 {
 	const struct graph_thread *gt = graph_thread(t->g, th);
+	const char *host = graph_thread_host(t->g, th);
 
 	if (gt == NULL)
 		snprintf(buf, len, "?");
 	else if (gt->flags & GRAPH_THREAD_IRQ)
-		snprintf(buf, len, "%s", gt->comm);
+		snprintf(buf, len, "%s%s%s", host ? host : "", host ? "/" : "",
+		    gt->comm);
 	else
-		snprintf(buf, len, "%s:%u", gt->comm, gt->tid);
+		snprintf(buf, len, "%s%s%s:%u", host ? host : "",
+		    host ? "/" : "", gt->comm, trace_tid_local(gt->tid));
 	return buf;
+}
+
+int
+tui_open_again(const char *trace, const char *const *traces, size_t ntraces,
+    struct trace_reader **r, char **cause)
+{
+	struct hosts_report *rep = NULL;
+
+	if (ntraces <= 1)
+		return trace_reader_open(r, trace, cause);
+	int err = hosts_open(traces, ntraces, r, &rep, cause);
+	hosts_report_free(rep);
+	return err;
 }
 
 char **
@@ -543,6 +559,7 @@ free_model(struct tui *t)
 	if (t->g)
 		graph_free(t->g);
 	rules_free(t->rules);
+	hosts_report_free(t->hosts);
 	free(t->lanes);
 }
 
@@ -559,6 +576,10 @@ tui_run(struct tui_opts *o)
 
 	setlocale(LC_ALL, "");
 	t->trace = o->trace;
+	t->traces = o->traces;
+	t->ntraces = o->ntraces;
+	t->hosts = o->hosts;
+	t->dopts.hosts = o->hosts;
 	t->rules = o->rules;
 	t->dopts.pid = o->pid;
 	t->dopts.tid = o->tid;

@@ -14,6 +14,12 @@ struct trace_reader;
 
 struct tui_opts {
 	const char *trace;		/* path shown in the title */
+	const char *const *traces;	/* several hosts' traces (ntraces > 1),
+					   merged into reader: opened again
+					   the same way; else trace alone */
+	size_t ntraces;
+	struct hosts_report *hosts;	/* how they were merged, taken over;
+					   NULL for one trace */
 	struct trace_reader *reader;	/* open trace, taken over */
 	struct rules *rules;		/* rules in force, taken over */
 	uint32_t pid;			/* --pid, 0: any */
