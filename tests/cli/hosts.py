@@ -15,7 +15,7 @@
 #       database host), makes one more request (the one that waits for
 #       the lock), then one last quick one. Prints each request's
 #       duration in ms, one line each.
-import os, socket, struct, sys, time
+import os, select, socket, struct, sys, time
 
 
 class PgError(Exception):
@@ -141,13 +141,17 @@ def api(addr, port, dbaddr, dbport):
     c.close()
 
 
-def client(addr, port, normal, held, n):
+def client(addr, port, normal, held, n, sliced):
     c = connect_retrying(addr, port, 10)
     f = c.makefile("rb")
 
     def bump():
         t0 = time.monotonic()
         c.sendall(b"bump 1\n")
+        # sliced: wait for the reply a second at a time, as a client
+        # with a poll timeout does
+        while sliced and not select.select([c], [], [], 1.0)[0]:
+            pass
         reply = f.readline()
         if not reply.startswith(b"ok "):
             sys.exit("client: bad reply %r" % reply)
@@ -172,6 +176,7 @@ if __name__ == "__main__":
     if a[1] == "api":
         api(a[2], int(a[3]), a[4], int(a[5]))
     elif a[1] == "client":
-        client(a[2], int(a[3]), a[4], a[5], int(a[6]))
+        client(a[2], int(a[3]), a[4], a[5], int(a[6]),
+               len(a) > 7 and a[7] == "sliced")
     else:
         sys.exit("usage: hosts.py api|client ...")

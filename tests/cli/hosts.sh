@@ -12,8 +12,9 @@
 # traces merged: the client's hang, its culprits on db, every thread
 # host-qualified (HOST:COMM in the text, "host" in JSON), the hosts and
 # their offsets; a trace with no message pairs left out with a warning;
-# one host name twice, refused or told apart. HOSTS_RUNS=N runs the
-# scenario N times (default 1).
+# one host name twice, refused or told apart. Each run has two variants
+# (HOSTS_VARIANTS, default "plain sliced"): sliced, the client waits for
+# its replies in 1 s slices. HOSTS_RUNS=N runs them N times (default 1).
 set -u
 B=${B:-build}
 ARGUS=${ARGUS:-./argus}
@@ -50,11 +51,15 @@ offset_of() {
 	sed -n "s|^  $1: \([-+][0-9.]*\) s (.*; \([0-9]*\) messages to it, \([0-9]*\) from it)\$|\1 \2 \3|p" "$2"
 }
 
-one_run() {	# RUN: the scenario into $T/RUN, then the checks
+one_run() {	# RUN VARIANT: the scenario into $T/RUN, then the checks
 	R=$T/$1
 	sfx=""
 	[ "$RUNS" -gt 1 ] && sfx=" (run $1)"
-	sh tests/tools/hosts-scenario.sh "$R" > "$T/scen.out" 2>&1 &
+	[ "$2" != plain ] && sfx="$sfx ($2)"
+	sliced=
+	[ "$2" = sliced ] && sliced=1
+	HOSTS_SLICED=$sliced sh tests/tools/hosts-scenario.sh "$R" \
+	    > "$T/scen.out" 2>&1 &
 	scen=$!
 	wait $scen
 	rc=$?
@@ -290,9 +295,13 @@ print(",".join(h.get("host", "?") for h in hs if h.get("merged")) + "/" +
 	fi
 }
 
+# each variant: plain, and the client waiting for its replies in 1 s
+# slices (a poll timeout)
 i=1
 while [ $i -le "$RUNS" ]; do
-	one_run $i
+	for v in ${HOSTS_VARIANTS:-plain sliced}; do
+		one_run "$i$v" "$v"
+	done
 	i=$((i + 1))
 done
 exit 0

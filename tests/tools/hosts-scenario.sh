@@ -186,7 +186,7 @@ ip netns exec "$ND" sh "$HERE/tests/tools/hosts-scenario.sh" holder "$D" \
 holder_sh=$!
 procs="$procs $holder_sh"
 ip netns exec "$NC" $PY3 "$PY" client "$AC" "$PORT" "$D/normal" \
-    "$D/held" 5 > "$D/client.out" 2>&1 &
+    "$D/held" 5 ${HOSTS_SLICED:+sliced} > "$D/client.out" 2>&1 &
 CLIENT=$!
 procs="$procs $CLIENT"
 wait $CLIENT
