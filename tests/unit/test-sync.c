@@ -51,6 +51,84 @@ exchange(struct sync_pair *ab, struct sync_pair *ba, size_t n, double off,
 	}
 }
 
+/*
+ * The offsets at o->ref of slope d that fit every pair, straight from the
+ * pairs, less o->est: at most the least received minus sent from a to b,
+ * at least the greatest sent minus received from b to a. Its width.
+ */
+static double
+room(const struct sync_pair *ab, size_t nab, const struct sync_pair *ba,
+    size_t nba, const struct sync_offset *o, double d, double *lo,
+    double *hi)
+{
+	*hi = INFINITY;
+	*lo = -INFINITY;
+	for (size_t i = 0; i < nab; i++) {
+		double v = (double)((int64_t)(ab[i].recv - ab[i].send) -
+		    o->est) - d * (double)(int64_t)(ab[i].send - o->ref);
+		*hi = v < *hi ? v : *hi;
+	}
+	for (size_t i = 0; i < nba; i++) {
+		double v = (double)((int64_t)(ba[i].send - ba[i].recv) -
+		    o->est) - d * (double)(int64_t)(ba[i].recv - o->ref);
+		*lo = v > *lo ? v : *lo;
+	}
+	return *hi - *lo;
+}
+
+/* The slope where the room at d0 (fits) and d1 (does not) ends. */
+static double
+edge_of_fit(const struct sync_pair *ab, size_t nab,
+    const struct sync_pair *ba, size_t nba, const struct sync_offset *o,
+    double d0, double d1)
+{
+	double lo, hi;
+
+	for (int i = 0; i < 200; i++) {
+		double m = d0 + (d1 - d0) / 2;
+		if (room(ab, nab, ba, nba, o, m, &lo, &hi) >= 0)
+			d0 = m;
+		else
+			d1 = m;
+	}
+	return d0;
+}
+
+/*
+ * o's line and uncertainties against the lines that fit every pair,
+ * found from the pairs alone: the line fits; the slopes that fit span
+ * 2 drift_uncertainty, to 0.1 %; the offsets at ref of the lines that fit
+ * (at 2001 slopes) span 2 uncertainty, to 0.1 % and a ns, est among them.
+ */
+static void
+check_region(const struct sync_pair *ab, size_t nab,
+    const struct sync_pair *ba, size_t nba, const struct sync_offset *o)
+{
+	double lo, hi, du = o->drift_uncertainty, omin = INFINITY,
+	    omax = -INFINITY;
+
+	cr_assert_geq(room(ab, nab, ba, nba, o, o->drift, &lo, &hi), 0);
+	cr_assert(lo <= 0.5 && hi >= -0.5, "the line fits: [%g, %g]", lo,
+	    hi);
+	double d0 = edge_of_fit(ab, nab, ba, nba, o, o->drift, o->drift -
+	    10 * du - 1e-9);
+	double d1 = edge_of_fit(ab, nab, ba, nba, o, o->drift, o->drift +
+	    10 * du + 1e-9);
+	cr_assert_lt(fabs((d1 - d0) / 2 - du), 1e-3 * du, "the slopes that "
+	    "fit: %+.4f to %+.4f ppm about the drift, uncertainty %.4f",
+	    (d0 - o->drift) * 1e6, (d1 - o->drift) * 1e6, du * 1e6);
+	for (int k = 0; k <= 2000; k++) {
+		room(ab, nab, ba, nba, o, d0 + (d1 - d0) * k / 2000, &lo, &hi);
+		omin = lo < omin ? lo : omin;
+		omax = hi > omax ? hi : omax;
+	}
+	double u = (double)o->uncertainty;
+	cr_assert_lt(fabs((omax - omin) / 2 - u), 1e-3 * u + 1,
+	    "offsets at ref within [%+.0f, %+.0f] of est, uncertainty %.0f",
+	    omin, omax, u);
+	cr_assert(omin <= 0.5 && omax >= -0.5);
+}
+
 /* b's clock 3000 ns ahead of a's; latencies of 5 to 12 ns each way */
 Test(sync, both_ways_bound_the_offset)
 {
@@ -122,6 +200,7 @@ Test(sync, drift_of_50_ppm_over_100_s)
 	    "the truth %.0f", (long long)o.est, truth);
 	cr_assert_leq(fabs((double)o.est - truth), (double)o.uncertainty);
 	cr_assert_lt(o.uncertainty, 30000);
+	check_region(ab, 101, ba, 101, &o);
 	/* the line's inverse: b's clock at a time of a back within the
 	   least latency */
 	for (uint64_t t = T0; t <= T0 + 100 * SEC; t += 10 * SEC) {
@@ -160,6 +239,7 @@ Test(sync, crossing_bounds_fit_with_a_drift)
 	    o.drift * 1e6);
 	double truth = (double)b_of(o.ref, 1000, 1000) - (double)o.ref;
 	cr_assert_leq(fabs((double)o.est - truth), 5000);
+	check_region(ab, 2, ba, 2, &o);
 }
 
 /* 0.2 ppm over 100 s (20 µs) under latencies of 20 µs and more: the
@@ -176,8 +256,27 @@ Test(sync, small_drift_is_not_measured)
 	cr_assert_eq(o.drift, 0);
 }
 
-/* one send stamped 40 µs late: the bounds cross by less than
-   SYNC_STAMP_NS, a constant offset with the crossing said */
+/* 30 ppm over a second and a half, two messages each way: a line fits,
+   but the bounds cross by less than SYNC_STAMP_NS (35 µs), which a late
+   send would explain: a constant offset */
+Test(sync, small_crossing_is_not_a_drift)
+{
+	struct sync_pair ab[2], ba[2];
+	struct sync_offset o;
+
+	exchange(ab, ba, 2, 4000, 30, 5000, 5000);
+	sync_fit(ab, 2, ba, 2, &o);
+	cr_assert(o.have_est && !o.consistent && !o.have_drift);
+	cr_assert_eq(o.hi, 9000);
+	cr_assert_eq(o.lo, 44000);
+	cr_assert_eq(o.cross, 35000);
+	cr_assert_eq(o.est, 26500);
+	cr_assert_eq(o.uncertainty, 17500);
+}
+
+/* one send stamped 40 µs late among messages a second apart: the
+   bounds cross by less than SYNC_STAMP_NS, a constant offset with the
+   crossing said */
 Test(sync, late_send_is_not_a_drift)
 {
 	struct sync_pair ab[11], ba[11];
