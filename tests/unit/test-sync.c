@@ -176,7 +176,7 @@ Test(sync, constant_offset_within_its_bounds)
 
 /* 50 ppm over 100 s (5 ms): the bounds of a constant offset cross by
    far; the line's slope within a few ppm, its offset at ref within the
-   least latency */
+   least latency (20 µs, the last message to b takes 60) */
 Test(sync, drift_of_50_ppm_over_100_s)
 {
 	struct sync_pair ab[101], ba[101];
@@ -184,6 +184,7 @@ Test(sync, drift_of_50_ppm_over_100_s)
 	double off = 2500000000.0, ppm = 50;
 
 	exchange(ab, ba, 101, off, ppm, 20000, 30000);
+	ab[100].recv += 40000;	/* not the least latency at both ends */
 	sync_fit(ab, 101, ba, 101, &o);
 	cr_assert(o.have_lo && o.have_hi && o.lo > o.hi,
 	    "a constant offset does not fit");
@@ -240,6 +241,61 @@ Test(sync, crossing_bounds_fit_with_a_drift)
 	double truth = (double)b_of(o.ref, 1000, 1000) - (double)o.ref;
 	cr_assert_leq(fabs((double)o.est - truth), 5000);
 	check_region(ab, 2, ba, 2, &o);
+}
+
+/* two messages each way, a second apart, 1000 ppm, latencies that
+   differ: the offsets at ref of the lines that fit reach further than
+   the line's own room, above (the first) or below (the second) */
+Test(sync, uneven_latencies_widen_the_offsets)
+{
+	static const uint64_t lat[2][4] = {
+		{ 38000, 32000, 41000, 20000 },
+		{ 16000, 22000, 23000, 34000 },
+	};
+	struct sync_pair ab[2], ba[2];
+	struct sync_offset o;
+	double lo, hi;
+
+	for (int c = 0; c < 2; c++) {
+		for (int k = 0; k < 2; k++) {
+			uint64_t s = T0 + (uint64_t)k * SEC, r = s + SEC / 2;
+			ab[k] = (struct sync_pair){ s, b_of(s + lat[c][k], 1000,
+			    1000) };
+			ba[k] = (struct sync_pair){ b_of(r, 1000, 1000), r +
+			    lat[c][2 + k] };
+		}
+		sync_fit(ab, 2, ba, 2, &o);
+		cr_assert(o.have_drift && o.consistent);
+		double w = room(ab, 2, ba, 2, &o, o.drift, &lo, &hi);
+		cr_assert_gt((double)o.uncertainty, w / 2 + 1000,
+		    "case %d: uncertainty %lld, the line's room %.0f", c,
+		    (long long)o.uncertainty, w);
+		check_region(ab, 2, ba, 2, &o);
+	}
+}
+
+/* 1000 ppm, least latency 5 µs, one send amid the others stamped 15 µs
+   late (its receive 10 µs before it): no line fits, their bounds cross
+   by 5 µs at least; the line that misses by the least is still taken,
+   said inconsistent */
+Test(sync, drift_with_a_late_send)
+{
+	struct sync_pair ab[11], ba[11];
+	struct sync_offset o;
+
+	exchange(ab, ba, 11, 1000, 1000, 5000, 5000);
+	ab[5].recv = b_of(ab[5].send + 5000, 1000, 1000);
+	ab[5].send += 15000;
+	sync_fit(ab, 11, ba, 11, &o);
+	cr_assert(o.have_est && o.have_drift && !o.consistent);
+	cr_assert(o.cross > 4990 && o.cross < 5010, "cross %lld",
+	    (long long)o.cross);
+	cr_assert_lt(fabs(o.drift * 1e6 - 1000), 2, "drift %.3f ppm",
+	    o.drift * 1e6);
+	cr_assert_geq(o.uncertainty, o.cross / 2);
+	cr_assert_lt(o.uncertainty, 20000);
+	double truth = (double)b_of(o.ref, 1000, 1000) - (double)o.ref;
+	cr_assert_lt(fabs((double)o.est - truth), 10000);
 }
 
 /* 0.2 ppm over 100 s (20 µs) under latencies of 20 µs and more: the
