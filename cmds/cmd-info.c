@@ -116,7 +116,7 @@ print_drift(const struct sync_offset *o, const char *a)
 	    sizeof(b1), o->est), fmt_dur(b2, sizeof(b2), o->uncertainty),
 	    (unsigned long long)(o->ref / 1000000000ULL),
 	    (unsigned long long)(o->ref % 1000000000ULL), a, o->drift * 1e6,
-	    o->drift_uncertainty * 1e6, (double)(o->lo - o->hi) / 1e6);
+	    o->drift_uncertainty * 1e6, ((double)o->lo - (double)o->hi) / 1e6);
 	if (!o->consistent)
 		printf(", and the line's by %s: a send is stamped when its "
 		    "call returns, its first bytes may have left before",
