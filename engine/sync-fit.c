@@ -165,8 +165,9 @@ by_double(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-/* The slope where f's U is greatest (low) or its L least, in [d0, d1]:
-   where the hull's vertices pass from before ref to after. */
+/* The slope in [d0, d1] where U of the lower hull h is greatest, or L
+   of the upper hull h (upper) least: where the vertex that gives it
+   passes from before ref to after. */
 static double
 turning(const struct hull *h, int upper, double d0, double d1)
 {
