@@ -28,7 +28,8 @@ static const char info_usage[] =
     "indexes only, decoding no event.\n"
     "\n"
     "With several traces (one per host), each, then the offset of each\n"
-    "one's clock against the first's, from the TCP messages between them\n"
+    "one's clock against the first's with its uncertainty, and its drift\n"
+    "when the messages measure one, from the TCP messages between them\n"
     "(the sending hosts recorded with the net option of argus record).\n"
     "\n"
     "  --events     also decode every event: counts by type and by process,\n"
@@ -84,16 +85,56 @@ fmt_off(char *b, size_t len, int64_t ns)
 	return b;
 }
 
+/* A duration in ns as "850 ns", "21 µs", "1.250 ms" or "2.000 s". */
+static const char *
+fmt_dur(char *b, size_t len, int64_t ns)
+{
+	double x = (double)ns;
+
+	if (ns < 1000)
+		snprintf(b, len, "%lld ns", (long long)ns);
+	else if (ns < 10000)
+		snprintf(b, len, "%.1f µs", x / 1e3);
+	else if (ns < 1000000)
+		snprintf(b, len, "%.0f µs", x / 1e3);
+	else if (ns < 1000000000)
+		snprintf(b, len, "%.3f ms", x / 1e6);
+	else
+		snprintf(b, len, "%.3f s", x / 1e9);
+	return b;
+}
+
+/* The line of o: the offset at o->ref with its uncertainty, the drift
+   with its own, and what it says of the pairs. */
+static void
+print_drift(const struct sync_offset *o, const char *a)
+{
+	char b1[32], b2[32], b3[32];
+
+	printf("%s ± %s at %llu.%09llu s of %s, drifting %+.2f ppm ± %.2f "
+	    "(a constant offset's bounds cross by %.3f ms", fmt_off(b1,
+	    sizeof(b1), o->est), fmt_dur(b2, sizeof(b2), o->uncertainty),
+	    (unsigned long long)(o->ref / 1000000000ULL),
+	    (unsigned long long)(o->ref % 1000000000ULL), a, o->drift * 1e6,
+	    o->drift_uncertainty * 1e6, ((double)o->lo - (double)o->hi) / 1e6);
+	if (!o->consistent)
+		printf(", and the line's by %s: a send is stamped when its "
+		    "call returns, its first bytes may have left before",
+		    fmt_dur(b3, sizeof(b3), o->cross));
+	printf("; %zu messages to it, %zu from it)\n", o->ab, o->ba);
+}
+
 /*
  * The clocks of traces paths[1..n) against paths[0]'s, from the TCP
- * messages between them (engine/sync.c): an offset and its bounds, one
- * bound when messages went one way, or why none.
+ * messages between them (engine/sync.c): an offset with its uncertainty
+ * and its bounds, or with a drift; one bound when messages went one way;
+ * or why none.
  */
 static int
 clocks(char *const *paths, int n)
 {
 	struct sync_msgs **m = xcalloc((size_t)n, sizeof(*m));
-	char *cause = NULL, b1[32], b2[32], b3[32];
+	char *cause = NULL, b1[32], b2[32], b3[32], b4[32];
 	int rc = 0;
 
 	for (int i = 0; i < n && rc == 0; i++) {
@@ -119,27 +160,32 @@ clocks(char *const *paths, int n)
 		struct sync_offset o;
 		sync_align(m[0], m[i], &o);
 		printf("  %s: ", paths[i]);
-		if (!o.have_lo && !o.have_hi) {
+		if (!o.have_est) {
 			size_t nr, ns = sync_nmsgs(m[i], &nr);
 			printf("no message pairs with it (%zu sends and %zu "
 			    "receives with their sequence): not aligned\n", ns,
 			    nr);
-		} else if (!o.consistent && o.lo - o.hi > SEND_SLACK_NS) {
+		} else if (o.have_drift) {
+			print_drift(&o, paths[0]);
+		} else if (!o.consistent && o.cross > SEND_SLACK_NS) {
 			printf("no offset fits every message (at least %s, at "
-			    "most %s: drifting clocks?)\n", fmt_off(b1,
-			    sizeof(b1), o.lo), fmt_off(b2, sizeof(b2), o.hi));
+			    "most %s), nor a drift the messages measure "
+			    "(too few each way early and late, or paired "
+			    "wrong?)\n", fmt_off(b1, sizeof(b1), o.lo),
+			    fmt_off(b2, sizeof(b2), o.hi));
 		} else if (!o.consistent) {
-			printf("%s (the bounds cross by %.3f ms: a send is "
-			    "stamped when its call returns, its first bytes may "
-			    "have left before; %zu messages to it, %zu from "
-			    "it)\n", fmt_off(b1, sizeof(b1), o.hi + (o.lo -
-			    o.hi) / 2), (double)(o.lo - o.hi) / 1e6, o.ab,
-			    o.ba);
+			printf("%s ± %s (the bounds cross by %.3f ms: a send "
+			    "is stamped when its call returns, its first bytes "
+			    "may have left before; %zu messages to it, %zu "
+			    "from it)\n", fmt_off(b1, sizeof(b1), o.est),
+			    fmt_dur(b2, sizeof(b2), o.uncertainty),
+			    (double)o.cross / 1e6, o.ab, o.ba);
 		} else if (o.have_lo && o.have_hi) {
-			printf("%s (between %s and %s; %zu messages to it, %zu "
-			    "from it)\n", fmt_off(b1, sizeof(b1), o.lo +
-			    (o.hi - o.lo) / 2), fmt_off(b2, sizeof(b2), o.lo),
-			    fmt_off(b3, sizeof(b3), o.hi), o.ab, o.ba);
+			printf("%s ± %s (between %s and %s; %zu messages to "
+			    "it, %zu from it)\n", fmt_off(b1, sizeof(b1),
+			    o.est), fmt_dur(b4, sizeof(b4), o.uncertainty),
+			    fmt_off(b2, sizeof(b2), o.lo), fmt_off(b3,
+			    sizeof(b3), o.hi), o.ab, o.ba);
 		} else if (o.have_hi) {
 			printf("at most %s (%zu messages to it, none from it)\n",
 			    fmt_off(b1, sizeof(b1), o.hi), o.ab);

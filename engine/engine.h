@@ -976,20 +976,67 @@ void sync_msgs_free(struct sync_msgs *m);
 /* Its sends; its receives into *nrecv. */
 size_t sync_nmsgs(const struct sync_msgs *m, size_t *nrecv);
 
-/* The offset of a trace b's clock against a's (t_b = t_a + offset), in
-   ns: at least lo when have_lo (a message from b to a), at most hi when
-   have_hi (one from a to b). */
+/*
+ * The clock of a trace b against a's: t_b = t_a + est + drift * (t_a -
+ * ref), in ns, from the messages paired each way (sync_fit()); ref is the
+ * middle of the pairs' span on a's clock.
+ *
+ * lo, hi: the bounds of a constant offset, always: at least lo when
+ * have_lo (a message from b to a), at most hi when have_hi (one from a to
+ * b). The estimate:
+ *  - no pair: have_est 0, nothing set but the counts (consistent 1).
+ *  - pairs one way only: est is the bound (hi or lo), uncertainty
+ *    INT64_MAX (nothing bounds the other side), no drift.
+ *  - both ways, a constant offset: est is the middle of [lo, hi],
+ *    uncertainty half its width. When the bounds cross (lo > hi), est is
+ *    still their middle, consistent 0, cross lo - hi, uncertainty half
+ *    of cross.
+ *  - both ways with a drift (have_drift): the line that leaves the most
+ *    room to the pair it comes closest to, or else misses the worst pair
+ *    by the least (half of cross, consistent 0); est its offset at ref.
+ *    uncertainty and drift_uncertainty are the half-widths of the
+ *    offsets at ref and of the slopes of the lines that fit every pair,
+ *    or that miss none by more than cross.
+ * The drift is used only when it is measured: messages went each way
+ * both before and after some message the other way (else the slope is
+ * unbounded), the constant bounds cross by more than SYNC_STAMP_NS (a
+ * zero drift fits every pair exactly when they do not cross; a crossing
+ * within SYNC_STAMP_NS may be sends stamped late), and the line's own
+ * bounds cross by SYNC_STAMP_NS at most. When neither fits (pairs gone
+ * wrong), the constant estimate stands, inconsistent.
+ */
 struct sync_offset {
 	size_t ab, ba;		/* messages paired: a to b, b to a */
 	int have_lo, have_hi;
 	int64_t lo, hi;
-	int consistent;		/* no bound crosses the other (drifting
-				   clocks, or a pairing gone wrong, make
-				   them cross) */
+	int consistent;		/* the estimate fits every pair (drifting
+				   clocks, a pairing gone wrong or sends
+				   stamped late make the bounds cross) */
+	int have_est;		/* at least one pair */
+	int64_t est;		/* the offset at ref, ns */
+	uint64_t ref;		/* a time of trace a (0 from sync_bounds()) */
+	int have_drift;
+	double drift;		/* ns of b per ns of a, beyond 1; 0 if none */
+	int64_t uncertainty;	/* half-width of the offsets at ref, ns */
+	double drift_uncertainty; /* half-width of the slopes (have_drift) */
+	int64_t cross;		/* by how much the estimate's bounds cross
+				   when not consistent (the worst pair is
+				   missed by half that), else 0 */
+};
+
+/* A constant offset's bounds that cross by at most this much may come
+   from sends stamped late (at the end of their call, after their bytes
+   left), not from a drift. */
+#define SYNC_STAMP_NS 100000
+
+/* A message paired: when sent on its sender's clock, when received on
+   its receiver's. */
+struct sync_pair {
+	uint64_t send, recv;
 };
 
 /* Pair a's sends with b's receives and b's with a's (same connection,
-   the receive's first byte among those sent) and bound the offset. */
+   the receive's first byte among those sent) and sync_fit() them. */
 void sync_align(const struct sync_msgs *a, const struct sync_msgs *b,
     struct sync_offset *o);
 /* One side of a message: when, its socket, the thread. */
@@ -1002,11 +1049,18 @@ struct sync_msg {
 void sync_each_pair(const struct sync_msgs *a, const struct sync_msgs *b,
     void (*fn)(void *arg, const struct sync_msg *send,
     const struct sync_msg *recv), void *arg);
-/* The bounds from the pairs alone: ab[i], each message from a to b
-   received (b's clock) minus sent (a's); ba[i], from b to a, received
-   (a's) minus sent (b's). */
+/* The clock of b against a from the pairs alone: ab[i], a message from a
+   to b (send on a's clock, recv on b's); ba[i], from b to a. */
+void sync_fit(const struct sync_pair *ab, size_t nab,
+    const struct sync_pair *ba, size_t nba, struct sync_offset *o);
+/* The constant bounds and estimate from the differences alone: ab[i],
+   each message from a to b received (b's clock) minus sent (a's); ba[i],
+   from b to a, received (a's) minus sent (b's). No drift; ref is 0. */
 void sync_bounds(const int64_t *ab, size_t nab, const int64_t *ba,
     size_t nba, struct sync_offset *o);
+/* A time of b's clock on a's clock (the inverse of o's line), saturating
+   at 0 and UINT64_MAX; tb itself when o has no estimate. */
+uint64_t sync_to_a(const struct sync_offset *o, uint64_t tb);
 
 
 /* --- several hosts: traces merged (hosts.c) --------------------------- */

@@ -10,11 +10,11 @@
  * trace b of the same connection that took its last byte: a send is
  * stamped when its call returns, after its last byte was queued (a
  * large send's first bytes may be read before it returns). A receive
- * never comes before its send, so each pair bounds the offset
- * of b's clock against a's (t_b = t_a + offset): a message from a to b
- * from above, one from b to a from below (sync_bounds()). The offset
- * alone is estimated; a drift between the clocks widens the bounds, or
- * makes them cross, which is said.
+ * never comes before its send, so each pair, kept as its two times
+ * (struct sync_pair), bounds the offset of b's clock against a's (t_b =
+ * t_a + offset): a message from a to b from above, one from b to a from
+ * below. sync-fit.c fits a constant offset, or a line when the clocks
+ * drift apart.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -200,15 +200,15 @@ by_conn_last(const void *x, const void *y)
 
 /*
  * The sends of s (sorted by connection and last byte) whose last byte a
- * receive of r took: for each pair, when received minus when sent, into
- * *d (grown); how many. (A sequence that wraps within a receive, or a
+ * receive of r took: for each pair, when sent and when received, into
+ * *p (allocated); how many. (A sequence that wraps within a receive, or a
  * connection's addresses used again in the trace, are not told apart.)
  */
 static size_t
 pair(const struct smsg *s, size_t ns, const struct smsg *r, size_t nr,
-    int64_t **d)
+    struct sync_pair **p)
 {
-	DARR(int64_t) v = { 0 };
+	DARR(struct sync_pair) v = { 0 };
 
 	for (size_t i = 0; i < nr; i++) {
 		/* the first send of the connection whose last byte is at
@@ -224,34 +224,13 @@ pair(const struct smsg *s, size_t ns, const struct smsg *r, size_t nr,
 		}
 		for (; lo < ns && s[lo].conn == r[i].conn &&
 		    (uint64_t)last_byte(&s[lo]) < (uint64_t)r[i].seq +
-		    r[i].len; lo++)
-			DPUSH(v, (int64_t)(r[i].ts - s[lo].ts));
+		    r[i].len; lo++) {
+			struct sync_pair x = { s[lo].ts, r[i].ts };
+			DPUSH(v, x);
+		}
 	}
-	*d = v.v != NULL ? v.v : xmalloc(sizeof(**d));
+	*p = v.v != NULL ? v.v : xmalloc(sizeof(**p));
 	return v.n;
-}
-
-void
-sync_bounds(const int64_t *ab, size_t nab, const int64_t *ba, size_t nba,
-    struct sync_offset *o)
-{
-	memset(o, 0, sizeof(*o));
-	o->ab = nab;
-	o->ba = nba;
-	/* a to b: received (b's clock) = sent (a's) + offset + latency */
-	for (size_t i = 0; i < nab; i++)
-		if (!o->have_hi || ab[i] < o->hi) {
-			o->hi = ab[i];
-			o->have_hi = 1;
-		}
-	/* b to a: received (a's) = sent (b's) - offset + latency, so
-	   offset >= sent - received */
-	for (size_t i = 0; i < nba; i++)
-		if (!o->have_lo || -ba[i] > o->lo) {
-			o->lo = -ba[i];
-			o->have_lo = 1;
-		}
-	o->consistent = !(o->have_lo && o->have_hi && o->lo > o->hi);
 }
 
 void
@@ -260,7 +239,7 @@ sync_align(const struct sync_msgs *a, const struct sync_msgs *b,
 {
 	struct smsg *sa = xmalloc((a->send.n ? a->send.n : 1) * sizeof(*sa));
 	struct smsg *sb = xmalloc((b->send.n ? b->send.n : 1) * sizeof(*sb));
-	int64_t *ab, *ba;
+	struct sync_pair *ab, *ba;
 
 	memcpy(sa, a->send.v, a->send.n * sizeof(*sa));
 	memcpy(sb, b->send.v, b->send.n * sizeof(*sb));
@@ -268,7 +247,7 @@ sync_align(const struct sync_msgs *a, const struct sync_msgs *b,
 	qsort(sb, b->send.n, sizeof(*sb), by_conn_last);
 	size_t nab = pair(sa, a->send.n, b->recv.v, b->recv.n, &ab);
 	size_t nba = pair(sb, b->send.n, a->recv.v, a->recv.n, &ba);
-	sync_bounds(ab, nab, ba, nba, o);
+	sync_fit(ab, nab, ba, nba, o);
 	free(ab);
 	free(ba);
 	free(sa);

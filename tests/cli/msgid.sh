@@ -8,8 +8,9 @@
 # argus record --net, sends to another host) carries the first sequence
 # number that the receive of it carries on the other side; argus info
 # then finds the offset of a copy of the trace shifted 2.5 s, as another
-# host's clock (tests/tools/shift-trace). Over ::1 (one host), sends are
-# left out and receives still carry their sequence.
+# host's clock (tests/tools/shift-trace), and the drift of a copy whose
+# clock also runs fast. Over ::1 (one host), sends are left out and
+# receives still carry their sequence.
 set -u
 B=${B:-build}
 ARGUS=${ARGUS:-./argus}
@@ -102,13 +103,33 @@ fi
 "$B/tests/tools/shift-trace" "$T/t" "$T/ahead" 2500000000 > /dev/null
 $ARGUS info "$T/t" "$T/ahead" > "$T/info" 2>&1
 rc=$?
-off=$(sed -n "s|^  $T/ahead: +\([0-9.]*\) s (.*; \([0-9]*\) messages to it, \([0-9]*\) from it)\$|\1 \2 \3|p" "$T/info")
+off=$(sed -n "s|^  $T/ahead: +\([0-9.]*\) s ± [^(]*(.*; \([0-9]*\) messages to it, \([0-9]*\) from it)\$|\1 \2 \3|p" "$T/info")
 set -- $off
 if [ $rc -eq 0 ] && [ $# -eq 3 ] && [ "$2" -ge 10 ] && [ "$3" -ge 10 ] &&
     awk -v o="$1" 'BEGIN { d = o - 2.5; exit !(d < 0.001 && d > -0.001) }'; then
 	ok "info: the second host's clock 2.5 s ahead, found within 1 ms ($1 s, $2 and $3 messages)"
 else
 	nok "info: the clock offset" "status $rc" "$(tail -3 "$T/info")"
+fi
+# a copy that also runs 5000 ppm fast (shift-trace --drift): the offset
+# at the middle of the messages found within 0.1 ms and the drift within
+# its uncertainty. The exchange spans a quarter of a second, with
+# latencies and late stamps of some 10 µs: a drift is measured to a few
+# hundred ppm, hence one far beyond any clock's (test-sync.c checks a
+# few ppm over 100 s).
+"$B/tests/tools/shift-trace" --drift 5000 "$T/t" "$T/drift" 2500000000 > /dev/null
+$ARGUS info "$T/t" "$T/drift" > "$T/info" 2>&1
+rc=$?
+first=$(sed -n 's/^start: .*(clock \([0-9.]*\))$/\1/p' "$T/info" | head -1)
+d=$(sed -n "s|^  $T/drift: +\([0-9.]*\) s ± .* at \([0-9.]*\) s of $T/t, drifting +\([0-9.]*\) ppm ± \([0-9.]*\) (.*; [0-9]* messages to it, [0-9]* from it)\$|\1 \2 \3 \4|p" "$T/info")
+set -- $d
+if [ $rc -eq 0 ] && [ $# -eq 4 ] && [ -n "$first" ] &&
+    awk -v o="$1" -v ref="$2" -v f="$first" -v p="$3" -v u="$4" 'BEGIN {
+	d = o - (2.5 + 0.005 * (ref - f)); e = p - 5000; if (e < 0) e = -e
+	exit !(d < 0.0001 && d > -0.0001 && e <= u + 50 && u < 1000) }'; then
+	ok "info: a clock 5000 ppm fast, its drift found ($3 ppm ± $4) and its offset ($1 s at $2 s)"
+else
+	nok "info: the drift" "status $rc, start $first" "$(tail -2 "$T/info")"
 fi
 # one host (::1), with --net: no sends kept, receives with their
 # sequence, and IPv6 addresses in brackets

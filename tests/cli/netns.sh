@@ -102,7 +102,7 @@ else
 	    "a: $(tr '\n' ' ' < "$T/a.pids")" "b: $(tr '\n' ' ' < "$T/b.pids")"
 fi
 $ARGUS info "$T/a" "$T/b" > "$T/info" 2>&1
-off=$(sed -n "s|^  $T/b: \([-+][0-9.]*\) s (.*; \([0-9]*\) messages to it, \([0-9]*\) from it)\$|\1 \2 \3|p" "$T/info")
+off=$(sed -n "s|^  $T/b: \([-+][0-9.]*\) s ± [^(]*(.*; \([0-9]*\) messages to it, \([0-9]*\) from it)\$|\1 \2 \3|p" "$T/info")
 set -- $off
 if [ $# -eq 3 ] && [ "$2" -ge 8 ] && [ "$3" -ge 8 ] &&
     awk -v o="$1" 'BEGIN { exit !(o < 0.001 && o > -0.001) }'; then

@@ -1,16 +1,31 @@
 /*
  * shift-trace.c: copies a trace with every timestamp moved by a number
  * of nanoseconds, as the trace of a host whose clock is off by that
- * much: shift-trace SRC DEST NS (NS may be negative). The copy has the
- * source's host, kernel, CPUs and clock; each thread record goes through
- * the writer's thread table, every other event is added as read.
+ * much: shift-trace [--drift PPM] SRC DEST NS (NS may be negative). With
+ * --drift, that clock also runs PPM millionths fast (slow when negative)
+ * from the first event on: t' = t + NS + PPM 1e-6 (t - first). The copy
+ * has the source's host, kernel, CPUs and clock; each thread record goes
+ * through the writer's thread table, every other event is added as read.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/common.h"
 #include "trace/trace.h"
+
+static long long by;		/* the shift, ns */
+static double ppm;		/* the drift */
+static uint64_t first;		/* the source's first event */
+
+/* A time of the source on the copy's clock. */
+static uint64_t
+shift(uint64_t t)
+{
+	return (uint64_t)((long long)t + by + llround(ppm * 1e-6 *
+	    ((double)t - (double)first)));
+}
 
 int
 main(int argc, char **argv)
@@ -23,11 +38,22 @@ main(int argc, char **argv)
 	size_t n;
 	int err;
 
+	if (argc == 6 && strcmp(argv[1], "--drift") == 0) {
+		ppm = strtod(argv[2], &end);
+		if (*end != '\0' || !(ppm > -1e6 && ppm < 1e6)) {
+			fprintf(stderr, "shift-trace: bad drift '%s'\n",
+			    argv[2]);
+			return 2;
+		}
+		argc -= 2;
+		argv += 2;
+	}
 	if (argc != 4) {
-		fprintf(stderr, "usage: shift-trace SRC DEST NS\n");
+		fprintf(stderr, "usage: shift-trace [--drift PPM] SRC DEST "
+		    "NS\n");
 		return 2;
 	}
-	long long by = strtoll(argv[3], &end, 10);
+	by = strtoll(argv[3], &end, 10);
 	if (*end != '\0') {
 		fprintf(stderr, "shift-trace: bad shift '%s'\n", argv[3]);
 		return 2;
@@ -38,6 +64,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	const struct trace_info *in = trace_reader_info(r);
+	first = in->first_ts;
 	if (by < 0 && (uint64_t)-by > in->first_ts) {
 		fprintf(stderr, "shift-trace: a shift of %lld ns would put "
 		    "events before the clock's start\n", by);
@@ -60,13 +87,13 @@ main(int argc, char **argv)
 	while ((n = trace_reader_read(r, evs, 256)) > 0) {
 		for (size_t i = 0; i < n; i++) {
 			struct trace_event e = evs[i];
-			e.ts = (uint64_t)((long long)e.ts + by);
+			e.ts = shift(e.ts);
 			if (e.type == TT_THREAD) {
 				struct trace_thread t = { .tid =
 				    (uint32_t)e.arg[0], .pid = (uint32_t)e.arg[1],
 				    .ppid = (uint32_t)e.arg[2], .start_ts =
-				    e.arg[3] ? (uint64_t)((long long)e.arg[3] +
-				    by) : 0, .flags = (uint32_t)e.arg[4] };
+				    e.arg[3] ? shift(e.arg[3]) : 0, .flags =
+				    (uint32_t)e.arg[4] };
 				size_t l = e.blob_len < TRACE_COMM_LEN ?
 				    e.blob_len : TRACE_COMM_LEN - 1;
 				if (e.blob != NULL)
