@@ -194,6 +194,25 @@ clocks(char *const *paths, int n)
 			    fmt_off(b1, sizeof(b1), o.lo), o.ba);
 		}
 	}
+	/* a trace with no message to the first, placed through others,
+	   as argus diagnose merges them */
+	struct hosts_host *v = xcalloc((size_t)n, sizeof(*v));
+	size_t base = rc == 0 ? hosts_place(m, (size_t)n, v) : (size_t)n;
+	for (int i = 1; i < n && base == 0; i++) {
+		if (!v[i].merged || v[i].via <= 0)
+			continue;
+		printf("  %s: through %s: %s", paths[i], paths[v[i].via],
+		    fmt_off(b1, sizeof(b1), v[i].offset));
+		if (v[i].uncertainty >= 0)
+			printf(" ± %s", fmt_dur(b2, sizeof(b2),
+			    v[i].uncertainty));
+		else
+			printf(" (a bound on the way)");
+		if (v[i].drift != 0.0)
+			printf(", drifting %+.2f ppm", v[i].drift * 1e6);
+		printf("\n");
+	}
+	free(v);
 	for (int i = 0; i < n; i++)
 		sync_msgs_free(m[i]);
 	free(m);

@@ -1072,7 +1072,10 @@ struct hosts_host {
 	unsigned index;		/* its host number there (trace_tid_host()) */
 	int via;		/* the trace it was aligned against; -1 for
 				   the base clock's */
-	int64_t offset;		/* t_this = t_base + offset, ns */
+	int64_t offset;		/* t_this = t_base + offset + drift (t_base -
+				   ref), ns */
+	double drift;		/* ns per ns; 0 for a constant offset */
+	uint64_t ref;
 	int64_t uncertainty;	/* +- ns; -1 when only a bound is known */
 	size_t pairs;		/* messages with the trace it was aligned
 				   against */
@@ -1104,6 +1107,14 @@ struct hosts_opts {
 	void (*reading)(void *arg, struct trace_reader *r, int begin);
 	void *arg;
 };
+/*
+ * Place n traces' clocks from their messages (m[i], sync_read()): every
+ * two aligned, then each placed on the base's clock (the first trace
+ * linked to another) through the chain with the least uncertainty; v[i]
+ * gets merged (placed), via, offset, drift, ref, uncertainty, pairs and
+ * consistent. Returns the base, or n when no two traces are linked.
+ */
+size_t hosts_place(struct sync_msgs *const *m, size_t n, struct hosts_host *v);
 int hosts_merge(struct trace_reader **rs, const char *const *paths, size_t n,
     const struct hosts_opts *o, struct trace_reader **out,
     struct hosts_report **rep, char **cause);

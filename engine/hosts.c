@@ -16,17 +16,20 @@
  * many messages.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/array.h"
 #include "engine-local.h"
 
-/* An alignment of trace b against a: t_b = t_a + est, within unc (-1:
-   a bound only, messages one way). */
+/* An alignment of trace b against a: t_b = t_a + est + drift (t_a -
+   ref), within unc (-1: a bound only, messages one way). */
 struct link {
 	int ok;
 	int64_t est, unc;
+	double drift;
+	uint64_t ref;
 	size_t msgs;
 	int consistent;
 };
@@ -37,20 +40,26 @@ estimate(const struct sync_offset *o, struct link *l)
 	memset(l, 0, sizeof(*l));
 	l->msgs = o->ab + o->ba;
 	l->consistent = o->consistent;
-	if (o->have_lo && o->have_hi) {
-		int64_t a = o->lo < o->hi ? o->lo : o->hi;
-		int64_t b = o->lo < o->hi ? o->hi : o->lo;
-		l->est = a + (b - a) / 2;
-		l->unc = (b - a) / 2;
-		l->ok = 1;
-	} else if (o->have_hi) {
-		l->est = o->hi;		/* the fastest message took no time */
-		l->unc = -1;
-		l->ok = 1;
-	} else if (o->have_lo) {
-		l->est = o->lo;
-		l->unc = -1;
-		l->ok = 1;
+	if (!o->have_est)
+		return;
+	l->ok = 1;
+	l->est = o->est;
+	l->ref = o->ref;
+	l->drift = o->have_drift ? o->drift : 0.0;
+	l->unc = o->uncertainty == INT64_MAX || !(o->have_lo && o->have_hi) ?
+	    -1 : o->uncertainty;
+}
+
+/* The same alignment seen from b: t_a = t_b + est' + drift' (t_b -
+   ref'). */
+static void
+turn(const struct link *l, struct link *r)
+{
+	*r = *l;
+	r->est = -l->est;
+	if (l->drift != 0.0) {
+		r->drift = -l->drift / (1.0 + l->drift);
+		r->ref = (uint64_t)((int64_t)l->ref + l->est);
 	}
 }
 
@@ -60,6 +69,101 @@ static uint64_t
 cost(const struct link *l)
 {
 	return l->unc < 0 ? (uint64_t)1 << 50 : (uint64_t)l->unc + 1;
+}
+
+/*
+ * Host v placed through u: u's clock is t_u = t_0 + off_u + d_u (t_0 -
+ * R_u), the link t_v = t_u + e + d (t_u - r). Then t_v = t_0 + off_v +
+ * d_v (t_0 - R_v), with R_v = R_u when u drifts, else the link's r on
+ * the base clock.
+ */
+static void
+compose(const struct hosts_host *u, const struct link *l,
+    struct hosts_host *v)
+{
+	double du = u->drift, d = l->drift;
+	uint64_t R = u->drift != 0.0 ? u->ref :
+	    trace_clockmap_apply(&(struct trace_clockmap){ u->offset, 0.0, 0 },
+	    l->ref);
+	/* t_u at t_0 = R */
+	double tu = (double)R + (double)u->offset + du * ((double)R -
+	    (double)u->ref);
+
+	v->ref = R;
+	v->drift = du + d + d * du;
+	v->offset = (int64_t)llround(tu - (double)R + (double)l->est +
+	    d * (tu - (double)l->ref));
+}
+
+size_t
+hosts_place(struct sync_msgs *const *msgs, size_t n, struct hosts_host *v)
+{
+	struct link *lk = xcalloc(n * n, sizeof(*lk));
+	size_t base = n;
+
+	for (size_t a = 0; a < n; a++)
+		for (size_t b = a + 1; b < n; b++) {
+			struct sync_offset so;
+			sync_align(msgs[a], msgs[b], &so);
+			estimate(&so, &lk[a * n + b]);
+			turn(&lk[a * n + b], &lk[b * n + a]);
+		}
+	for (size_t i = 0; i < n; i++) {
+		v[i].merged = 0;
+		v[i].via = -1;
+		v[i].offset = 0;
+		v[i].drift = 0.0;
+		v[i].ref = 0;
+		v[i].uncertainty = 0;
+		v[i].pairs = 0;
+		v[i].consistent = 1;
+	}
+	/* the base: the first trace linked to any */
+	for (size_t i = 0; i < n && base == n; i++)
+		for (size_t j = 0; j < n; j++)
+			if (j != i && lk[i * n + j].ok) {
+				base = i;
+				break;
+			}
+	if (base == n) {
+		free(lk);
+		return n;
+	}
+	/* the least-cost chains from the base (Dijkstra over n nodes) */
+	uint64_t *best = xcalloc(n, sizeof(*best));
+	int *done = xcalloc(n, sizeof(*done));
+	for (size_t i = 0; i < n; i++)
+		best[i] = UINT64_MAX;
+	best[base] = 0;
+	v[base].merged = 1;
+	for (;;) {
+		size_t u = n;
+		for (size_t i = 0; i < n; i++)
+			if (!done[i] && best[i] != UINT64_MAX &&
+			    (u == n || best[i] < best[u]))
+				u = i;
+		if (u == n)
+			break;
+		done[u] = 1;
+		for (size_t w = 0; w < n; w++) {
+			const struct link *l = &lk[u * n + w];
+			if (done[w] || !l->ok || best[u] + cost(l) >= best[w])
+				continue;
+			best[w] = best[u] + cost(l);
+			struct hosts_host *x = &v[w];
+			x->merged = 1;
+			x->via = (int)u;
+			compose(&v[u], l, x);
+			x->uncertainty = l->unc < 0 || v[u].uncertainty < 0 ?
+			    -1 : v[u].uncertainty + l->unc;
+			x->pairs = l->msgs;
+			x->consistent = l->consistent && v[u].consistent;
+		}
+	}
+	free(best);
+	free(done);
+	free(lk);
+	return base;
 }
 
 struct pairing {
@@ -139,7 +243,6 @@ hosts_merge(struct trace_reader **rs, const char *const *paths, size_t n,
 {
 	struct hosts_report *h = xcalloc(1, sizeof(*h));
 	struct sync_msgs **msgs = xcalloc(n, sizeof(*msgs));
-	struct link *lk = xcalloc(n * n, sizeof(*lk));
 	int err = 0;
 
 	*out = NULL;
@@ -171,24 +274,7 @@ hosts_merge(struct trace_reader **rs, const char *const *paths, size_t n,
 		}
 	}
 	name_hosts(h, rs);
-	for (size_t a = 0; a < n; a++)
-		for (size_t b = a + 1; b < n; b++) {
-			struct sync_offset so;
-			sync_align(msgs[a], msgs[b], &so);
-			estimate(&so, &lk[a * n + b]);
-			/* b against a turned round */
-			lk[b * n + a] = lk[a * n + b];
-			lk[b * n + a].est = -lk[a * n + b].est;
-		}
-	/* the base: the first trace linked to any */
-	size_t base = n;
-	for (size_t i = 0; i < n && base == n; i++)
-		for (size_t j = 0; j < n; j++)
-			if (j != i && lk[i * n + j].ok) {
-				base = i;
-				break;
-			}
-	if (base == n) {
+	if (hosts_place(msgs, n, h->v) == n) {
 		if (cause)
 			*cause = xstrdup("no TCP message pairs one trace with "
 			    "another: the clocks cannot be aligned (record "
@@ -196,41 +282,6 @@ hosts_merge(struct trace_reader **rs, const char *const *paths, size_t n,
 		err = GRAPH_ERANGE;
 		goto fail;
 	}
-	/* the least-cost chains from the base (Dijkstra over n nodes) */
-	uint64_t *best = xcalloc(n, sizeof(*best));
-	int *done = xcalloc(n, sizeof(*done));
-	for (size_t i = 0; i < n; i++)
-		best[i] = UINT64_MAX;
-	best[base] = 0;
-	h->v[base].merged = 1;
-	for (;;) {
-		size_t u = n;
-		for (size_t i = 0; i < n; i++)
-			if (!done[i] && best[i] != UINT64_MAX &&
-			    (u == n || best[i] < best[u]))
-				u = i;
-		if (u == n)
-			break;
-		done[u] = 1;
-		for (size_t v = 0; v < n; v++) {
-			const struct link *l = &lk[u * n + v];
-			if (done[v] || !l->ok || best[u] + cost(l) >= best[v])
-				continue;
-			best[v] = best[u] + cost(l);
-			struct hosts_host *x = &h->v[v];
-			x->merged = 1;
-			x->via = (int)u;
-			x->offset = h->v[u].offset + l->est;
-			x->uncertainty = l->unc < 0 || h->v[u].uncertainty < 0 ?
-			    -1 : h->v[u].uncertainty + l->unc;
-			x->pairs = l->msgs;
-			x->consistent = l->consistent &&
-			    (u == base || h->v[u].consistent);
-		}
-	}
-	h->v[base].consistent = 1;
-	free(best);
-	free(done);
 	/* the merged reader: the aligned traces, in the order given */
 	struct trace_reader **in = xcalloc(n, sizeof(*in));
 	struct trace_clockmap *maps = xcalloc(n, sizeof(*maps));
@@ -244,7 +295,9 @@ hosts_merge(struct trace_reader **rs, const char *const *paths, size_t n,
 			continue;
 		}
 		h->v[i].index = (unsigned)m;
-		maps[m].offset = h->v[i].offset - h->v[base].offset;
+		maps[m].offset = h->v[i].offset;
+		maps[m].drift = h->v[i].drift;
+		maps[m].ref = h->v[i].ref;
 		names[m] = h->v[i].name;
 		in[m++] = rs[i];
 	}
@@ -281,14 +334,12 @@ hosts_merge(struct trace_reader **rs, const char *const *paths, size_t n,
 	for (size_t i = 0; i < n; i++)
 		sync_msgs_free(msgs[i]);
 	free(msgs);
-	free(lk);
 	*rep = h;
 	return 0;
 fail:
 	for (size_t i = 0; i < n; i++)
 		sync_msgs_free(msgs[i]);
 	free(msgs);
-	free(lk);
 	hosts_report_free(h);
 	return err;
 }
@@ -367,9 +418,17 @@ hosts_write_text(const struct hosts_report *h, FILE *f)
 			    1e3);
 		else
 			fprintf(f, " (a bound: messages one way only)");
-		fprintf(f, " against %s, from %zu messages%s\n",
-		    h->v[x->via].name, x->pairs, x->consistent ? "" :
-		    " (inconsistent: drift or a wrong pairing)");
+		if (x->drift != 0.0)
+			fprintf(f, ", drifting %+.2f ppm", x->drift * 1e6);
+		size_t b = 0;
+		while (b < h->n && !(h->v[b].merged && h->v[b].via < 0))
+			b++;
+		fprintf(f, " from %s's", b < h->n ? h->v[b].name : "?");
+		if (b < h->n && &h->v[b] != &h->v[x->via])
+			fprintf(f, ", through %s", h->v[x->via].name);
+		fprintf(f, " (%zu messages with %s)%s\n", x->pairs,
+		    h->v[x->via].name, x->consistent ? "" : "; inconsistent: "
+		    "drift or a wrong pairing");
 	}
 }
 
@@ -387,8 +446,9 @@ hosts_write_json(const struct hosts_report *h, FILE *f)
 		if (x->merged)
 		{
 			fprintf(f, ",\"offset_ns\":%" PRId64 ",\"uncertainty_ns\":"
-			    "%" PRId64 ",\"pairs\":%zu,\"against\":",
-			    x->offset, x->uncertainty, x->pairs);
+			    "%" PRId64 ",\"drift_ppm\":%.3f,\"ref_ns\":%" PRIu64
+			    ",\"pairs\":%zu,\"against\":", x->offset,
+			    x->uncertainty, x->drift * 1e6, x->ref, x->pairs);
 			if (x->via < 0)
 				fprintf(f, "null");
 			else
