@@ -53,11 +53,12 @@ offset_of() {
 
 one_run() {	# RUN VARIANT: the scenario into $T/RUN, then the checks
 	R=$T/$1
+	variant=$2
 	sfx=""
 	[ "$RUNS" -gt 1 ] && sfx=" (run $1)"
-	[ "$2" != plain ] && sfx="$sfx ($2)"
+	[ "$variant" != plain ] && sfx="$sfx ($variant)"
 	sliced=
-	[ "$2" = sliced ] && sliced=1
+	[ "$variant" = sliced ] && sliced=1
 	HOSTS_SLICED=$sliced sh tests/tools/hosts-scenario.sh "$R" \
 	    > "$T/scen.out" 2>&1 &
 	scen=$!
@@ -173,7 +174,12 @@ one_run() {	# RUN VARIANT: the scenario into $T/RUN, then the checks
 	fi
 
 	# the merged diagnosis: the client's hang, its culprits on db
-	$ARGUS diagnose "$R/client" "$R/api" "$R/db" > "$R/diag" 2> "$R/diag.err"
+	# sliced: the client named, as tests/real names the hung process
+	# (a wait in timed slices is one wait for a named thread; unnamed,
+	# it may be a main loop idle in slices)
+	sel=
+	[ "$variant" = sliced ] && sel="--pid $CLIENT"
+	$ARGUS diagnose $sel "$R/client" "$R/api" "$R/db" > "$R/diag" 2> "$R/diag.err"
 	rc=$?
 	# the client's hang and what follows it, up to the next hang
 	awk -v c="$CLIENT" '/^hang [0-9]+: / { p = ($3 ~ "^client:python3$" &&
@@ -205,7 +211,7 @@ one_run() {	# RUN VARIANT: the scenario into $T/RUN, then the checks
 
 	# JSON: the hosts, their offsets within 1 ms, every thread with its
 	# host; the client's hang and a culprit on db
-	$ARGUS diagnose --json "$R/client" "$R/api" "$R/db" > "$R/json" 2> "$R/json.err"
+	$ARGUS diagnose $sel --json "$R/client" "$R/api" "$R/db" > "$R/json" 2> "$R/json.err"
 	rc=$?
 	$PY3 - "$R" "$CLIENT" "$HOLDER $WAITER $HOLDER_PSQL" "$API_SHIFT" \
 	    "$DB_SHIFT" > "$R/json.check" 2>&1 << 'EOF'
