@@ -13,18 +13,22 @@
 # host-qualified (HOST:COMM in the text, "host" in JSON), the hosts and
 # their offsets; a trace with no message pairs left out with a warning;
 # one host name twice, refused or told apart. Each run has two variants
-# (HOSTS_VARIANTS, default "plain sliced"): sliced, the client waits for
-# its replies in 1 s slices. HOSTS_RUNS=N runs them N times (default 1).
+# (HOSTS_VARIANTS, default "plain sliced"; "loaded" too in `make
+# real-variants`): sliced, the client waits for its replies in 1 s
+# slices; loaded, a busy loop per core runs throughout. HOSTS_RUNS=N runs them N times (default 1).
 set -u
 B=${B:-build}
 ARGUS=${ARGUS:-./argus}
 RUNS=${HOSTS_RUNS:-1}
 T=$(mktemp -d /tmp/argus-hosts-t-XXXXXX)
-scen=""
+scen="" hogs=""
 cleanup() {
 	# the scenario cleans up after itself (namespaces, PostgreSQL,
 	# processes) when it ends, by a signal too
 	[ -n "$scen" ] && kill "$scen" 2> /dev/null && wait "$scen"
+	for _p in $hogs; do
+		kill "$_p" 2> /dev/null
+	done
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -59,12 +63,25 @@ one_run() {	# RUN VARIANT: the scenario into $T/RUN, then the checks
 	[ "$variant" != plain ] && sfx="$sfx ($variant)"
 	sliced=
 	[ "$variant" = sliced ] && sliced=1
+	# loaded: a busy shell loop per core through the scenario
+	hogs=
+	if [ "$variant" = loaded ]; then
+		for _i in $(seq "$(nproc)"); do
+			sh -c 'while :; do :; done' &
+			hogs="$hogs $!"
+		done
+	fi
 	HOSTS_SLICED=$sliced sh tests/tools/hosts-scenario.sh "$R" \
 	    > "$T/scen.out" 2>&1 &
 	scen=$!
 	wait $scen
 	rc=$?
 	scen=""
+	for _p in $hogs; do
+		kill "$_p" 2> /dev/null
+		wait "$_p" 2> /dev/null
+	done
+	hogs=""
 	if [ $rc = 2 ]; then
 		echo "ok hosts: skipped ($(head -c 200 "$T/scen.out"))"
 		exit 0
