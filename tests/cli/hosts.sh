@@ -29,6 +29,7 @@ cleanup() {
 	for _p in $hogs; do
 		kill "$_p" 2> /dev/null
 	done
+	tmux -S "$T/tmux.sock" kill-server 2> /dev/null
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -285,6 +286,47 @@ EOF
 	else
 		nok "diagnose --json of three hosts$sfx" "status $rc" \
 		    "$(head -c 300 "$R/json.err")" "$(head -c 600 "$R/json.check")"
+	fi
+
+	# export and the debugger take the three traces too (plain only)
+	if [ "$variant" = plain ]; then
+		$ARGUS export -o "$R/x.json" "$R/client" "$R/api" "$R/db" \
+		    2> "$R/x.err"
+		rc=$?
+		n=$($PY3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+ev = d["traceEvents"] if isinstance(d, dict) else d
+names = [e["args"]["name"] for e in ev if e.get("name") == "process_name"]
+hs = set(n.split(":")[0] for n in names)
+print(len(names), ",".join(sorted(hs)),
+    int("db:postgres" in names), int("client:python3" in names))' \
+		    "$R/x.json" 2> "$R/x.check")
+		if [ $rc = 0 ] && [ "${n#* }" = "api,client,db 1 1" ]; then
+			ok "export of three hosts: processes named host:comm ($n)"
+		else
+			nok "export of three hosts" "status $rc, $n" \
+			    "$(head -c 300 "$R/x.err" "$R/x.check")"
+		fi
+		if command -v tmux > /dev/null 2>&1; then
+			TM="tmux -S $T/tmux.sock -f /dev/null"
+			$TM new-session -d -x 160 -y 45 \
+			    "$ARGUS debug $R/client $R/api $R/db; sleep 60"
+			i=0
+			while [ $i -lt 100 ] && ! $TM capture-pane -p 2> /dev/null |
+			    grep -q 'Spinning node'; do
+				sleep 0.1
+				i=$((i + 1))
+			done
+			$TM capture-pane -p > "$R/screen" 2> /dev/null
+			$TM kill-server 2> /dev/null
+			if grep -q "client/python3:$CLIENT" "$R/screen" &&
+			    grep -q "api/python3:$API" "$R/screen" &&
+			    grep -q "db/postgres:" "$R/screen"; then
+				ok "debug of three hosts: lanes of each host, host-qualified"
+			else
+				nok "debug of three hosts" "$(head -20 "$R/screen")"
+			fi
+		fi
 	fi
 
 	# a fourth trace with no message pairs: left out, one warning
