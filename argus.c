@@ -71,9 +71,15 @@ cmd_usage_error(const char *name, const char *fmt, ...)
 	return 2;
 }
 
+/* set while a merged reader replays the damage its hosts' readers
+   reported already */
+static int damage_told;
+
 static void
 warn_damage(const struct trace_damage *d, void *arg)
 {
+	if (damage_told)
+		return;
 	fprintf(stderr, "argus %s: warning: %s at offset %llu: %s\n",
 	    (const char *)arg, d->path, (unsigned long long)d->offset,
 	    d->reason);
@@ -135,6 +141,10 @@ cmd_open_traces(const char *name, const char *const *paths, size_t n,
 		r = NULL;
 		goto out;
 	}
+	/* damage met from now on, through the merged reader */
+	damage_told = 1;
+	trace_reader_on_damage(r, warn_damage, (void *)name);
+	damage_told = 0;
 	for (size_t i = 0; i < (*hosts)->nwarnings; i++)
 		fprintf(stderr, "argus %s: %s\n", name, (*hosts)->warnings[i]);
 out:
