@@ -329,6 +329,22 @@ print(len(names), ",".join(sorted(hs)),
 		fi
 	fi
 
+	# messages seen one way (raw-api1 kept no sends): merged on a bound,
+	# said so (uncertainty -1 in JSON)
+	$ARGUS diagnose --json "$R/client" "$R/raw-api1" > "$R/oneway" \
+	    2> "$R/oneway.err"
+	rc=$?
+	n=$($PY3 -c 'import json, sys
+hs = json.load(open(sys.argv[1]))["hosts"]
+print(len(hs), int(hs[1]["merged"]), hs[1]["uncertainty_ns"],
+    int(abs(hs[1]["offset_ns"]) < 1000000))' "$R/oneway" 2> /dev/null)
+	if [ $rc = 0 ] && [ "$n" = "2 1 -1 1" ]; then
+		ok "diagnose: messages seen one way merge on a bound$sfx"
+	else
+		nok "diagnose: messages seen one way$sfx" "status $rc, $n" \
+		    "$(head -c 300 "$R/oneway.err")"
+	fi
+
 	# a fourth trace with no message pairs: left out, one warning
 	$ARGUS diagnose --json "$R/client" "$R/api" "$R/db" "$R/lonely" \
 	    > "$R/json4" 2> "$R/json4.err"
