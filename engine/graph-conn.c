@@ -217,20 +217,48 @@ blocked_at(const struct gthread *t, uint32_t en, uint32_t ex)
 	return 0;
 }
 
+/* The wake-up edge that ran thread ti inside the call entered at event
+   en, before event i, when the call blocked; NULL when none (taken). */
+static struct graph_edge *
+woke_edge(struct build_pass *b, uint32_t ti, uint32_t en, uint32_t i)
+{
+	struct thread_replay *s = &b->st[ti];
+
+	if (s->woke_ed == GRAPH_NONE)
+		return NULL;
+	struct graph_edge *w = &b->ed[s->woke_ed];
+	s->woke_ed = GRAPH_NONE;
+	if (w->dst_ev <= en || w->dst_ev >= i ||
+	    blocked_at(&b->g->th[ti], en, i) == 0)
+		return NULL;
+	return w;
+}
+
+/* The run's wake-up edge w and its wait edge moved to event se of
+   vertex sv. */
+static void
+woken_by(struct build_pass *b, uint32_t ti, struct graph_edge *w,
+    uint32_t sv, uint32_t se)
+{
+	struct thread_replay *s = &b->st[ti];
+
+	w->src = sv;
+	w->src_ev = se;
+	if (s->wait_ed != GRAPH_NONE) {
+		b->ed[s->wait_ed].dst = sv;
+		b->ed[s->wait_ed].dst_ev = se;
+	}
+}
+
 void
 gb_data_woke(struct build_pass *b, uint32_t ti, uint32_t en, uint32_t i,
     uint32_t sv, uint32_t se)
 {
 	struct graph *g = b->g;
 	const struct gthread *t = &g->th[ti];
-	struct thread_replay *s = &b->st[ti];
+	struct graph_edge *w = woke_edge(b, ti, en, i);
 
-	if (s->woke_ed == GRAPH_NONE)
-		return;
-	struct graph_edge *w = &b->ed[s->woke_ed];
-	s->woke_ed = GRAPH_NONE;
-	/* the run the edge woke is inside this call */
-	if (w->dst_ev <= en || w->dst_ev >= i || blocked_at(t, en, i) == 0)
+	if (w == NULL)
 		return;
 	const struct gthread *wt = &g->th[g->vx[w->src].thread];
 	const struct gthread *dt = &g->th[g->vx[sv].thread];
@@ -239,13 +267,8 @@ gb_data_woke(struct build_pass *b, uint32_t ti, uint32_t en, uint32_t i,
 	if (wt == dt || dt == t || (dt->flags & GRAPH_THREAD_CULLED) ||
 	    sent <= wt->ev[w->src_ev].ts || sent > t->ev[w->dst_ev].ts)
 		return;
-	w->src = sv;
-	w->src_ev = se;
-	if (s->wait_ed != GRAPH_NONE) {
-		b->ed[s->wait_ed].dst = sv;
-		b->ed[s->wait_ed].dst_ev = se;
-	}
-	s->handed = gb_sibling(g, ti, sv);
+	woken_by(b, ti, w, sv, se);
+	b->st[ti].handed = gb_sibling(g, ti, sv);
 }
 
 /* The time of the write that queued n. */
@@ -392,13 +415,9 @@ gb_msg_woke(struct build_pass *b, uint32_t ti, uint32_t en, uint32_t i,
 {
 	struct graph *g = b->g;
 	const struct gthread *t = &g->th[ti];
-	struct thread_replay *s = &b->st[ti];
+	struct graph_edge *w = woke_edge(b, ti, en, i);
 
-	if (s->woke_ed == GRAPH_NONE)
-		return;
-	struct graph_edge *w = &b->ed[s->woke_ed];
-	s->woke_ed = GRAPH_NONE;
-	if (w->dst_ev <= en || w->dst_ev >= i || blocked_at(t, en, i) == 0)
+	if (w == NULL)
 		return;
 	const struct gthread *wt = &g->th[g->vx[w->src].thread];
 	const struct gthread *dt = &g->th[g->vx[sv].thread];
@@ -408,11 +427,6 @@ gb_msg_woke(struct build_pass *b, uint32_t ti, uint32_t en, uint32_t i,
 	    (dt->flags & GRAPH_THREAD_CULLED) ||
 	    dt->ev[se].ts > t->ev[w->dst_ev].ts)
 		return;
-	w->src = sv;
-	w->src_ev = se;
-	if (s->wait_ed != GRAPH_NONE) {
-		b->ed[s->wait_ed].dst = sv;
-		b->ed[s->wait_ed].dst_ev = se;
-	}
-	s->handed = 0;
+	woken_by(b, ti, w, sv, se);
+	b->st[ti].handed = 0;
 }
