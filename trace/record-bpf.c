@@ -437,6 +437,8 @@ rec_bpf_open(struct recorder *r, const struct record_opts *o, char **cause)
 		bpf_program__set_autoload(b->skel->progs.on_cpu_clock, true);
 	b->skel->rodata->self_tgid = (uint32_t)getpid();
 	b->skel->rodata->scope_netns = o->scope_netns;
+	b->skel->rodata->scope_cgroup = o->scope_cgroup;
+	b->skel->rodata->scope_cglevel = o->scope_cglevel;
 	b->skel->rodata->stack_ns = o->stack_ns;
 	/* the kernel's functions, for the kernel stacks: read now, not
 	   at the first one, while recording */

@@ -295,55 +295,6 @@ cur_tid(void)
 	return (__u32)bpf_get_current_pid_tgid();
 }
 
-/*
- * A recorder scoped to a network namespace (argus record --netns, as one
- * host of several on one machine): the events of the tasks inside it,
- * of kernel threads (they serve every namespace) and of interrupt
- * contexts; a switch when either task is inside, a wake-up when the
- * waker or the wakee is. 0: every task.
- */
-const volatile __u32 scope_netns;
-
-/* The namespace's struct net, once a task in it was met: one load to
-   compare rather than two. */
-static struct net *scope_net;
-
-static __always_inline int
-task_in(struct task_struct *t)
-{
-	struct nsproxy *ns;
-	struct net *n;
-
-	if (!scope_netns || !t || (t->flags & PF_KTHREAD))
-		return 1;
-	ns = t->nsproxy;
-	if (!ns)
-		return 1;	/* exiting: its last events are kept */
-	n = ns->net_ns;
-	if (n == scope_net)
-		return 1;
-	if (n->ns.inum != scope_netns)
-		return 0;
-	scope_net = n;
-	return 1;
-}
-
-/* The current context's events are kept: a task's inside the scope, or
-   an interrupt's (looked at only for a task outside: a map lookup). */
-static __always_inline int
-cur_in(void)
-{
-	if (!scope_netns || task_in(bpf_get_current_task_btf()))
-		return 1;
-	return ctx_now() != 0;
-}
-
-/* Leave the program when cond says the event is outside the scope. */
-#define SCOPE(cond) do { \
-	if (scope_netns && !(cond)) \
-		return 0; \
-} while (0)
-
 /* Reserve a record of type T as p, or count a loss and return 0. */
 #define RESERVE(T, p, kind, tid) \
 	T *p = bpf_ringbuf_reserve(&rb, sizeof(T), 0); \
@@ -389,6 +340,8 @@ sw_state(bool preempt, unsigned int ps, struct task_struct *p)
    fields are then read by plain loads the verifier guards, not by a
    helper call each. */
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+
+#include "scope.bpf.h"
 
 /* The file of descriptor fd of t, as a typed read-only pointer, or
    NULL: one helper call (the fd array's slot), the rest plain loads. */
@@ -1572,8 +1525,7 @@ int BPF_PROG(on_sk_ready, const struct sock *sk)
 		}
 	}
 	/* its socket inside the scope, or its sender */
-	SCOPE(cur_in() || sk->__sk_common.skc_net.net->ns.inum ==
-	    scope_netns);
+	SCOPE(cur_in() || sk_in((struct sock *)sk));
 	EMIT(3, RB_SK_DATA_READY, cur_tid(), (__u64)sk,
 	    (__u64)sk->__sk_common.skc_family,
 	    (__u64)sk->sk_protocol);
