@@ -406,6 +406,18 @@ rec_bpf_open(struct recorder *r, const struct record_opts *o, char **cause)
 	}
 	unlink(logpath);
 	free(logpath);
+	/* the scope's cgroup held while recording (see scope.bpf.h) */
+	if (o->scope_cgroup != 0) {
+		uint32_t k = 0, fd = (uint32_t)o->scope_cgfd;
+
+		if (bpf_map__update_elem(b->skel->maps.scope_cgs, &k,
+		    sizeof(k), &fd, sizeof(fd), BPF_ANY) != 0) {
+			err = errno ? errno : EINVAL;
+			*cause = xasprintf("cannot hold the cgroup of the "
+			    "scope: %s", strerror(err));
+			goto fail;
+		}
+	}
 	if (o->bpf_stats && (b->stats_fd = bpf_enable_stats(
 	    BPF_STATS_RUN_TIME)) < 0) {
 		rec_warn(r, "the kernel does not count the BPF programs' run "

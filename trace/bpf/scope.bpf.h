@@ -11,11 +11,12 @@
  * is inside, a wake-up when the waker or the wakee is, a data-ready when
  * its socket is. Nothing set: every task.
  *
- * Data: two rodata values per scope, set by the loader, and one pointer
- * each learned from the first task met inside (a load to compare rather
- * than a chain); both objects stay alive while recording, the loader
- * holding the namespace and the cgroup's directory open, so a pointer
- * learned never names another one.
+ * Data: rodata values set by the loader, and one pointer per scope
+ * learned from the first task met inside (a load to compare rather than
+ * a chain). Both objects stay alive while recording, so a pointer
+ * learned never names another one: the loader holds the namespace open,
+ * and the cgroup in the map scope_cgs (a cgroup array holds a reference
+ * to its cgroups; removed while recorded, the cgroup is not freed).
  */
 #ifndef ARGUS_SCOPE_BPF_H
 #define ARGUS_SCOPE_BPF_H
@@ -29,33 +30,47 @@ const volatile __u32 scope_cglevel;	/* its depth below the root (the
 /* Either scope set: the checks are compiled out when neither is. */
 #define SCOPED (scope_netns != 0 || scope_cgroup != 0)
 
-/* The namespace's struct net and the scope cgroup's kernfs node, once
-   a task inside was met. */
+/* The namespace's struct net and the scope's struct cgroup, once a task
+   inside was met. */
 static struct net *scope_net;
-static struct kernfs_node *scope_kn;
+static struct cgroup *scope_cg;
+
+/* Slot 0: the scope's cgroup, held (the programs never read it). */
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} scope_cgs SEC(".maps");
 
 /* Is cgroup c the scope cgroup or one of its descendants? Its ancestor
    at the scope's level is the one. c may be NULL (a socket without one):
-   outside. c->ancestors[] lies past the end of struct cgroup as BTF
-   sizes it, where the verifier refuses a load: the slot is read as the
-   first field of a struct that begins with a struct cgroup * (the cast
-   is a move once verified; no helper call). */
+   outside. A task of the scope cgroup itself costs one compare; one
+   below it or outside, two loads more. c->ancestors[] lies past the end
+   of struct cgroup as BTF sizes it, where the verifier refuses a load:
+   the slot is read as the first field of a struct that begins with a
+   struct cgroup * (the cast is a move once verified; no helper call). */
 static __always_inline int
 cg_in(struct cgroup *c)
 {
 	struct cgrp_cset_link *slot;
-	struct kernfs_node *kn;
+	struct cgroup *a;
 
-	if (!c || c->level < (int)scope_cglevel)
+	if (!c)
+		return 0;
+	if (c == scope_cg)
+		return 1;
+	if (c->level < (int)scope_cglevel)
 		return 0;
 	slot = bpf_rdonly_cast(&c->ancestors[scope_cglevel],
 	    bpf_core_type_id_kernel(struct cgrp_cset_link));
-	kn = slot->cgrp->kn;
-	if (kn == scope_kn)
+	a = slot->cgrp;
+	if (a == scope_cg)
 		return 1;
-	if (!kn || kn->id != scope_cgroup)
+	/* learned: another cgroup; else the scope's when its id is */
+	if (scope_cg || !a || a->kn->id != scope_cgroup)
 		return 0;
-	scope_kn = kn;
+	scope_cg = a;
 	return 1;
 }
 
