@@ -319,6 +319,8 @@ rec_bpf_open(struct recorder *r, const struct record_opts *o, char **cause)
 	    "bpf_task_work_schedule_resume_impl", BTF_KIND_FUNC) >= 0 &&
 	    !rbpf_refused("task_work");
 	btf__free(vmlinux);
+	/* the identity of UDP datagrams: a hash of their first bytes */
+	b->skel->rodata->udp_hash = !skipped("udp_hash");
 	/* the samples of busy tasks, with the stacks of long waits */
 	if (o->stack_ns != 0 && !skipped("cpu_clock"))
 		bpf_program__set_autoload(b->skel->progs.on_cpu_clock, true);

@@ -145,6 +145,7 @@ struct recorder {
 	struct sktup {		/* its sock_addr record (record-bpf.c) */
 		uint64_t seg;	/* segments begun when last written */
 		uint32_t family, len;
+		uint32_t proto;	/* 6 TCP, 17 UDP */
 		char text[112];	/* "ADDR:PORT ADDR:PORT" */
 	} *sktups;
 	size_t nsktups, capsktups;
