@@ -19,10 +19,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
-#include <linux/nsfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -56,7 +53,8 @@ usage_record(FILE *f, const char *name)
 	    "usage: argus %s [-o DIR] [--size SIZE] [--segment SIZE]\n"
 	    "       [--duration SECONDS] [--events SET] [--buffer-kb N]\n"
 	    "       [--group GROUP] [--backend auto|bpf|tracefs]\n"
-	    "       [--no-instrument] [--net] [--netns NS] [--host NAME]\n"
+	    "       [--no-instrument] [--net] [--netns NS] [--cgroup DIR]\n"
+	    "       [--host NAME]\n"
 	    "       [--stacks MS|off] [--stack-depth N] [--stack-rate N] [-q]\n"
 	    "       [--snapshot-on-hang DIR [--snapshot-max N]"
 	    " [--snapshot-size SIZE]]%s\n"
@@ -81,6 +79,10 @@ usage_record(FILE *f, const char *name)
 	    "                      name of ip netns, or a path such as\n"
 	    "                      /proc/PID/ns/net), with kernel threads and\n"
 	    "                      interrupts: one host of several (BPF)\n"
+	    "  --cgroup DIR        only the tasks of cgroup v2 directory DIR\n"
+	    "                      and the cgroups below it, likewise: a\n"
+	    "                      container or a service (BPF); with --netns,\n"
+	    "                      the tasks inside both\n"
 	    "  --host NAME         the host name the trace gives (default: the\n"
 	    "                      system's)\n"
 	    "  --stacks MS|off     the user stack of every wait of MS or more\n"
@@ -109,43 +111,13 @@ usage_record(FILE *f, const char *name)
 		    "and 'argus status'.\n");
 }
 
-/*
- * The inode of network namespace arg into *ino: a path to one (a file
- * of /proc/PID/ns, or one ip-netns(8) bound), or a name ip-netns(8)
- * gave (/run/netns/NAME). 0, or -1 after a one-line usage error. The
- * namespace stays open for the life of the process: deleted while
- * recorded, its inode number could go to another one.
- */
+/* Print usage error why (allocated, freed) as command name's: 2. */
 static int
-netns_inode(const char *name, const char *arg, uint32_t *ino)
+scope_error(const char *name, char *why)
 {
-	char *path = strchr(arg, '/') != NULL ? xstrdup(arg) :
-	    xasprintf("/run/netns/%s", arg);
-	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = -1;
-	struct statfs fs;
-	struct stat st;
-
-	if (fd < 0)
-		cmd_usage_error(name, "no network namespace '%s' (%s: %s)",
-		    arg, path, strerror(errno));
-	else if (fstatfs(fd, &fs) != 0 || fs.f_type != 0x6e736673 ||
-	    fstat(fd, &st) != 0)
-		cmd_usage_error(name, "'%s' is not a namespace (%s)", arg,
-		    path);
-	else if (ioctl(fd, NS_GET_NSTYPE) != CLONE_NEWNET)
-		cmd_usage_error(name, "'%s' is not a network namespace (%s)",
-		    arg, path);
-	else if (st.st_ino == 0 || st.st_ino > UINT32_MAX)
-		cmd_usage_error(name, "'%s': an inode argus cannot keep",
-		    arg);
-	else {
-		*ino = (uint32_t)st.st_ino;
-		rc = 0;
-	}
-	if (fd >= 0 && rc != 0)
-		close(fd);
-	free(path);
-	return rc;
+	cmd_usage_error(name, "%s", why);
+	free(why);
+	return 2;
 }
 
 int
@@ -162,6 +134,7 @@ parse_ropts(const char *name, int argc, char **argv, struct ropts *o)
 		{ "no-instrument", no_argument, NULL, 'N' },
 		{ "net", no_argument, NULL, 'n' },
 		{ "netns", required_argument, NULL, 'x' },
+		{ "cgroup", required_argument, NULL, 'C' },
 		{ "host", required_argument, NULL, 'X' },
 		{ "stacks", required_argument, NULL, 'T' },
 		{ "stack-depth", required_argument, NULL, 'F' },
@@ -178,8 +151,10 @@ parse_ropts(const char *name, int argc, char **argv, struct ropts *o)
 	uint64_t v, seg;
 	char cwd[PATH_MAX];
 	const char *size_arg = NULL, *seg_arg = "64M";
+	char *why = NULL;
 
 	memset(o, 0, sizeof(*o));
+	o->ro.scope_cgfd = -1;
 	o->ro.dir = ARGUS_DEFAULT_TRACE;
 	o->ro.set = RECORD_SET_DEFAULT;
 	o->ro.wopts.group = (gid_t)-1;
@@ -271,8 +246,17 @@ parse_ropts(const char *name, int argc, char **argv, struct ropts *o)
 			o->ro.net_sends = 1;
 			break;
 		case 'x':
-			if (netns_inode(name, optarg, &o->ro.scope_netns) != 0)
-				return 2;
+			if (o->ro.scope_netns != 0)
+				return cmd_usage_error(name, "--netns given twice");
+			if (record_scope_netns(optarg, &o->ro.scope_netns,
+			    &why) != 0)
+				return scope_error(name, why);
+			break;
+		case 'C':
+			if (o->ro.scope_cgroup != 0)
+				return cmd_usage_error(name, "--cgroup given twice");
+			if (record_scope_cgroup(optarg, &o->ro, &why) != 0)
+				return scope_error(name, why);
 			break;
 		case 'T':
 			if (strcmp(optarg, "off") == 0)
@@ -348,6 +332,9 @@ parse_ropts(const char *name, int argc, char **argv, struct ropts *o)
 	if (o->ro.scope_netns != 0 && o->ro.backend == RECORD_BACKEND_TRACEFS)
 		return cmd_usage_error(name, "--netns needs the BPF backend "
 		    "(tracefs cannot tell the namespace of a task)");
+	if (o->ro.scope_cgroup != 0 && o->ro.backend == RECORD_BACKEND_TRACEFS)
+		return cmd_usage_error(name, "--cgroup needs the BPF backend "
+		    "(tracefs cannot tell the cgroup of a task)");
 	seg = o->ro.wopts.segment_size ? o->ro.wopts.segment_size :
 	    TRACE_DEFAULT_SEGMENT;
 	if (size_arg && seg * 2 > o->ro.wopts.size_bound)

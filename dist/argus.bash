@@ -6,7 +6,7 @@ _argus_opts() {
 	case $1 in
 	record|start)
 		echo "-o --output --size --segment --duration --events --buffer-kb
-		    --group --backend --no-instrument --net --netns --host --stacks --stack-depth --stack-rate --snapshot-on-hang --snapshot-max
+		    --group --backend --no-instrument --net --netns --cgroup --host --stacks --stack-depth --stack-rate --snapshot-on-hang --snapshot-max
 		    --snapshot-size -q --quiet -h --help" ;;
 	stop|status) echo "-o --output -h --help" ;;
 	diagnose) echo "--pid --tid --comm --at --threshold --pick --rules --json --whole --stream
@@ -47,6 +47,7 @@ _argus() {
 	    exit sys_enter sys_exit user stack fd thread lost filelock" -- "$cur")); return ;;
 	-o|--output|--snapshot-on-hang|--rules|--dot)
 		COMPREPLY=($(compgen -f -- "$cur")); return ;;
+	--cgroup) COMPREPLY=($(compgen -d -- "$cur")); return ;;
 	--pid|--tid|--comm|--at|--from|--to|--size|--segment|--duration|\
 	--buffer-kb|--threshold|--pick|--depth|--limit|--last|--len|\
 	--marker|--instance|--snapshot-max|--snapshot-size)

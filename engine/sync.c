@@ -1,13 +1,16 @@
 /*
- * sync.c: the clocks of several hosts' traces aligned from the TCP
- * messages between them (argus-trace(5): sock_addr, and the sequence
- * number of sock_send and sock_recv).
+ * sync.c: the clocks of several hosts' traces aligned from the TCP and
+ * UDP messages between them (argus-trace(5): sock_addr, and the sixth
+ * field of sock_send and sock_recv: a TCP message's sequence number, a
+ * UDP datagram's hash).
  *
  * struct sync_msgs holds one trace's messages: each send and receive of
- * a TCP socket whose addresses are known, as a struct smsg (when, the
- * connection seen from the sender, "SRC DST" hashed, the first sequence
- * number and its length). A send of trace a pairs with a receive of
- * trace b of the same connection that took its last byte: a send is
+ * a TCP or connected UDP socket whose addresses are known, as a struct
+ * smsg (when, the connection seen from the sender, "SRC DST" hashed with
+ * its protocol, the first sequence number and its length; a datagram's
+ * hash as its sequence, of length 1). A send of trace a pairs with a
+ * receive of trace b of the same connection that took its last byte (a
+ * datagram: of the same hash): a send is
  * stamped when its call returns, after its last byte was queued (a
  * large send's first bytes may be read before it returns). A receive
  * never comes before its send, so each pair, kept as its two times
@@ -30,13 +33,19 @@ struct smsg {
 	uint32_t tid;		/* the thread that sent or received it */
 };
 
-/* A message before its connection is known: its socket, and whether a
-   send. */
+/* A message before its connection is known: its socket, whether a
+   send, and whether a UDP datagram. */
 struct raw {
 	struct smsg m;
 	uint64_t sk;
-	int send;
+	int send, udp;
 };
+
+#define IPPROTO_TCP_ 6
+#define IPPROTO_UDP_ 17
+/* Mixed into the hash of a UDP "connection": TCP and UDP on the same
+   addresses and ports are not one. */
+#define UDP_CONN 0x9e3779b97f4a7c15ull
 
 /* A socket's addresses from a sock_addr record, at ts. */
 struct addr {
@@ -129,11 +138,14 @@ sync_read(struct trace_reader *r, struct sync_msgs **out, char **cause)
 			}
 			if ((e->type != TT_SOCK_SEND &&
 			    e->type != TT_SOCK_RECV) ||
-			    (uint32_t)e->arg[5] == 0 || (int64_t)e->arg[3] <= 0)
+			    (uint32_t)e->arg[5] == 0 || (int64_t)e->arg[3] <= 0 ||
+			    (e->arg[2] != IPPROTO_TCP_ &&
+			    e->arg[2] != IPPROTO_UDP_))
 				continue;
+			int udp = e->arg[2] == IPPROTO_UDP_;
 			struct raw x = { { e->ts, 0, (uint32_t)e->arg[5],
-			    (uint32_t)e->arg[3], e->arg[0], e->tid },
-			    e->arg[0], e->type == TT_SOCK_SEND };
+			    udp ? 1 : (uint32_t)e->arg[3], e->arg[0], e->tid },
+			    e->arg[0], e->type == TT_SOCK_SEND, udp };
 			DPUSH(raws, x);
 		}
 	}
@@ -148,6 +160,8 @@ sync_read(struct trace_reader *r, struct sync_msgs **out, char **cause)
 		x->m.conn = conn_of(t, strlen(t), x->send);
 		if (x->m.conn == 0)
 			continue;
+		if (x->udp)
+			x->m.conn ^= UDP_CONN;
 		if (x->send)
 			DPUSH(m->send, x->m);
 		else

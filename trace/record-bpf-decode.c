@@ -121,7 +121,7 @@ put_sock_addr(struct recorder *r, struct sktup *k, uint64_t sk,
 	ev.tid = tid;
 	ev.arg[0] = sk;
 	ev.arg[1] = k->family;
-	ev.arg[2] = 6;		/* TCP */
+	ev.arg[2] = k->proto;
 	ev.cpu = TRACE_CPU_META;
 	ev.ts = rec_meta_ts(r, ts);
 	ev.blob = k->text;
@@ -131,7 +131,8 @@ put_sock_addr(struct recorder *r, struct sktup *k, uint64_t sk,
 }
 
 /*
- * A TCP socket's addresses (RB_SOCK_ADDR, once a socket): kept, and
+ * A TCP or connected UDP socket's addresses (RB_SOCK_ADDR, once a
+ * socket, again when a UDP socket connects to another peer): kept, and
  * written as a metadata record now and again into each later segment
  * before the socket's first message there (sock_message()), so that
  * every segment names the connections of its messages.
@@ -158,11 +159,12 @@ sock_addr(struct recorder *r, struct trace_event *ev, const uint64_t *a)
 	k->len = n > 0 && (size_t)n < sizeof(k->text) ? (uint32_t)n :
 	    (uint32_t)strlen(k->text);
 	k->family = fam;
+	k->proto = (uint32_t)a[2];
 	put_sock_addr(r, k, a[0], ev->ts, ev->tid);
 }
 
-/* Before a TCP message of socket sk: its addresses, when the segment
-   being written has not had them. */
+/* Before a TCP or UDP message of socket sk: its addresses, when the
+   segment being written has not had them. */
 static void
 sock_message(struct recorder *r, const struct trace_event *ev)
 {

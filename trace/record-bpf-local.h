@@ -45,4 +45,10 @@ struct rbpf {
 				   on (record_opts.bpf_stats), or -1 */
 };
 
+/* What ARGUS_BPF_REFUSE names (a comma list), made for the kernel to
+   refuse, to test what the recorder does then: "cpu_clock", the
+   sampler's program; "perf_event", the sampler's perf events;
+   "task_work", BPF task work (taken as missing). record-bpf-open.c. */
+int rbpf_refused(const char *what);
+
 #endif

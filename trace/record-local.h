@@ -119,6 +119,11 @@ struct recorder {
 	int set;		/* enum record_set */
 	uint32_t scope_netns;	/* record_opts': 0, or the network
 				   namespace whose tasks alone are kept */
+	uint64_t scope_cgroup;	/* record_opts': 0, or the cgroup id */
+	int scope_cgfd;		/* record_opts': its directory */
+	uint32_t *cg_pids;	/* the processes of its subtree at start,
+				   sorted (rec_scope_load) */
+	size_t ncg_pids, cg_cap;
 	struct rbpf *bpf;	/* the BPF backend, or NULL: tracefs */
 	uint64_t bound;
 
@@ -140,6 +145,7 @@ struct recorder {
 	struct sktup {		/* its sock_addr record (record-bpf.c) */
 		uint64_t seg;	/* segments begun when last written */
 		uint32_t family, len;
+		uint32_t proto;	/* 6 TCP, 17 UDP */
 		char text[112];	/* "ADDR:PORT ADDR:PORT" */
 	} *sktups;
 	size_t nsktups, capsktups;
@@ -205,7 +211,8 @@ void rec_pump_queue(struct recorder *r, uint8_t *page);
 void rec_pump_free(struct recorder *r);
 
 /* record-proc.c */
-/* Scan /proc and write every thread through trace_writer_thread. */
+/* Scan /proc and write every thread through trace_writer_thread (a
+   scoped recorder: the kernel threads and the scope's processes). */
 void rec_proc_scan(struct recorder *r, uint64_t ts);
 struct rthread *rec_thread_find(struct recorder *r, uint32_t tid);
 struct rthread *rec_thread_add(struct recorder *r, uint32_t tid);
@@ -290,6 +297,12 @@ void rec_ksyms_need(struct recorder *r, uint64_t ts, int exact,
    records). */
 void rec_ksyms_load(struct recorder *r);
 void rec_ksyms_free(struct recorder *r);
+
+/* record-scope.c: rec_scope_load reads the pids of the scope cgroup's
+   subtree (nothing without one); rec_scope_has says whether process pid
+   was among them (always, without a cgroup scope). */
+void rec_scope_load(struct recorder *r);
+int rec_scope_has(const struct recorder *r, uint32_t pid);
 
 /* record-bpf.c: the BPF backend (stubs failing with ENOTSUP in a build
    without it) */

@@ -211,6 +211,7 @@ rec_proc_scan(struct recorder *r, uint64_t ts)
 
 	if (d == NULL)
 		return;
+	rec_scope_load(r);
 	while ((de = readdir(d)) != NULL) {
 		char path[300];
 		uint32_t pid;
@@ -220,6 +221,8 @@ rec_proc_scan(struct recorder *r, uint64_t ts)
 			continue;
 		pid = (uint32_t)strtoul(de->d_name, NULL, 10);
 		kt = is_kthread(pid);
+		if (!kt && !rec_scope_has(r, pid))
+			continue;	/* outside the cgroup scope */
 		if (!kt && r->scope_netns != 0) {
 			/* a scoped recorder: the processes of its namespace
 			   (kernel threads serve every one) */

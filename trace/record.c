@@ -270,6 +270,7 @@ rec_free(struct recorder *r)
 				close(r->cpus[i].fd);
 	}
 	free(r->cpus);
+	free(r->cg_pids);
 	rec_decode_free(r);
 	rec_proc_free(r);
 	for (size_t i = 0; i < r->nwarn; i++)
@@ -500,7 +501,7 @@ record_open(struct recorder **rp, const struct record_opts *o, char **cause)
 	struct tracefs_instance *in;
 	const char *tdir = NULL;
 	char val[32];
-	int err;
+	int err, scoped;
 
 	*rp = NULL;
 	*cause = NULL;
@@ -559,27 +560,29 @@ record_open(struct recorder **rp, const struct record_opts *o, char **cause)
 	if ((err = open_cpus(r, cause)) != 0)
 		goto fail;
 	r->scope_netns = o->scope_netns;
-	if (o->scope_netns != 0 && o->backend == RECORD_BACKEND_TRACEFS) {
-		*cause = xstrdup("a recorder scoped to a network namespace "
-		    "needs the BPF backend (tracefs cannot tell the "
-		    "namespace of a task)");
+	r->scope_cgroup = o->scope_cgroup;
+	r->scope_cgfd = o->scope_cgroup != 0 ? o->scope_cgfd : -1;
+	scoped = o->scope_netns != 0 || o->scope_cgroup != 0;
+	if (scoped && o->backend == RECORD_BACKEND_TRACEFS) {
+		*cause = xasprintf("a recorder scoped to a %s needs the BPF "
+		    "backend (tracefs cannot tell the %s of a task)",
+		    o->scope_netns ? "network namespace" : "cgroup",
+		    o->scope_netns ? "namespace" : "cgroup");
 		err = EINVAL;
 		goto fail;
 	}
-	if (o->scope_netns != 0 && probes_defined())
-		rec_warn(r, "probes of argus probe are defined; a recorder "
-		    "scoped to a namespace records with BPF, which does not "
-		    "record them");
+	if (scoped && probes_defined())
+		rec_warn(r, "probes of argus probe are defined; a scoped "
+		    "recorder records with BPF, which does not record them");
 	if (o->backend == RECORD_BACKEND_AUTO && probes_defined() &&
-	    o->scope_netns == 0) {
+	    !scoped) {
 		rec_warn(r, "probes of argus probe are defined; recording with "
 		    "tracefs (the BPF backend does not record them)");
 	} else if (o->backend != RECORD_BACKEND_TRACEFS) {
 		char *bcause = NULL;
 
 		err = rec_bpf_open(r, o, &bcause);
-		if (err && (o->backend == RECORD_BACKEND_BPF ||
-		    o->scope_netns != 0)) {
+		if (err && (o->backend == RECORD_BACKEND_BPF || scoped)) {
 			*cause = bcause;
 			goto fail;
 		}

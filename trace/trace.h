@@ -731,6 +731,14 @@ struct record_opts {
 					   namespace of this inode (BPF), with
 					   kernel threads and interrupts; 0:
 					   every task */
+	uint64_t scope_cgroup;		/* only the tasks of the cgroup v2 of
+					   this id and its descendants (BPF),
+					   likewise; with scope_netns, the
+					   tasks inside both; 0: every task */
+	unsigned scope_cglevel;		/* its depth below the root */
+	int scope_cgfd;			/* its directory, open while
+					   recording (the caller's): the
+					   thread table reads it */
 	uint64_t stack_ns;		/* the user stack of each wait this
 					   long or longer, at its end, its
 					   waker's, samples of threads that
@@ -780,6 +788,19 @@ int record_remove_stale(void);
  */
 int record_open(struct recorder **rp, const struct record_opts *o,
     char **cause);
+
+/*
+ * The scopes of a recorder (record-scope.c). record_scope_netns: the
+ * inode of network namespace arg into *ino: a path to one (a file of
+ * /proc/PID/ns, or one ip-netns(8) bound), or a name ip-netns(8) gave
+ * (/run/netns/NAME). record_scope_cgroup: the cgroup v2 directory path
+ * (not a symbolic link) into o's scope_cgroup, scope_cglevel and
+ * scope_cgfd. Either: 0, or -1 with *why set (one line, allocated);
+ * what they open stays open for the life of the process.
+ */
+int record_scope_netns(const char *arg, uint32_t *ino, char **why);
+int record_scope_cgroup(const char *path, struct record_opts *o,
+    char **why);
 
 /* Warnings gathered by record_open, e.g. missing kernel events. */
 size_t record_nwarnings(const struct recorder *r);

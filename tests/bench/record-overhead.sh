@@ -26,6 +26,10 @@
 # bpf-SET@netns records scoped to the network namespace the workload
 # runs in (argus record --netns: every event still in scope, so the
 # scope's own checks are what differs from bpf-SET).
+# bpf-SET@cgroup records scoped to a cgroup v2 made for the workload,
+# which runs in it (argus record --cgroup; the recorder itself and the
+# rest of the system, pgbench's server too, are outside): a container's
+# recorder.
 # bpf-SET~TP,TP... leaves out the BPF programs of those tracepoints
 # (ARGUS_BPF_SKIP): bpf-default~sys_exit is what the system-call hook costs.
 # bpf-SET!WHAT has the kernel taken to refuse WHAT (ARGUS_BPF_REFUSE):
@@ -42,6 +46,7 @@ PG_SECONDS=${PG_SECONDS:-10}
 GO_TURNS=${GO_TURNS:-40000}
 T=$(mktemp -d /tmp/argus-bench-rec-XXXXXX)
 PGPID=
+CGB=
 TRACEFS=/sys/kernel/tracing
 FLOOR=$TRACEFS/instances/argus-bench-floor
 cleanup() {
@@ -51,6 +56,7 @@ cleanup() {
 		echo > "$FLOOR/set_event"
 		rmdir "$FLOOR"
 	fi
+	[ -n "$CGB" ] && rmdir "$CGB" 2> /dev/null
 	rm -rf "$T"
 }
 trap cleanup EXIT INT TERM
@@ -102,6 +108,9 @@ run() {
 		# scoped to the namespace the workload runs in (all of it):
 		# what the scope's checks cost
 		$ARGUS record -q -o "$T/trace" --backend $be --events "$set" --no-instrument --netns /proc/self/ns/net -- "$@" > "$T/out" 2> "$T/argus.err" ;;
+	*@cgroup)	set_backend "${cfg%@cgroup}"
+		# the workload moves itself into the cgroup, then runs
+		$ARGUS record -q -o "$T/trace" --backend $be --events "$set" --no-instrument --cgroup "$CGB" -- sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$CGB" "$@" > "$T/out" 2> "$T/argus.err" ;;
 	*!*)	set_backend "${cfg%%!*}"
 		ARGUS_BPF_REFUSE=${cfg#*!} $ARGUS record -q -o "$T/trace" --backend $be --events "$set" --no-instrument -- "$@" > "$T/out" 2> "$T/argus.err" ;;
 	*~*)	set_backend "${cfg%%~*}"
@@ -145,7 +154,19 @@ kernel_cost() {
 }
 
 echo "record-overhead: $(nproc) CPUs, kernel $(uname -r), $ROUNDS rounds"
-CONFIGS=${CONFIGS:-"none tf-sched tf-default bpf-sched bpf-default bpf-default@netns bpf-default+lib perf"}
+CONFIGS=${CONFIGS:-"none tf-sched tf-default bpf-sched bpf-default bpf-default@netns bpf-default@cgroup bpf-default+lib perf"}
+
+# the cgroup of the @cgroup configurations
+case " $CONFIGS " in
+*@cgroup*)
+	cgroot=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	if [ -n "$cgroot" ] && mkdir "$cgroot/argus-bench-$$" 2> /dev/null; then
+		CGB=$cgroot/argus-bench-$$
+	else
+		echo "record-overhead: cannot make a cgroup v2; no @cgroup"
+		CONFIGS=$(echo "$CONFIGS" | sed 's/[^ ]*@cgroup//g')
+	fi ;;
+esac
 
 # The events each set enables, read from a short-lived daemon's instance,
 # for the floor-SET configurations.

@@ -295,55 +295,6 @@ cur_tid(void)
 	return (__u32)bpf_get_current_pid_tgid();
 }
 
-/*
- * A recorder scoped to a network namespace (argus record --netns, as one
- * host of several on one machine): the events of the tasks inside it,
- * of kernel threads (they serve every namespace) and of interrupt
- * contexts; a switch when either task is inside, a wake-up when the
- * waker or the wakee is. 0: every task.
- */
-const volatile __u32 scope_netns;
-
-/* The namespace's struct net, once a task in it was met: one load to
-   compare rather than two. */
-static struct net *scope_net;
-
-static __always_inline int
-task_in(struct task_struct *t)
-{
-	struct nsproxy *ns;
-	struct net *n;
-
-	if (!scope_netns || !t || (t->flags & PF_KTHREAD))
-		return 1;
-	ns = t->nsproxy;
-	if (!ns)
-		return 1;	/* exiting: its last events are kept */
-	n = ns->net_ns;
-	if (n == scope_net)
-		return 1;
-	if (n->ns.inum != scope_netns)
-		return 0;
-	scope_net = n;
-	return 1;
-}
-
-/* The current context's events are kept: a task's inside the scope, or
-   an interrupt's (looked at only for a task outside: a map lookup). */
-static __always_inline int
-cur_in(void)
-{
-	if (!scope_netns || task_in(bpf_get_current_task_btf()))
-		return 1;
-	return ctx_now() != 0;
-}
-
-/* Leave the program when cond says the event is outside the scope. */
-#define SCOPE(cond) do { \
-	if (scope_netns && !(cond)) \
-		return 0; \
-} while (0)
-
 /* Reserve a record of type T as p, or count a loss and return 0. */
 #define RESERVE(T, p, kind, tid) \
 	T *p = bpf_ringbuf_reserve(&rb, sizeof(T), 0); \
@@ -389,6 +340,8 @@ sw_state(bool preempt, unsigned int ps, struct task_struct *p)
    fields are then read by plain loads the verifier guards, not by a
    helper call each. */
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+
+#include "scope.bpf.h"
 
 /* The file of descriptor fd of t, as a typed read-only pointer, or
    NULL: one helper call (the fd array's slot), the rest plain loads. */
@@ -1390,10 +1343,19 @@ int BPF_PROG(on_sig_deliver, int sig, struct kernel_siginfo *info,
  * sixth field), and the connection's addresses and ports, written when
  * a socket first sends or receives (RB_SOCK_ADDR; the loader writes
  * them again into each segment before the socket's first message
- * there). The socket's storage says they were written.
+ * there). The socket's storage says they were written, and to whom.
+ *
+ * A UDP datagram's identity is a hash of its first bytes instead (the
+ * sixth field; UDP has no sequence), read from the buffer of the system
+ * call that sends or received it, and the addresses are those of a
+ * connected UDP socket (written again when it connects to another
+ * peer): an unconnected one's peer is the datagram's, which the
+ * tracepoints do not give (a receive's address is copied out after
+ * them).
  */
 struct skaddr {
-	__u32 done;	/* RB_SOCK_ADDR written */
+	__u64 peer;	/* RB_SOCK_ADDR written for this peer: the ports
+			   and the address's last word; 0: none */
 };
 
 struct {
@@ -1406,8 +1368,15 @@ struct {
 #define AF_INET 2
 #define AF_INET6 10
 #define IPPROTO_TCP 6
+#define IPPROTO_UDP 17
 #define SOCK_STREAM 1
+#define SOCK_DGRAM 2
 #define MSG_PEEK_FLAG 2
+#define UDP_HASH_BYTES 16
+
+/* Hash the first bytes of UDP datagrams (ARGUS_BPF_SKIP=udp_hash: not,
+   to measure what it costs). */
+const volatile int udp_hash;
 
 /* A TCP socket (a raw socket of protocol 6 is not one: it has no
    tcp_sock to read), as the kernel's sk_is_tcp() tells. */
@@ -1417,49 +1386,124 @@ is_tcp(struct sock *sk)
 	return sk->sk_type == SOCK_STREAM && sk->sk_protocol == IPPROTO_TCP;
 }
 
-/* A TCP socket's first sequence number of the ret bytes just sent (or
-   received): 0 for another socket, or a receive that only peeked. */
+/* A UDP socket (of IPv4 or IPv6; not UDP-Lite). */
+static __always_inline int
+is_udp(struct sock *sk)
+{
+	return sk->sk_type == SOCK_DGRAM && sk->sk_protocol == IPPROTO_UDP;
+}
+
+/*
+ * The hash of the first bytes (UDP_HASH_BYTES at most) of the ret bytes
+ * the current task's system call just sent or received: 32 bits of
+ * FNV-1a, never 0; 0 when the call is not one whose buffer is known
+ * (read, write, recvfrom, sendto, readv, writev, recvmsg, sendmsg: the
+ * first buffer; not the batches of recvmmsg and sendmmsg, nor io_uring)
+ * or the bytes cannot be read. One helper call for the registers and
+ * one to three user reads.
+ */
 static __always_inline __u64
-tcp_first_seq(struct sock *sk, int ret, int send, int flags)
+payload_hash(int ret)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(
+	    bpf_get_current_task_btf());
+	__u8 b[UDP_HASH_BYTES] = {};
+	__u64 p, iov;
+	__u32 n = ret < UDP_HASH_BYTES ? (__u32)ret : UDP_HASH_BYTES;
+	__u32 h = 2166136261u;
+
+	if (!regs || ret <= 0)
+		return 0;
+	p = regs->si;
+	switch (regs->orig_ax) {
+	case 0: case 1: case 44: case 45:	/* read write sendto recvfrom */
+		break;
+	case 46: case 47:			/* sendmsg recvmsg: msg_iov */
+		if (bpf_probe_read_user(&iov, 8, (void *)(p + 16)) != 0)
+			return 0;
+		p = iov;
+		/* fall through: the first iovec's base */
+	case 19: case 20:			/* readv writev */
+		if (bpf_probe_read_user(&p, 8, (void *)p) != 0)
+			return 0;
+		break;
+	default:
+		return 0;
+	}
+	/* 1 to UDP_HASH_BYTES, as the verifier sees it too */
+	if (n == 0 || bpf_probe_read_user(b, ((n - 1) &
+	    (UDP_HASH_BYTES - 1)) + 1, (void *)p) != 0)
+		return 0;
+#pragma unroll
+	for (int i = 0; i < UDP_HASH_BYTES; i++)
+		h = (h ^ b[i]) * 16777619u;
+	return h ? h : 1;
+}
+
+/* A message's identity, the sock_send or sock_recv record's sixth field:
+   a TCP socket's first sequence number of the ret bytes just sent (or
+   received), a UDP datagram's payload_hash(); 0 for another socket, or
+   a receive that only peeked. */
+static __always_inline __u64
+msg_id(struct sock *sk, int ret, int send, int flags)
 {
 	struct tcp_sock *tp = (struct tcp_sock *)sk;
 	__u32 end;
 
-	if (!is_tcp(sk) || ret <= 0 || (!send && (flags & MSG_PEEK_FLAG)))
+	if (ret <= 0 || (!send && (flags & MSG_PEEK_FLAG)))
 		return 0;
+	if (!is_tcp(sk))
+		return udp_hash && is_udp(sk) ? payload_hash(ret) : 0;
 	end = send ? BPF_CORE_READ(tp, write_seq) :
 	    BPF_CORE_READ(tp, copied_seq);
 	return (__u64)(__u32)(end - (__u32)ret);
 }
 
-/* Write sk's addresses when not written yet (marked once the record is
-   in the ring: a full ring tries again at the next message). */
+/* A connected UDP socket (it has a peer). */
+static __always_inline int
+udp_connected(struct sock *sk)
+{
+	return is_udp(sk) && sk->__sk_common.skc_dport != 0;
+}
+
+/* Write sk's addresses, a TCP or connected UDP socket's, when not
+   written yet for its peer (marked once the record is in the ring: a
+   full ring tries again at the next message). */
 static __always_inline int
 sock_addr(struct sock *sk)
 {
 	__u16 fam = sk->__sk_common.skc_family;
+	__u8 proto = is_tcp(sk) ? IPPROTO_TCP : IPPROTO_UDP;
 	struct skaddr *a;
+	__u64 peer, ports;
 
-	if (!is_tcp(sk) || (fam != AF_INET && fam != AF_INET6))
+	if ((fam != AF_INET && fam != AF_INET6) ||
+	    (proto == IPPROTO_UDP && !udp_connected(sk)))
 		return 0;
 	a = bpf_sk_storage_get(&skaddr, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
-	if (!a || a->done)
+	if (!a)
 		return 0;
-	__u64 ports = (__u64)sk->__sk_common.skc_num |
+	ports = (__u64)sk->__sk_common.skc_num |
 	    (__u64)bpf_ntohs(sk->__sk_common.skc_dport) << 16;
 	if (fam == AF_INET) {
+		peer = ports << 32 | sk->__sk_common.skc_daddr;
+		if (a->peer == peer)
+			return 0;
 		EMIT(8, RB_SOCK_ADDR, cur_tid(), (__u64)sk, (__u64)fam,
-		    (__u64)IPPROTO_TCP, ports,
+		    (__u64)proto, ports,
 		    (__u64)sk->__sk_common.skc_rcv_saddr,
 		    (__u64)sk->__sk_common.skc_daddr, 0, 0);
 	} else {
 		__u64 l[2], r[2];
-		BPF_CORE_READ_INTO(&l, sk, __sk_common.skc_v6_rcv_saddr);
 		BPF_CORE_READ_INTO(&r, sk, __sk_common.skc_v6_daddr);
+		peer = ports << 32 | (__u32)(r[1] >> 32);
+		if (a->peer == peer)
+			return 0;
+		BPF_CORE_READ_INTO(&l, sk, __sk_common.skc_v6_rcv_saddr);
 		EMIT(8, RB_SOCK_ADDR, cur_tid(), (__u64)sk, (__u64)fam,
-		    (__u64)IPPROTO_TCP, ports, l[0], l[1], r[0], r[1]);
+		    (__u64)proto, ports, l[0], l[1], r[0], r[1]);
 	}
-	a->done = 1;
+	a->peer = peer;
 	return 0;
 }
 
@@ -1490,14 +1534,15 @@ peer_local(struct sock *sk)
 SEC("tp_btf/sock_send_length")
 int BPF_PROG(on_sock_send, struct sock *sk, int ret, int flags)
 {
-	if (!full && (!is_tcp(sk) || ret <= 0 || peer_local(sk)))
+	if (!full && ((!is_tcp(sk) && !udp_connected(sk)) || ret <= 0 ||
+	    peer_local(sk)))
 		return 0;
 	SCOPE(cur_in());
 	sock_addr(sk);
 	EMIT(6, RB_SOCK_SEND, cur_tid(), (__u64)sk,
 	    (__u64)sk->__sk_common.skc_family,
 	    (__u64)sk->sk_protocol, (__u64)(__s64)ret,
-	    (__u64)(__u32)flags, tcp_first_seq(sk, ret, 1, flags));
+	    (__u64)(__u32)flags, msg_id(sk, ret, 1, flags));
 	return 0;
 }
 
@@ -1547,7 +1592,7 @@ int BPF_PROG(on_sock_recv, struct sock *sk, int ret, int flags)
 	EMIT(6, RB_SOCK_RECV, cur_tid(), (__u64)sk,
 	    (__u64)sk->__sk_common.skc_family,
 	    (__u64)sk->sk_protocol, (__u64)(__s64)ret,
-	    (__u64)(__u32)flags, tcp_first_seq(sk, ret, 0, flags));
+	    (__u64)(__u32)flags, msg_id(sk, ret, 0, flags));
 	return 0;
 }
 
@@ -1572,8 +1617,7 @@ int BPF_PROG(on_sk_ready, const struct sock *sk)
 		}
 	}
 	/* its socket inside the scope, or its sender */
-	SCOPE(cur_in() || sk->__sk_common.skc_net.net->ns.inum ==
-	    scope_netns);
+	SCOPE(cur_in() || sk_in((struct sock *)sk));
 	EMIT(3, RB_SK_DATA_READY, cur_tid(), (__u64)sk,
 	    (__u64)sk->__sk_common.skc_family,
 	    (__u64)sk->sk_protocol);
