@@ -118,7 +118,7 @@ fi
 "$B/tests/tools/shift-trace" "$T/t" "$T/ahead" 2500000000 > /dev/null
 $ARGUS info "$T/t" "$T/ahead" > "$T/info" 2>&1
 rc=$?
-off=$(sed -n "s|^  $T/ahead: +\([0-9.]*\) s (.*; \([0-9]*\) messages to it, \([0-9]*\) from it)\$|\1 \2 \3|p" "$T/info")
+off=$(sed -n "s|^  $T/ahead: +\([0-9.]*\) s\( ± [^(]*\)\{0,1\} (.*; \([0-9]*\) messages to it, \([0-9]*\) from it)\$|\1 \3 \4|p" "$T/info")
 set -- $off
 if [ $rc -eq 0 ] && [ $# -eq 3 ] && [ "$2" -ge $((2 * N - 1)) ] &&
     [ "$3" -ge $((2 * N - 1)) ] &&
