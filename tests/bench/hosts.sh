@@ -60,7 +60,7 @@ stages() {
 	    sed 's/;$//; s/; */; /g'
 	awk '/^argus diagnose: (pass|graphs):/ { for (i = 1; i < NF; i++)
 		if ($(i + 1) == "s," && $(i - 1) == "in") { st += $i; break } }
-	    /^argus diagnose: analysis:/ { st += $3
+	    /^argus diagnose: analysis:/ { st += $4
 		for (i = 1; i < NF; i++) if ($i == "total") t = $(i + 1) }
 	    END { printf "; the rest %.2f s", t - st }' "$T/$1.stats"
 }
