@@ -62,7 +62,7 @@ stages() {
 		if ($(i + 1) == "s," && $(i - 1) == "in") { st += $i; break } }
 	    /^argus diagnose: analysis:/ { st += $4
 		for (i = 1; i < NF; i++) if ($i == "total") t = $(i + 1) }
-	    END { printf "; the rest %.2f s", t - st }' "$T/$1.stats"
+	    END { printf "; the rest %.2f s", (t > st ? t - st : 0) }' "$T/$1.stats"
 }
 n1=$(events "$dir/one")
 nm=0
@@ -72,22 +72,26 @@ done
 o=$(run one diagnose --json --stats "$dir/one") || exit 1
 m=$(run merged diagnose --json --stats $hosts) || exit 1
 set -- $o $m
+# per SECONDS EVENTS: ns per event
+per() { awk -v s="$1" -v n="$2" 'BEGIN { printf "%.0f", s * 1e9 / n }'; }
+# ratio A B: B / A
+ratio() {
+	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (a > 0 ? b / a : 0) }'
+}
 echo "hosts.sh: one trace, $n1 events: argus diagnose --json $dir/one:" \
-    "$1 s ($(awk -v s="$1" -v n="$n1" 'BEGIN { printf "%.0f", s * 1e9 / n }')" \
-    "ns/event), $(( $2 / 1024 )) MiB, $(jq '.hangs | length' "$T/one.json") hangs"
+    "$1 s ($(per "$1" "$n1") ns/event), $(( $2 / 1024 )) MiB," \
+    "$(jq '.hangs | length' "$T/one.json") hangs"
 echo "hosts.sh: $NH hosts, $nm events: argus diagnose --json" \
     "$(echo $hosts | sed "s|$dir/||g; s|^|$dir/{|; s| |,|g; s|$|}|"):" \
-    "$3 s ($(awk -v s="$3" -v n="$nm" 'BEGIN { printf "%.0f", s * 1e9 / n }')" \
-    "ns/event), $(( $4 / 1024 )) MiB, $(jq '.hangs | length' "$T/merged.json") hangs"
+    "$3 s ($(per "$3" "$nm") ns/event), $(( $4 / 1024 )) MiB," \
+    "$(jq '.hangs | length' "$T/merged.json") hangs"
 fail=0
 verdict=ok
 awk -v a="$1" -v b="$3" 'BEGIN { exit !(a > 0 && b / a <= 1.5) }' ||
     { verdict=MISSED; fail=1; }
-echo "hosts.sh: merged / one: $(awk -v a="$1" -v b="$3" 'BEGIN {
-    printf "%.2f", (a > 0 ? b / a : 0) }') (target <= 1.5: $verdict);" \
-    "per event $(awk -v a="$1" -v b="$3" -v na="$n1" -v nb="$nm" 'BEGIN {
-    printf "%.2f", (a > 0 ? (b / nb) / (a / na) : 0) }');" \
-    "memory $(awk -v a="$2" -v b="$4" 'BEGIN { printf "%.2f", (a > 0 ? b / a : 0) }')"
+echo "hosts.sh: merged / one: $(ratio "$1" "$3") (target <= 1.5:" \
+    "$verdict); per event $(ratio "$(per "$1" "$n1")" "$(per "$3" "$nm")");" \
+    "memory $(ratio "$2" "$4")"
 echo "hosts.sh: stages, one: $(stages one)"
 echo "hosts.sh: stages, merged: $(stages merged)"
 # the offsets found against the known shifts (host k: k * SHIFT)
@@ -100,8 +104,9 @@ jq -r --argjson sh "$SHIFT" '.hosts | to_entries[] | .key as $k | .value |
 	else "OFF by \(.offset_ns - $k * $sh) ns" end) end' \
     "$T/merged.json" > "$T/offsets" || fail=1
 grep -q OFF "$T/offsets" && fail=1
-echo "hosts.sh: offsets: $(tr '\n' ';' < "$T/offsets" | sed 's/;$//; s/;/; /g')" \
-    "($(jq .messages_paired "$T/merged.json") messages paired)"
+echo "hosts.sh: offsets: $(tr '\n' ';' < "$T/offsets" |
+    sed 's/;$//; s/;/; /g') ($(jq .messages_paired "$T/merged.json")" \
+    "messages paired)"
 # the same hangs: each of the one trace's matched by a merged hang of the
 # same thread and kind, its start and end within its host's uncertainty
 # (a hang not ended by the trace's end: its start; the traces' ends
@@ -110,7 +115,8 @@ jq -r '.hangs[] | [.thread.comm, .thread.tid, .kind, .start_ns, .end_ns,
     .ended] | @tsv' "$T/one.json" > "$T/one.tsv"
 jq -r '(.hosts | map({ (.host): (.uncertainty_ns // 0) }) | add) as $u |
     .hangs[] | [.thread.comm, .thread.tid, .kind, .start_ns, .end_ns,
-    .ended, $u[.thread.host // ""] // 0] | @tsv' "$T/merged.json" > "$T/merged.tsv"
+    .ended, $u[.thread.host // ""] // 0] | @tsv' "$T/merged.json" \
+    > "$T/merged.tsv"
 same=$(awk -F '\t' '
     NR == FNR { n[$1 FS $2 FS $3]++; k = $1 FS $2 FS $3 FS n[$1 FS $2 FS $3]
 	s[k] = $4; e[k] = $5; ended[k] = $6; u[k] = $7; next }
@@ -130,7 +136,8 @@ same=$(awk -F '\t' '
 			break
 		}
 	}
-	if (i > n[key]) print "hosts.sh: not in the merged answer:", $0 > "/dev/stderr" }
+	if (i > n[key])
+		print "hosts.sh: not in the merged answer:", $0 > "/dev/stderr" }
     END { print ok + 0, tot + 0, big + 0 }' \
     "$T/merged.tsv" "$T/one.tsv")
 # the answers, hang by hang, without node ids, times and hosts
