@@ -9,8 +9,9 @@
 #   argus diagnose --json --stats DIR/one
 #   argus diagnose --json --stats DIR/host-0 DIR/host-1 DIR/host-2
 # and prints each one's wall time, ns per event and peak memory, the
-# ratio (target <= 1.5), the stages --stats gives, the hangs each found,
-# the clock offsets the merge found against the known shifts, and
+# ratio (target <= 1.5), the stages --stats gives and, with merge-stages
+# (tests/bench/merge-stages.c), those of the merge before the graph that
+# --stats leaves out, the hangs each found, the clock offsets the merge found against the known shifts, and
 # whether the merged diagnosis gives the same hangs (the same thread and
 # kind, start and end within the host's offset uncertainty) and the
 # same answers (picked similar node, critical path's threads and edges,
@@ -94,6 +95,11 @@ echo "hosts.sh: merged / one: $(ratio "$1" "$3") (target <= 1.5:" \
     "memory $(ratio "$2" "$4")"
 echo "hosts.sh: stages, one: $(stages one)"
 echo "hosts.sh: stages, merged: $(stages merged)"
+# the rest, the merge before the graph (merge-stages, built by make bench)
+if [ -x "$B/tests/bench/merge-stages" ]; then
+	"$B/tests/bench/merge-stages" $hosts |
+	    sed "s|^merge-stages:|hosts.sh: merge stages:|; s|$dir/||g"
+fi
 # the offsets found against the known shifts (host k: k * SHIFT)
 jq -r --argjson sh "$SHIFT" '.hosts | to_entries[] | .key as $k | .value |
     if .merged | not then "\(.host): not merged"
