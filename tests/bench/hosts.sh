@@ -11,11 +11,11 @@
 # and prints each one's wall time, ns per event and peak memory, the
 # ratio (target <= 1.5), the stages --stats gives and, with merge-stages
 # (tests/bench/merge-stages.c), those of the merge before the graph that
-# --stats leaves out, the hangs each found, the clock offsets the merge found against the known shifts, and
-# whether the merged diagnosis gives the same hangs (the same thread and
-# kind, start and end within the host's offset uncertainty) and the
-# same answers (picked similar node, critical path's threads and edges,
-# culprits) as the one trace.
+# --stats leaves out, the hangs each found, the clock offsets the merge
+# found against the known shifts, and whether the merged diagnosis
+# gives the same hangs (the same thread and kind, start and end within
+# the host's offset uncertainty) and the same answers (picked similar
+# node, critical path's threads and edges, culprits) as the one trace.
 # Environment: ARGUS, B (build directory), HOSTS_EVENTS (default
 # 30000000; e.g. 3000000 for a quick run), HOSTS_KEEP (a directory to
 # keep the JSON reports and --stats output in).
