@@ -6,10 +6,12 @@
  *
  * usage: gen-graph [--hosts N] DIR [EVENTS]   (default 19000000 events)
  *
- * With --hosts N it writes the same episodes twice, in EVENTS events in
- * all: DIR/one, the whole trace as one trace, and DIR/host-0 ...
- * DIR/host-(N-1), the trace of each host (process p runs on host p % N),
- * as if each machine had recorded its own (see "Several hosts" below).
+ * With --hosts N it writes the same episodes twice: DIR/one, the whole
+ * trace as one trace, and DIR/host-0 ... DIR/host-(N-1), the trace of
+ * each host (process p runs on host p % N), as if each machine had
+ * recorded its own (see "Several hosts" below). EVENTS counts the hosts'
+ * events together; DIR/one has about 5 % fewer (a message between hosts
+ * is seen at both ends).
  *
  * The trace is a sequence of episodes, each consistent on its own (a
  * thread only acts while it runs, blocks before it is woken):
@@ -28,9 +30,9 @@
  * Several hosts (--hosts N): the messages are TCP's, each client thread
  * and daemon connected by a connection of their own (a socket at each
  * end, its addresses in a sock_addr record when first used, the bytes
- * numbered each way). One trace sees a send as today plus its sock_send
- * (with its sequence): the data ready and the wake-up of the receiver in
- * the sender's context. A host's trace holds its own processes' events
+ * numbered each way). DIR/one sees a send as the trace without --hosts
+ * does, the data ready and the wake-up of the receiver in the sender's
+ * context, and besides its sock_send (with its sequence). A host's trace holds its own processes' events
  * only, on its own clock (host k's runs k * 1.5 s ahead of DIR/one's),
  * with its own name (host-K), boot id and CPUs (NCPU each). A message
  * within a host is seen there as in DIR/one; one to another host is
