@@ -27,3 +27,27 @@ cached_trace() {
 ANS='walk(if type == "object" then del(.node) else . end) |
     .hangs |= map(.similar = (if .picked == null then [] else
     .similar[:.picked] end))'
+
+# cached_hosts N EV: the directory of the traces gen-graph --hosts N
+# writes in EV events in all (one/, the whole as one trace, and host-0/
+# ... host-(N-1)/, the hosts' own), written once under $B/bench like
+# cached_trace's, and written again when one is missing or of an older
+# format.
+cached_hosts() {
+	ch=$B/bench/hosts-$1-$2
+	fmt=$(sed -n 's/^#define TRACE_FORMAT_VERSION //p' trace/trace.h)
+	for t in one $(seq -f 'host-%g' 0 $(( $1 - 1 ))); do
+		[ -d "$ch" ] || break
+		if ! "${ARGUS:-./argus}" info "$ch/$t" 2>/dev/null |
+		    grep -q "format $fmt\$"; then
+			echo "$ch/$t: missing or of an older format, all written again" >&2
+			rm -rf "$ch"
+		fi
+	done
+	if [ ! -d "$ch" ]; then
+		mkdir -p "$B/bench"
+		"$B/tests/bench/gen-graph" --hosts "$1" "$ch" "$2" >&2 ||
+		    { rm -rf "$ch"; return 1; }
+	fi
+	echo "$ch"
+}
