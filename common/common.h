@@ -56,6 +56,12 @@ uint64_t now_ns(void);
 
 /* The 64-bit FNV-1a hash of n bytes at p. */
 uint64_t fnv64(const void *p, size_t n);
+/*
+ * Sort key[] (and idx[] along with it) by the low bits of each key,
+ * stably (common/radix.c): sorting by a second key first, then by a
+ * first, sorts by both.
+ */
+void radix_sort64(uint64_t *key, uint32_t *idx, size_t n, unsigned bits);
 
 /*
  * Open PATH (relative to DIRFD, as openat) for writing (FLAGS: O_WRONLY

@@ -93,7 +93,8 @@ struct graph {
 	struct gthread *th;
 	uint32_t nth, capth;
 	struct hmap tidmap;		/* tid -> thread index */
-	uint32_t *tiddirect;		/* tid < TID_DIRECT -> index + 1 */
+	uint32_t *tiddirect;		/* tid < ntiddirect -> index + 1 */
+	uint32_t ntiddirect;		/* TID_DIRECT per host */
 	uint32_t *order;		/* runs: thread index | (length-1) << 20 */
 	size_t norder, caporder;
 	uint64_t nevents;		/* compact events */
@@ -168,7 +169,9 @@ struct graph {
 	} *hosts;
 	size_t nhosts;			/* 0 for one trace */
 	const struct trace_msg_pair *xpairs;	/* messages between hosts
-					   of a merged trace (the reader's) */
+					   of a merged trace (the reader's),
+					   by receive time */
+	const uint32_t *xby_send;	/* their indices by send time */
 	size_t nxpairs;
 	uint32_t *leader;		/* per thread: the thread naming its
 					   process (pid == tid), or itself */
@@ -249,10 +252,11 @@ struct build_pass {
 	uint8_t rfdonly[256];	/* per type: all its rules need GRAPH_EVF_FDRES */
 	uint8_t any_cullwake;
 	uint64_t nmsg;		/* messages matched (even inside a vertex) */
-	/* messages between hosts (g->xpairs): each pair's index by its
-	   send's and by its receive's socket and time, and the vertex and
-	   event of its send once built */
-	struct hmap xsend, xrecv;
+	/* messages between hosts (g->xpairs): cursors into them by send
+	   and by receive time (the build goes in time order), and the
+	   vertex and event of each send once built */
+	size_t xs, xr;
+	int xseek;			/* the cursors are placed */
 	uint32_t (*xsrc)[2];
 };
 
@@ -324,16 +328,16 @@ void gb_on_sys_exit(struct build_pass *b, uint32_t ti, uint32_t i);
  * the sender.
  */
 /*
- * Messages between hosts (g->xpairs). gb_xpairs_init: index them for a
+ * Messages between hosts (g->xpairs). gb_xpairs_init: ready them for a
  * build (gb_new()). gb_xpair: the pair whose send (send set) or receive
- * is the event on socket sk at ts, or GRAPH_NONE. gb_msg_woke: as
+ * is the event on socket sk at ts, or GRAPH_NONE; asked in time order,
+ * as the build goes (a cursor each way). gb_msg_woke: as
  * gb_data_woke(), for a receive of a message from another host: when an
  * interrupt context of this host (its network stack) woke the call, and
  * the message was sent before the thread ran, the sender is what woke it.
  */
 void gb_xpairs_init(struct build_pass *b);
-uint32_t gb_xpair(const struct build_pass *b, const struct hmap *m,
-    uint64_t sk, uint64_t ts, int send);
+uint32_t gb_xpair(struct build_pass *b, uint64_t sk, uint64_t ts, int send);
 void gb_msg_woke(struct build_pass *b, uint32_t ti, uint32_t en, uint32_t i,
     uint32_t sv, uint32_t se);
 void gb_data_woke(struct build_pass *b, uint32_t ti, uint32_t en, uint32_t i,

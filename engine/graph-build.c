@@ -363,7 +363,7 @@ step(struct build_pass *b, uint32_t ti, uint32_t i)
 	case TT_SOCK_SEND: {
 		/* a message to another host: as a data-ready in the
 		   sender's context on the receiving socket */
-		uint32_t px = gb_xpair(b, &b->xsend, ev->key, ev->ts, 1);
+		uint32_t px = gb_xpair(b, ev->key, ev->ts, 1);
 		if (px == GRAPH_NONE) {
 			gb_add(b, ti, i);
 			break;
@@ -391,7 +391,7 @@ step(struct build_pass *b, uint32_t ti, uint32_t i)
 		/* from another host: its sender, not the data-ready of
 		   this host's network stack (taken from the queue all the
 		   same) */
-		uint32_t px = gb_xpair(b, &b->xrecv, ev->key, ev->ts, 0);
+		uint32_t px = gb_xpair(b, ev->key, ev->ts, 0);
 		uint32_t xv = GRAPH_NONE, xe = 0;
 		if (px != GRAPH_NONE && b->xsrc[px][0] != GRAPH_NONE) {
 			xv = b->xsrc[px][0];
@@ -724,8 +724,6 @@ gb_free_work(struct build_pass *b)
 	free(b->st);
 	b->st = NULL;
 	b->nst = b->capst = 0;
-	hmap_free(&b->xsend);
-	hmap_free(&b->xrecv);
 	free(b->xsrc);
 	b->xsrc = NULL;
 }

@@ -365,48 +365,81 @@ gb_on_sys_exit(struct build_pass *b, uint32_t ti, uint32_t i)
 
 /* --- messages between hosts (a merged trace's pairs) ------------------- */
 
-static uint64_t
-xkey(uint64_t sk, uint64_t ts)
-{
-	return sk ^ ts * 0x9e3779b97f4a7c15ULL;
-}
-
 void
 gb_xpairs_init(struct build_pass *b)
 {
 	const struct graph *g = b->g;
 
-	hmap_init(&b->xsend);
-	hmap_init(&b->xrecv);
+	b->xs = b->xr = 0;
+	b->xseek = 0;
 	if (g->nxpairs == 0)
 		return;
 	b->xsrc = xreallocarray(NULL, g->nxpairs, sizeof(*b->xsrc));
 	for (size_t i = 0; i < g->nxpairs; i++) {
-		const struct trace_msg_pair *p = &g->xpairs[i];
 		b->xsrc[i][0] = GRAPH_NONE;
 		b->xsrc[i][1] = 0;
-		/* a send in one receive (the first pair of it); a receive
-		   of several sends: the last of them, sorted so */
-		(void)hmap_put(&b->xsend, xkey(p->send_sk, p->send_ts), i,
-		    NULL);
-		*hmap_put(&b->xrecv, xkey(p->recv_sk, p->recv_ts), 0, NULL) = i;
 	}
 }
 
-uint32_t
-gb_xpair(const struct build_pass *b, const struct hmap *m, uint64_t sk,
-    uint64_t ts, int send)
+static uint64_t
+send_ts(const struct graph *g, size_t k)
 {
-	if (b->g->nxpairs == 0)
+	return g->xpairs[g->xby_send[k]].send_ts;
+}
+
+/* The first k with at(k) >= ts, at() growing with k. */
+static size_t
+first_at(const struct graph *g, size_t n, uint64_t ts,
+    uint64_t (*at)(const struct graph *, size_t))
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (at(g, mid) < ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static uint64_t
+recv_ts(const struct graph *g, size_t k)
+{
+	return g->xpairs[k].recv_ts;
+}
+
+uint32_t
+gb_xpair(struct build_pass *b, uint64_t sk, uint64_t ts, int send)
+{
+	const struct graph *g = b->g;
+	size_t n = g->nxpairs;
+
+	if (n == 0)
 		return GRAPH_NONE;
-	const uint64_t *x = hmap_get(m, xkey(sk, ts));
-	if (x == NULL)
+	if (!b->xseek) {
+		/* a window starts late: the cursors from its first event */
+		b->xs = first_at(g, n, ts, send_ts);
+		b->xr = first_at(g, n, ts, recv_ts);
+		b->xseek = 1;
+	}
+	if (send) {
+		while (b->xs < n && send_ts(g, b->xs) < ts)
+			b->xs++;
+		for (size_t k = b->xs; k < n && send_ts(g, k) == ts; k++)
+			if (g->xpairs[g->xby_send[k]].send_sk == sk)
+				return g->xby_send[k];
 		return GRAPH_NONE;
-	const struct trace_msg_pair *p = &b->g->xpairs[*x];
-	if (send ? p->send_sk != sk || p->send_ts != ts :
-	    p->recv_sk != sk || p->recv_ts != ts)
-		return GRAPH_NONE;
-	return (uint32_t)*x;
+	}
+	while (b->xr < n && recv_ts(g, b->xr) < ts)
+		b->xr++;
+	/* a receive of several sends: the last of them (sorted so) */
+	uint32_t found = GRAPH_NONE;
+	for (size_t k = b->xr; k < n && recv_ts(g, k) == ts; k++)
+		if (g->xpairs[k].recv_sk == sk)
+			found = (uint32_t)k;
+	return found;
 }
 
 void

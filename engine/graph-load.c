@@ -34,6 +34,7 @@ graph_alloc(void)
 	hmap_init(&g->skseed);
 	hmap_init(&g->pipeseed);
 	g->tiddirect = xcalloc(TID_DIRECT, sizeof(*g->tiddirect));
+	g->ntiddirect = TID_DIRECT;
 	g->strs = xmalloc(16 * sizeof(*g->strs));
 	g->capstrs = 16;
 	g->strs[0] = xstrdup("");
@@ -82,7 +83,7 @@ new_thread(struct graph *g, uint32_t tid)
 		    cpu - g->hosts[graph_cpu_host(g, cpu)].cpu0 : cpu);
 	}
 	*hmap_put(&g->tidmap, tid, 0, NULL) = g->nth;
-	if (tid < TID_DIRECT)
+	if (tid < g->ntiddirect)
 		g->tiddirect[tid] = g->nth + 1;
 	return g->nth++;
 }
@@ -93,8 +94,17 @@ graph_take_hosts(struct graph *g, const struct trace_reader *r)
 	size_t n = trace_reader_nhosts(r);
 
 	g->xpairs = trace_reader_pairs(r, &g->nxpairs);
+	g->xby_send = trace_reader_pairs_by_send(r);
 	if (n <= 1 || g->nhosts != 0)
 		return;
+	/* each host's tids straight into the table too (its pages are
+	   touched only where a tid falls) */
+	uint32_t nd = (uint32_t)n << TRACE_TID_HOST_SHIFT;
+	uint32_t *d = xcalloc(nd, sizeof(*d));
+	memcpy(d, g->tiddirect, g->ntiddirect * sizeof(*d));
+	free(g->tiddirect);
+	g->tiddirect = d;
+	g->ntiddirect = nd;
 	g->hosts = xcalloc(n, sizeof(*g->hosts));
 	g->nhosts = n;
 	for (size_t k = 0; k < n; k++) {
@@ -134,7 +144,7 @@ graph_cpu_host(const struct graph *g, unsigned cpu)
 uint32_t
 graph_thread_get(struct graph *g, uint32_t tid)
 {
-	if (tid < TID_DIRECT && g->tiddirect[tid] != 0)
+	if (tid < g->ntiddirect && g->tiddirect[tid] != 0)
 		return g->tiddirect[tid] - 1;
 	uint64_t *v = hmap_get(&g->tidmap, tid);
 

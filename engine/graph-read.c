@@ -87,14 +87,14 @@ load_batch(struct graph *g, const struct trace_event *evs, size_t n)
 	while (n > 0 && evs[n - 1].ts > g->win_to)
 		n--;
 	for (size_t i = 0; i < n; i++) {
-		if (i + 8 < n && evs[i + 8].tid < TID_DIRECT &&
+		if (i + 8 < n && evs[i + 8].tid < g->ntiddirect &&
 		    g->tiddirect[evs[i + 8].tid] != 0) {
 			const struct gthread *t =
 			    &g->th[g->tiddirect[evs[i + 8].tid] - 1];
 			__builtin_prefetch(&t->ev[t->nev], 1);
 		}
 		if (i + 8 < n && evs[i + 8].type == TT_SWITCH &&
-		    evs[i + 8].arg[1] < TID_DIRECT &&
+		    evs[i + 8].arg[1] < g->ntiddirect &&
 		    g->tiddirect[evs[i + 8].arg[1]] != 0) {
 			/* the thread taking the CPU gets an event too */
 			const struct gthread *t =
@@ -290,9 +290,9 @@ graph_build(struct trace_reader *r, const struct rules *rules,
 	struct graph *g = graph_alloc();
 	uint64_t t0 = now_ns();
 
+	graph_take_hosts(g, r);
 	for (size_t i = 0; i < trace_reader_nthreads(r); i++)
 		graph_load_thread(g, trace_reader_thread_at(r, i));
-	graph_take_hosts(g, r);
 	g->stream = gb_new(g, rules);
 	load_reader(g, r);
 	for (size_t i = 0; i < trace_reader_nthreads(r); i++)
@@ -651,9 +651,9 @@ graph_build_window(struct trace_reader *r, const struct rules *rules,
 
 	g->win_from = from;
 	g->win_to = to;
+	graph_take_hosts(g, r);
 	for (size_t i = 0; i < trace_reader_nthreads(r); i++)
 		graph_load_thread(g, trace_reader_thread_at(r, i));
-	graph_take_hosts(g, r);
 	g->stream = gb_new(g, rules);
 	load_meta(g, r, 0);
 	/* a lead of a quarter of the window (to the end when it has none) */

@@ -188,14 +188,29 @@ add_pair(void *arg, const struct sync_msg *s, const struct sync_msg *r)
 	DPUSH(p->v, x);
 }
 
-static int
-by_recv(const void *x, const void *y)
+/* The pairs by receive time, then send time. */
+static void
+sort_pairs(struct trace_msg_pair *p, size_t n)
 {
-	const struct trace_msg_pair *a = x, *b = y;
+	uint64_t *k = xreallocarray(NULL, n ? n : 1, sizeof(*k));
+	uint32_t *ix = xreallocarray(NULL, n ? n : 1, sizeof(*ix));
+	struct trace_msg_pair *out = xreallocarray(NULL, n ? n : 1,
+	    sizeof(*out));
 
-	if (a->recv_ts != b->recv_ts)
-		return a->recv_ts < b->recv_ts ? -1 : 1;
-	return a->send_ts < b->send_ts ? -1 : a->send_ts > b->send_ts;
+	for (size_t i = 0; i < n; i++) {
+		k[i] = p[i].send_ts;
+		ix[i] = (uint32_t)i;
+	}
+	radix_sort64(k, ix, n, 64);
+	for (size_t i = 0; i < n; i++)
+		k[i] = p[ix[i]].recv_ts;
+	radix_sort64(k, ix, n, 64);
+	for (size_t i = 0; i < n; i++)
+		out[i] = p[ix[i]];
+	memcpy(p, out, n * sizeof(*p));
+	free(out);
+	free(ix);
+	free(k);
 }
 
 static void
@@ -312,8 +327,7 @@ hosts_merge(struct trace_reader **rs, const char *const *paths, size_t n,
 			p.mb = &maps[p.hb];
 			sync_each_pair(msgs[a], msgs[b], add_pair, &p);
 		}
-	if (p.v.n > 1)
-		qsort(p.v.v, p.v.n, sizeof(*p.v.v), by_recv);
+	sort_pairs(p.v.v, p.v.n);
 	h->npairs = p.v.n;
 	err = trace_reader_merge(out, in, maps, names, m, cause);
 	if (err == 0) {

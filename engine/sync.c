@@ -19,8 +19,10 @@
  * below. sync-fit.c fits a constant offset, or a line when the clocks
  * drift apart.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/array.h"
 #include "engine-local.h"
@@ -51,6 +53,8 @@ struct raw {
 struct addr {
 	uint64_t sk, ts;
 	size_t str;		/* index in the strings */
+	uint64_t conn[2];	/* conn_of() its tuple as a receive's [0]
+				   and a send's [1], worked out once */
 };
 
 struct sync_msgs {
@@ -88,76 +92,186 @@ by_sk_ts(const void *x, const void *y)
 
 /* The addresses of socket sk at ts: its last sock_addr record at or
    before ts, else its first after (a metadata record may be stamped a
-   little after the message it names); NULL when none. */
+   little after the message it names); NULL when none. v is sorted by
+   socket and time, first maps a socket to its first record there (a
+   socket has one record, or a few). */
 static const struct addr *
-addr_at(const struct addr *v, size_t n, uint64_t sk, uint64_t ts)
+addr_at(const struct addr *v, size_t n, const struct hmap *first,
+    uint64_t sk, uint64_t ts)
 {
-	size_t lo = 0, hi = n;
+	const uint64_t *f = hmap_get(first, sk);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (v[mid].sk < sk || (v[mid].sk == sk && v[mid].ts <= ts))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo > 0 && v[lo - 1].sk == sk)
-		return &v[lo - 1];
-	return lo < n && v[lo].sk == sk ? &v[lo] : NULL;
+	if (f == NULL)
+		return NULL;
+	size_t i = (size_t)*f;
+	while (i + 1 < n && v[i + 1].sk == sk && v[i + 1].ts <= ts)
+		i++;
+	return &v[i];
 }
+
+static uint32_t last_byte(const struct smsg *x);
+
+/* The messages sorted for pairing: by connection and last byte (sends)
+   or first byte (receives); messages alike in both stay in the order
+   they were read. */
+static void
+sort_msgs(struct smsg *v, size_t n, int send)
+{
+	uint64_t *k = xreallocarray(NULL, n ? n : 1, sizeof(*k));
+	uint32_t *ix = xreallocarray(NULL, n ? n : 1, sizeof(*ix));
+	struct smsg *out = xreallocarray(NULL, n ? n : 1, sizeof(*out));
+
+	/* by the byte, then stably by the connection */
+	for (size_t i = 0; i < n; i++) {
+		k[i] = send ? last_byte(&v[i]) : v[i].seq;
+		ix[i] = (uint32_t)i;
+	}
+	radix_sort64(k, ix, n, 32);
+	for (size_t i = 0; i < n; i++)
+		k[i] = v[ix[i]].conn;
+	radix_sort64(k, ix, n, 64);
+	for (size_t i = 0; i < n; i++)
+		out[i] = v[ix[i]];
+	memcpy(v, out, n * sizeof(*v));
+	free(out);
+	free(ix);
+	free(k);
+}
+
+typedef DARR(char *) strv;
+typedef DARR(struct addr) addrv;
+typedef DARR(struct raw) rawv;
+
+/* What one decoding thread of sync_read() keeps. */
+struct gather {
+	struct trace_reader *r;
+	size_t *next;			/* the next chunk to take (atomic) */
+	uint64_t *done;			/* chunks decoded (atomic) */
+	int tell;			/* this thread reports progress */
+	strv strs;
+	addrv addrs;
+	rawv raws;
+};
+
+/* The messages and socket addresses of one decoded event. */
+static void
+gather_event(struct gather *x, const struct trace_event *e)
+{
+	if (e->type == TT_SOCK_ADDR && e->blob != NULL) {
+		char *t = xmalloc(e->blob_len + 1);
+		memcpy(t, e->blob, e->blob_len);
+		t[e->blob_len] = '\0';
+		DPUSH(x->strs, t);
+		struct addr a = { e->arg[0], e->ts, x->strs.n - 1, { 0, 0 } };
+		DPUSH(x->addrs, a);
+		return;
+	}
+	if ((e->type != TT_SOCK_SEND && e->type != TT_SOCK_RECV) ||
+	    (uint32_t)e->arg[5] == 0 || (int64_t)e->arg[3] <= 0 ||
+	    (e->arg[2] != IPPROTO_TCP_ && e->arg[2] != IPPROTO_UDP_))
+		return;
+	int udp = e->arg[2] == IPPROTO_UDP_;
+	struct raw m = { { e->ts, 0, (uint32_t)e->arg[5],
+	    udp ? 1 : (uint32_t)e->arg[3], e->arg[0], e->tid },
+	    e->arg[0], e->type == TT_SOCK_SEND, udp };
+	DPUSH(x->raws, m);
+}
+
+/* The types sync_read() reads: messages and socket addresses. */
+static const uint8_t msg_types[TT_NTYPES] = {
+	[TT_SOCK_SEND] = 1, [TT_SOCK_RECV] = 1, [TT_SOCK_ADDR] = 1,
+};
+
+/* A decoding thread: chunks taken one at a time, in no order (what it
+   keeps is sorted after). */
+static void *
+gather_main(void *arg)
+{
+	struct gather *x = arg;
+	struct trace_chunk_buf *b = trace_chunk_buf_new();
+	struct trace_event *evs = NULL;
+	size_t cap = 0, nch = trace_reader_nchunks(x->r);
+
+	for (;;) {
+		size_t i = __atomic_fetch_add(x->next, 1, __ATOMIC_RELAXED);
+		if (i >= nch)
+			break;
+		const struct trace_chunk_info *ci = trace_reader_chunk(x->r, i);
+		if (ci->count > cap) {
+			cap = ci->count;
+			evs = xreallocarray(evs, cap, sizeof(*evs));
+		}
+		size_t n = trace_reader_decode_chunk_only(x->r, i, b, evs,
+		    msg_types);
+		for (size_t k = 0; k < n; k++)
+			gather_event(x, &evs[k]);
+		uint64_t d = __atomic_add_fetch(x->done, 1, __ATOMIC_RELAXED);
+		if (x->tell)
+			trace_reader_tell_progress(x->r, d);
+	}
+	free(evs);
+	trace_chunk_buf_free(b);
+	return NULL;
+}
+
+#define append(dst, src) do { \
+	for (size_t i_ = 0; i_ < (src).n; i_++) \
+		DPUSH(dst, (src).v[i_]); \
+	free((src).v); \
+} while (0)
 
 int
 sync_read(struct trace_reader *r, struct sync_msgs **out, char **cause)
 {
 	struct sync_msgs *m = xcalloc(1, sizeof(*m));
-	DARR(char *) strs = { 0 };
-	DARR(struct addr) addrs = { 0 };
-	DARR(struct raw) raws = { 0 };
-	struct trace_event evs[256];
-	size_t n;
-	int err;
+	size_t next = 0;
+	uint64_t done = 0;
+	struct gather g[2];
+	pthread_t th;
+	int two;
 
+	(void)cause;
 	*out = NULL;
-	if ((err = trace_reader_seek(r, 0)) != 0) {
-		if (cause)
-			*cause = xstrdup(trace_strerror(err));
-		free(m);
-		return GRAPH_ETRACE;
+	/* the chunks decoded on two threads when there are two CPUs: the
+	   order of events does not matter here */
+	memset(g, 0, sizeof(g));
+	for (int k = 0; k < 2; k++) {
+		g[k].r = r;
+		g[k].next = &next;
+		g[k].done = &done;
 	}
-	while ((n = trace_reader_read(r, evs, 256)) > 0) {
-		for (size_t i = 0; i < n; i++) {
-			const struct trace_event *e = &evs[i];
-			if (e->type == TT_SOCK_ADDR && e->blob != NULL) {
-				char *t = xmalloc(e->blob_len + 1);
-				memcpy(t, e->blob, e->blob_len);
-				t[e->blob_len] = '\0';
-				DPUSH(strs, t);
-				struct addr a = { e->arg[0], e->ts, strs.n - 1 };
-				DPUSH(addrs, a);
-				continue;
-			}
-			if ((e->type != TT_SOCK_SEND &&
-			    e->type != TT_SOCK_RECV) ||
-			    (uint32_t)e->arg[5] == 0 || (int64_t)e->arg[3] <= 0 ||
-			    (e->arg[2] != IPPROTO_TCP_ &&
-			    e->arg[2] != IPPROTO_UDP_))
-				continue;
-			int udp = e->arg[2] == IPPROTO_UDP_;
-			struct raw x = { { e->ts, 0, (uint32_t)e->arg[5],
-			    udp ? 1 : (uint32_t)e->arg[3], e->arg[0], e->tid },
-			    e->arg[0], e->type == TT_SOCK_SEND, udp };
-			DPUSH(raws, x);
-		}
-	}
+	g[0].tell = 1;		/* the calling thread's */
+	two = sysconf(_SC_NPROCESSORS_ONLN) > 1 &&
+	    pthread_create(&th, NULL, gather_main, &g[1]) == 0;
+	gather_main(&g[0]);
+	if (two)
+		pthread_join(th, NULL);
+	/* the second thread's strings follow the first's */
+	for (size_t i = 0; i < g[1].addrs.n; i++)
+		g[1].addrs.v[i].str += g[0].strs.n;
+	strv strs = g[0].strs;
+	addrv addrs = g[0].addrs;
+	rawv raws = g[0].raws;
+	append(strs, g[1].strs);
+	append(addrs, g[1].addrs);
+	append(raws, g[1].raws);
 	qsort(addrs.v, addrs.n, sizeof(*addrs.v), by_sk_ts);
+	struct hmap first;
+	hmap_init(&first);
+	for (size_t i = 0; i < addrs.n; i++) {
+		int added;
+		(void)hmap_put(&first, addrs.v[i].sk, i, &added);
+		const char *t = strs.v[addrs.v[i].str];
+		for (int k = 0; k < 2; k++)
+			addrs.v[i].conn[k] = conn_of(t, strlen(t), k);
+	}
 	for (size_t i = 0; i < raws.n; i++) {
 		struct raw *x = &raws.v[i];
-		const struct addr *a = addr_at(addrs.v, addrs.n, x->sk,
-		    x->m.ts);
+		const struct addr *a = addr_at(addrs.v, addrs.n, &first,
+		    x->sk, x->m.ts);
 		if (a == NULL)
 			continue;
-		const char *t = strs.v[a->str];
-		x->m.conn = conn_of(t, strlen(t), x->send);
+		x->m.conn = a->conn[x->send != 0];
 		if (x->m.conn == 0)
 			continue;
 		if (x->udp)
@@ -167,11 +281,16 @@ sync_read(struct trace_reader *r, struct sync_msgs **out, char **cause)
 		else
 			DPUSH(m->recv, x->m);
 	}
+	hmap_free(&first);
 	for (size_t i = 0; i < strs.n; i++)
 		free(strs.v[i]);
 	free(strs.v);
 	free(addrs.v);
 	free(raws.v);
+	/* in the order pairing walks them, once: the sends by connection
+	   and last byte, the receives by connection and first byte */
+	sort_msgs(m->send.v, m->send.n, 1);
+	sort_msgs(m->recv.v, m->recv.n, 0);
 	*out = m;
 	return 0;
 }
@@ -200,49 +319,50 @@ last_byte(const struct smsg *x)
 	return x->seq + x->len - 1;
 }
 
-static int
-by_conn_last(const void *x, const void *y)
-{
-	const struct smsg *a = x, *b = y;
-
-	if (a->conn != b->conn)
-		return a->conn < b->conn ? -1 : 1;
-	if (last_byte(a) != last_byte(b))
-		return last_byte(a) < last_byte(b) ? -1 : 1;
-	return a->ts < b->ts ? -1 : a->ts > b->ts;
-}
-
 /*
- * The sends of s (sorted by connection and last byte) whose last byte a
- * receive of r took: for each pair, when sent and when received, into
- * *p (allocated); how many. (A sequence that wraps within a receive, or a
+ * Each send of s whose last byte a receive of r took, with that
+ * receive: fn(arg, send, receive). s is sorted by connection and last
+ * byte, r by connection and first byte (sync_read()), so one walk of
+ * both pairs them. (A sequence that wraps within a receive, or a
  * connection's addresses used again in the trace, are not told apart.)
  */
+static void
+walk_pairs(const struct smsg *s, size_t ns, const struct smsg *r, size_t nr,
+    void (*fn)(void *, const struct smsg *, const struct smsg *), void *arg)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < nr; i++) {
+		/* the first send of the connection whose last byte is at
+		   or after the receive's first */
+		while (j < ns && (s[j].conn < r[i].conn || (s[j].conn ==
+		    r[i].conn && last_byte(&s[j]) < r[i].seq)))
+			j++;
+		for (size_t k = j; k < ns && s[k].conn == r[i].conn &&
+		    (uint64_t)last_byte(&s[k]) < (uint64_t)r[i].seq +
+		    r[i].len; k++)
+			fn(arg, &s[k], &r[i]);
+	}
+}
+
+static void
+push_pair(void *arg, const struct smsg *s, const struct smsg *r)
+{
+	DARR(struct sync_pair) *v = arg;
+	struct sync_pair x = { s->ts, r->ts };
+
+	DPUSH(*v, x);
+}
+
+/* The pairs of walk_pairs() as their two times, into *p (allocated);
+   how many. */
 static size_t
 pair(const struct smsg *s, size_t ns, const struct smsg *r, size_t nr,
     struct sync_pair **p)
 {
 	DARR(struct sync_pair) v = { 0 };
 
-	for (size_t i = 0; i < nr; i++) {
-		/* the first send of the connection whose last byte is at
-		   or after the receive's first */
-		size_t lo = 0, hi = ns;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (s[mid].conn < r[i].conn || (s[mid].conn ==
-			    r[i].conn && last_byte(&s[mid]) < r[i].seq))
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		for (; lo < ns && s[lo].conn == r[i].conn &&
-		    (uint64_t)last_byte(&s[lo]) < (uint64_t)r[i].seq +
-		    r[i].len; lo++) {
-			struct sync_pair x = { s[lo].ts, r[i].ts };
-			DPUSH(v, x);
-		}
-	}
+	walk_pairs(s, ns, r, nr, push_pair, &v);
 	*p = v.v != NULL ? v.v : xmalloc(sizeof(**p));
 	return v.n;
 }
@@ -251,21 +371,29 @@ void
 sync_align(const struct sync_msgs *a, const struct sync_msgs *b,
     struct sync_offset *o)
 {
-	struct smsg *sa = xmalloc((a->send.n ? a->send.n : 1) * sizeof(*sa));
-	struct smsg *sb = xmalloc((b->send.n ? b->send.n : 1) * sizeof(*sb));
 	struct sync_pair *ab, *ba;
 
-	memcpy(sa, a->send.v, a->send.n * sizeof(*sa));
-	memcpy(sb, b->send.v, b->send.n * sizeof(*sb));
-	qsort(sa, a->send.n, sizeof(*sa), by_conn_last);
-	qsort(sb, b->send.n, sizeof(*sb), by_conn_last);
-	size_t nab = pair(sa, a->send.n, b->recv.v, b->recv.n, &ab);
-	size_t nba = pair(sb, b->send.n, a->recv.v, a->recv.n, &ba);
+	/* the sends are sorted by connection and last byte (sync_read()) */
+	size_t nab = pair(a->send.v, a->send.n, b->recv.v, b->recv.n, &ab);
+	size_t nba = pair(b->send.v, b->send.n, a->recv.v, a->recv.n, &ba);
 	sync_fit(ab, nab, ba, nba, o);
 	free(ab);
 	free(ba);
-	free(sa);
-	free(sb);
+}
+
+struct each {
+	void (*fn)(void *, const struct sync_msg *, const struct sync_msg *);
+	void *arg;
+};
+
+static void
+each_pair(void *arg, const struct smsg *s, const struct smsg *r)
+{
+	const struct each *e = arg;
+	struct sync_msg sm = { s->ts, s->sk, s->tid };
+	struct sync_msg rm = { r->ts, r->sk, r->tid };
+
+	e->fn(e->arg, &sm, &rm);
 }
 
 void
@@ -273,29 +401,7 @@ sync_each_pair(const struct sync_msgs *a, const struct sync_msgs *b,
     void (*fn)(void *arg, const struct sync_msg *send,
     const struct sync_msg *recv), void *arg)
 {
-	struct smsg *s = xmalloc((a->send.n ? a->send.n : 1) * sizeof(*s));
-	size_t ns = a->send.n;
+	struct each e = { fn, arg };
 
-	memcpy(s, a->send.v, ns * sizeof(*s));
-	qsort(s, ns, sizeof(*s), by_conn_last);
-	for (size_t i = 0; i < b->recv.n; i++) {
-		const struct smsg *r = &b->recv.v[i];
-		size_t lo = 0, hi = ns;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (s[mid].conn < r->conn || (s[mid].conn == r->conn &&
-			    last_byte(&s[mid]) < r->seq))
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		struct sync_msg rm = { r->ts, r->sk, r->tid };
-		for (; lo < ns && s[lo].conn == r->conn &&
-		    (uint64_t)last_byte(&s[lo]) < (uint64_t)r->seq + r->len;
-		    lo++) {
-			struct sync_msg sm = { s[lo].ts, s[lo].sk, s[lo].tid };
-			fn(arg, &sm, &rm);
-		}
-	}
-	free(s);
+	walk_pairs(a->send.v, a->send.n, b->recv.v, b->recv.n, each_pair, &e);
 }

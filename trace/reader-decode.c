@@ -191,6 +191,13 @@ load_ref(struct trace_reader *r, struct cursor *c, const struct chunkref *ref,
 }
 
 void
+trace_reader_tell_progress(struct trace_reader *r, uint64_t done)
+{
+	if (r->progress_fn)
+		r->progress_fn(r->progress_arg, done, r->info.nchunks);
+}
+
+void
 rd_took_chunk(struct trace_reader *r)
 {
 	if (r->progress_fn)
@@ -645,9 +652,38 @@ trace_reader_chunk(const struct trace_reader *r, size_t i)
 	return i < r->ncinfo ? &r->cinfo[i] : NULL;
 }
 
+/*
+ * Pass over the cursor's peeked event without its fields: a columnar
+ * chunk keeps each type's fields apart, so only the thread and the blob
+ * (the blob table indexes them in order) are read. 0, or -1.
+ */
+static int
+cursor_skip(struct trace_reader *r, struct cursor *c)
+{
+	const struct type_plan *pl = &c->plan[c->hd >> 3];
+	uint64_t v;
+
+	if (c->hd & 4) {
+		if (col_get(c->tcol, &v) != 0)
+			return -1;
+		c->tid = (uint32_t)v;
+	}
+	if (pl->blob != BK_NONE && decode_blob(r, c, pl->blob, &c->scratch) != 0)
+		return -1;
+	c->left--;
+	return 0;
+}
+
 size_t
 rd_decode_ref(struct trace_reader *r, struct trace_chunk_buf *b,
     const struct chunkref *ref, struct trace_event *evs)
+{
+	return rd_decode_ref_only(r, b, ref, evs, NULL);
+}
+
+size_t
+rd_decode_ref_only(struct trace_reader *r, struct trace_chunk_buf *b,
+    const struct chunkref *ref, struct trace_event *evs, const uint8_t *want)
 {
 	struct cursor *c = &b->c;
 	size_t n = 0;
@@ -655,6 +691,10 @@ rd_decode_ref(struct trace_reader *r, struct trace_chunk_buf *b,
 
 	if (load_ref(r, c, ref, b->dctx) != 0)
 		return 0;
+	/* a row chunk (format 1) has every field in one column: read
+	   whole */
+	if (c->zigzag_dt)
+		want = NULL;
 	while (c->left > 0 && c->hcol->p < c->hcol->end) {
 		uint64_t hd, dt;
 
@@ -665,12 +705,24 @@ rd_decode_ref(struct trace_reader *r, struct trace_chunk_buf *b,
 		}
 		c->ts += c->zigzag_dt ? (uint64_t)unzigzag(dt) : dt;
 		c->hd = hd;
+		unsigned lt = c->plan[hd >> 3].local;
+		if (want != NULL && !want[lt] && lt != TT_SWITCH) {
+			/* a switch names the thread of the events after it:
+			   read always */
+			if (cursor_skip(r, c) != 0) {
+				bad = 1;
+				break;
+			}
+			continue;
+		}
 		if (cursor_body(r, c, &evs[n]) != 0) {
 			bad = 1;
 			break;
 		}
 		if (evs[n].type == TT_NONE)
 			__atomic_fetch_add(&r->st.unknown, 1, __ATOMIC_RELAXED);
+		else if (want != NULL && !want[evs[n].type])
+			;	/* a switch read for its thread */
 		else if (!stack_skipped(r, c, &evs[n]))
 			n++;
 	}
@@ -706,6 +758,18 @@ rd_each_def(struct trace_reader *r, struct trace_chunk_buf *b,
 		if (ev.type == TT_STACKDEF && !trace_stack_malformed(&ev))
 			fn(arg, &ev);
 	}
+}
+
+size_t
+trace_reader_decode_chunk_only(struct trace_reader *r, size_t i,
+    struct trace_chunk_buf *b, struct trace_event *evs, const uint8_t *want)
+{
+	if (r->multi != NULL)
+		return rm_decode_chunk_only(r, i, b, evs, want);
+	if (i >= r->ncinfo)
+		return 0;
+	return rd_decode_ref_only(r, b,
+	    &r->cursors[r->cmap[i].cur].chunks[r->cmap[i].k], evs, want);
 }
 
 size_t

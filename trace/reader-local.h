@@ -175,6 +175,8 @@ int rm_next(struct trace_reader *r, struct trace_event *ev);
 void rm_stats(const struct trace_reader *r, struct trace_reader_stats *st);
 size_t rm_decode_chunk(struct trace_reader *r, size_t i,
     struct trace_chunk_buf *b, struct trace_event *evs);
+size_t rm_decode_chunk_only(struct trace_reader *r, size_t i,
+    struct trace_chunk_buf *b, struct trace_event *evs, const uint8_t *want);
 int rm_read_ahead_threads(struct trace_reader *r);
 int rm_read_threads(struct trace_reader *r);
 int rm_decode_ahead(struct trace_reader *r);
@@ -204,6 +206,10 @@ struct trace_chunk_buf {
    reading it would). */
 size_t rd_decode_ref(struct trace_reader *r, struct trace_chunk_buf *b,
     const struct chunkref *ref, struct trace_event *evs);
+/* As rd_decode_ref(), keeping only the events of the types want[type]
+   names (want NULL: all), the others read no further than needed. */
+size_t rd_decode_ref_only(struct trace_reader *r, struct trace_chunk_buf *b,
+    const struct chunkref *ref, struct trace_event *evs, const uint8_t *want);
 /*
  * Stacks (reader-stacks.c). rd_stack_resolve: TT_STACK ev of segment s
  * names its frames by ref (ev->arg[2] != 0): give it the frames of the

@@ -57,6 +57,7 @@ struct multi {
 	size_t nsegs;
 	struct trace_msg_pair *pairs;
 	size_t npairs;
+	uint32_t *by_send;		/* pair indices by send time */
 };
 
 /* --- the maps ------------------------------------------------------- */
@@ -140,20 +141,42 @@ xcpu(const struct xf *x, uint64_t cpu)
 	    cpu + x->cpu_base : cpu;
 }
 
+/* Per type, the fields that hold a thread or process id (FK_T), one
+   bit each. */
+static uint8_t tid_fields[TT_NTYPES];
+static pthread_once_t tid_fields_once = PTHREAD_ONCE_INIT;
+
+static void
+find_tid_fields(void)
+{
+	for (unsigned t = 1; t < TT_NTYPES; t++) {
+		const char *k = trace_types[t].kinds;
+		for (unsigned i = 0; k != NULL && k[i] && i < TRACE_NARGS; i++)
+			if (k[i] == FK_T)
+				tid_fields[t] |= (uint8_t)(1u << i);
+	}
+}
+
 /* Event ev of host x as the merged trace shows it. */
 static void
 xf_event(const struct xf *x, struct trace_event *ev)
 {
-	ev->ts = trace_clockmap_apply(&x->clock, ev->ts);
+	const struct trace_clockmap *c = &x->clock;
+
+	if (c->drift == 0.0 && c->offset >= 0 &&
+	    ev->ts >= (uint64_t)c->offset)
+		ev->ts -= (uint64_t)c->offset;	/* the usual case, inline */
+	else
+		ev->ts = trace_clockmap_apply(c, ev->ts);
 	if (x->host == 0)
 		return;
 	ev->tid = trace_tid_on_host(ev->tid, x->host);
 	if (ev->cpu != TRACE_CPU_META)
 		ev->cpu = (uint16_t)xcpu(x, ev->cpu);
-	if (ev->type < TT_NTYPES) {
-		const char *k = trace_types[ev->type].kinds;
-		for (unsigned i = 0; k[i] && i < TRACE_NARGS; i++)
-			if (k[i] == FK_T)
+	if (ev->type < TT_NTYPES && tid_fields[ev->type] != 0) {
+		unsigned m = tid_fields[ev->type];
+		for (unsigned i = 0; m != 0; i++, m >>= 1)
+			if (m & 1)
 				ev->arg[i] = trace_tid_on_host(
 				    (uint32_t)ev->arg[i], x->host);
 	}
@@ -335,6 +358,7 @@ trace_reader_merge(struct trace_reader **rp, struct trace_reader **hosts,
 	struct trace_reader *r = xcalloc(1, sizeof(*r));
 	struct multi *m = xcalloc(1, sizeof(*m));
 
+	pthread_once(&tid_fields_once, find_tid_fields);
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_mutex_init(&r->defs_lock, NULL);
 	r->multi = m;
@@ -388,24 +412,13 @@ head(struct host *h)
 	return 1;
 }
 
-/* The host whose next event comes first (time, then CPU), or NULL. */
-static struct host *
-earliest(struct multi *m)
+/* Whether a comes before b in the merge: time, then CPU (the metadata
+   stream's first), as the reader orders its streams. */
+static inline int
+before(const struct trace_event *a, const struct trace_event *b)
 {
-	struct host *best = NULL;
-
-	for (size_t k = 0; k < m->nh; k++) {
-		struct host *h = &m->h[k];
-		if (!head(h))
-			continue;
-		const struct trace_event *e = &h->buf[h->pos];
-		if (best == NULL || e->ts < best->buf[best->pos].ts ||
-		    (e->ts == best->buf[best->pos].ts &&
-		    (uint16_t)(e->cpu + 1) < (uint16_t)(best->buf[best->pos].cpu
-		    + 1)))
-			best = h;
-	}
-	return best;
+	return a->ts < b->ts || (a->ts == b->ts &&
+	    (uint16_t)(a->cpu + 1) < (uint16_t)(b->cpu + 1));
 }
 
 static void
@@ -447,20 +460,26 @@ rm_read(struct trace_reader *r, struct trace_event *evs, size_t n)
 	size_t i = 0;
 
 	while (i < n) {
-		struct host *h = earliest(m);
+		/* the earliest host, and the time of the next event of
+		   every other one */
+		struct host *h = NULL;
+		uint64_t lim = UINT64_MAX;
+		for (size_t k = 0; k < m->nh; k++) {
+			struct host *x = &m->h[k];
+			if (!head(x))
+				continue;
+			if (h == NULL || before(&x->buf[x->pos], &h->buf[h->pos])) {
+				if (h != NULL && h->buf[h->pos].ts < lim)
+					lim = h->buf[h->pos].ts;
+				h = x;
+			} else if (x->buf[x->pos].ts < lim) {
+				lim = x->buf[x->pos].ts;
+			}
+		}
 		if (h == NULL)
 			break;
 		/* a run of h's events while they come before every other
 		   host's next */
-		struct host *o = NULL;
-		for (size_t k = 0; k < m->nh; k++) {
-			struct host *x = &m->h[k];
-			if (x == h || !head(x))
-				continue;
-			if (o == NULL || x->buf[x->pos].ts < o->buf[o->pos].ts)
-				o = x;
-		}
-		uint64_t lim = o != NULL ? o->buf[o->pos].ts : UINT64_MAX;
 		do {
 			evs[i] = h->buf[h->pos++];
 			took(r, &evs[i]);
@@ -499,14 +518,21 @@ size_t
 rm_decode_chunk(struct trace_reader *r, size_t i, struct trace_chunk_buf *b,
     struct trace_event *evs)
 {
+	return rm_decode_chunk_only(r, i, b, evs, NULL);
+}
+
+size_t
+rm_decode_chunk_only(struct trace_reader *r, size_t i,
+    struct trace_chunk_buf *b, struct trace_event *evs, const uint8_t *want)
+{
 	struct multi *m = r->multi;
 
 	for (size_t k = m->nh; k-- > 0;) {
 		struct host *h = &m->h[k];
 		if (i < h->first_chunk)
 			continue;
-		size_t n = trace_reader_decode_chunk(h->r, i - h->first_chunk,
-		    b, evs);
+		size_t n = trace_reader_decode_chunk_only(h->r,
+		    i - h->first_chunk, b, evs, want);
 		for (size_t j = 0; j < n; j++)
 			xf_event(&h->x, &evs[j]);
 		return n;
@@ -604,6 +630,7 @@ rm_close(struct trace_reader *r)
 	free(m->h);
 	free(m->segs);
 	free(m->pairs);
+	free(m->by_send);
 	free(m);
 	r->multi = NULL;
 }
@@ -651,6 +678,20 @@ trace_reader_host_clock(const struct trace_reader *r, size_t k)
 	return &r->multi->h[k].x.clock;
 }
 
+/* idx (0..n-1) sorted by the send times of their pairs, then index. */
+static void
+sort_by_send(const struct trace_msg_pair *p, uint32_t *idx, size_t n)
+{
+	uint64_t *k = xreallocarray(NULL, n ? n : 1, sizeof(*k));
+
+	for (size_t i = 0; i < n; i++) {
+		k[i] = p[i].send_ts;
+		idx[i] = (uint32_t)i;
+	}
+	radix_sort64(k, idx, n, 64);
+	free(k);
+}
+
 void
 trace_reader_set_pairs(struct trace_reader *r,
     const struct trace_msg_pair *p, size_t n)
@@ -660,9 +701,18 @@ trace_reader_set_pairs(struct trace_reader *r,
 	if (m == NULL)
 		return;
 	free(m->pairs);
+	free(m->by_send);
 	m->pairs = xreallocarray(NULL, n ? n : 1, sizeof(*p));
 	memcpy(m->pairs, p, n * sizeof(*p));
 	m->npairs = n;
+	m->by_send = xreallocarray(NULL, n ? n : 1, sizeof(*m->by_send));
+	sort_by_send(m->pairs, m->by_send, n);
+}
+
+const uint32_t *
+trace_reader_pairs_by_send(const struct trace_reader *r)
+{
+	return r->multi != NULL ? r->multi->by_send : NULL;
 }
 
 const struct trace_msg_pair *

@@ -447,6 +447,10 @@ void trace_reader_on_damage(struct trace_reader *r, trace_damage_fn fn,
 typedef void (*trace_progress_fn)(void *arg, uint64_t done, uint64_t total);
 void trace_reader_on_progress(struct trace_reader *r, trace_progress_fn fn,
     void *arg);
+/* For a caller that decodes chunks in bulk (trace_reader_decode_chunk()):
+   call the progress function with done chunks of the total, from the
+   thread that set it. */
+void trace_reader_tell_progress(struct trace_reader *r, uint64_t done);
 
 const struct trace_info *trace_reader_info(const struct trace_reader *r);
 size_t trace_reader_nsegments(const struct trace_reader *r);
@@ -533,6 +537,13 @@ void trace_chunk_buf_free(struct trace_chunk_buf *b);
  */
 size_t trace_reader_decode_chunk(struct trace_reader *r, size_t i,
     struct trace_chunk_buf *b, struct trace_event *evs);
+/*
+ * As trace_reader_decode_chunk(), storing only the events whose type
+ * want[type] (TT_NTYPES entries) is set; a columnar chunk reads no
+ * field of the others. want NULL: every event.
+ */
+size_t trace_reader_decode_chunk_only(struct trace_reader *r, size_t i,
+    struct trace_chunk_buf *b, struct trace_event *evs, const uint8_t *want);
 
 /*
  * Format an event as one line (no newline) into buf, the stable text of
@@ -639,9 +650,12 @@ struct trace_msg_pair {
 };
 void trace_reader_set_pairs(struct trace_reader *r,
     const struct trace_msg_pair *p, size_t n);
-/* The pairs (sorted as set), *n of them; NULL and 0 for a plain reader. */
+/* The pairs (sorted as set: by receive time, then send time), *n of
+   them; NULL and 0 for a plain reader. */
 const struct trace_msg_pair *trace_reader_pairs(const struct trace_reader *r,
     size_t *n);
+/* The pairs' indices sorted by send time (then index), or NULL. */
+const uint32_t *trace_reader_pairs_by_send(const struct trace_reader *r);
 
 /* --- snapshots (trace/snapshot.c) ----------------------------------- */
 
