@@ -104,20 +104,22 @@ cmd_open_trace(const char *name, const char *path)
 
 struct reading {
 	const char *name;
-	struct cmd_progress *pg;
+	struct progress *p;
+	int tried;
 };
 
 static void
-on_reading(void *arg, struct trace_reader *r, int begin)
+on_reading(void *arg, uint64_t done, uint64_t total)
 {
 	struct reading *x = arg;
 
-	if (begin) {
-		x->pg = cmd_progress(x->name, "aligning clocks", r);
-	} else {
-		cmd_progress_end(x->pg);
-		x->pg = NULL;
+	if (!x->tried) {
+		char *label = xasprintf("argus %s: aligning clocks", x->name);
+		x->p = progress_new(label, total);
+		free(label);
+		x->tried = 1;
 	}
+	progress_update(x->p, done, total);
 }
 
 struct trace_reader *
@@ -129,14 +131,16 @@ cmd_open_traces(const char *name, const char *const *paths, size_t n,
 		return cmd_open_trace(name, n ? paths[0] : NULL);
 	struct trace_reader **rs = xcalloc(n, sizeof(*rs));
 	struct trace_reader *r = NULL;
-	struct reading x = { name, NULL };
+	struct reading x = { name, NULL, 0 };
 	struct hosts_opts o = { on_reading, &x };
 	char *cause = NULL;
 
 	for (size_t i = 0; i < n; i++)
 		if ((rs[i] = cmd_open_trace(name, paths[i])) == NULL)
 			goto out;
-	if (hosts_merge(rs, paths, n, &o, &r, hosts, &cause) != 0) {
+	int err = hosts_merge(rs, paths, n, &o, &r, hosts, &cause);
+	progress_free(x.p);
+	if (err != 0) {
 		cmd_error(name, "%s", cause ? cause : "cannot merge the traces");
 		r = NULL;
 		goto out;

@@ -1102,9 +1102,9 @@ struct hosts_report {
  * rs[] stays the caller's.
  */
 struct hosts_opts {
-	/* called before (begin 1) and after (0) reading each trace's
-	   messages, for a progress bar; may be NULL */
-	void (*reading)(void *arg, struct trace_reader *r, int begin);
+	/* called on the calling thread as the traces' messages are read:
+	   chunks read of the total, for a progress bar; may be NULL */
+	void (*progress)(void *arg, uint64_t done, uint64_t total);
 	void *arg;
 };
 /*
