@@ -142,6 +142,13 @@ print_stats(const struct diag_stats *st, uint64_t total_ns)
 {
 	struct rusage ru;
 
+	if (st->merge_ns > 0)
+		fprintf(stderr, "argus diagnose: merge: %" PRIu64 " events of "
+		    "several hosts' traces in %.2f s, %.1f ns/event (their "
+		    "messages read, clocks aligned, traces merged)\n",
+		    st->merge_events, (double)st->merge_ns / 1e9,
+		    st->merge_events ? (double)st->merge_ns /
+		    (double)st->merge_events : 0.0);
 	if (st->pass_ns > 0)
 		fprintf(stderr, "argus diagnose: pass: %" PRIu64 " events in "
 		    "%.2f s, %.1f ns/event, %" PRIu64 " candidate hang%s\n",
@@ -292,14 +299,18 @@ cmd_diagnose(int argc, char **argv)
 		return 1;
 	const char *path = optind < argc ? argv[optind] : ARGUS_DEFAULT_TRACE;
 	struct hosts_report *hosts = NULL;
+	uint64_t tm = now_ns();
 	struct trace_reader *r = cmd_open_traces("diagnose",
 	    (const char *const *)argv + optind, (size_t)(argc - optind), &hosts);
 	if (r == NULL) {
 		rules_free(rs);
 		return 1;
 	}
-	if (hosts != NULL)
+	if (hosts != NULL) {
 		path = "the merged traces";
+		st.merge_ns = now_ns() - tm;
+		st.merge_events = trace_reader_info(r)->nevents;
+	}
 	o.hosts = hosts;
 	struct graph *g = NULL;
 	struct diag *d = NULL;

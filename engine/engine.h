@@ -452,6 +452,10 @@ struct diag_stats {
 					   of their builds */
 	uint64_t analysis_ns;		/* the diagnosis in them, with the
 					   reports */
+	uint64_t merge_ns;		/* several hosts' traces: reading
+					   their messages, aligning them and
+					   merging (hosts_merge()) */
+	uint64_t merge_events;		/* the events of those traces */
 };
 /* Add the figures of graph g (one more graph built) to st. */
 void diag_stats_add_graph(struct diag_stats *st, const struct graph *g);
