@@ -62,6 +62,11 @@ uint64_t fnv64(const void *p, size_t n);
  * first, sorts by both.
  */
 void radix_sort64(uint64_t *key, uint32_t *idx, size_t n, unsigned bits);
+/* Sort n records of size bytes at v by the key first() gives (its low
+   first_bits), records alike there by then() (then_bits), stably. */
+void radix_sort_records(void *v, size_t n, size_t size,
+    uint64_t (*first)(const void *), unsigned first_bits,
+    uint64_t (*then)(const void *), unsigned then_bits);
 
 /*
  * Open PATH (relative to DIRFD, as openat) for writing (FLAGS: O_WRONLY

@@ -47,3 +47,28 @@ radix_sort64(uint64_t *key, uint32_t *idx, size_t n, unsigned bits)
 	free(k2);
 	free(i2);
 }
+
+void
+radix_sort_records(void *v, size_t n, size_t size,
+    uint64_t (*first)(const void *), unsigned first_bits,
+    uint64_t (*then)(const void *), unsigned then_bits)
+{
+	uint64_t *k = xreallocarray(NULL, n ? n : 1, sizeof(*k));
+	uint32_t *ix = xreallocarray(NULL, n ? n : 1, sizeof(*ix));
+	char *in = v, *out = xreallocarray(NULL, n ? n : 1, size);
+
+	for (size_t i = 0; i < n; i++) {
+		k[i] = then(in + i * size);
+		ix[i] = (uint32_t)i;
+	}
+	radix_sort64(k, ix, n, then_bits);
+	for (size_t i = 0; i < n; i++)
+		k[i] = first(in + (size_t)ix[i] * size);
+	radix_sort64(k, ix, n, first_bits);
+	for (size_t i = 0; i < n; i++)
+		memcpy(out + i * size, in + (size_t)ix[i] * size, size);
+	memcpy(v, out, n * size);
+	free(out);
+	free(ix);
+	free(k);
+}

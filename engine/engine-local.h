@@ -319,29 +319,27 @@ void gb_rules_event(struct build_pass *b, uint32_t ti, uint32_t i, int post,
     const struct graph_event *en);
 void gb_on_sys_exit(struct build_pass *b, uint32_t ti, uint32_t i);
 /*
- * Event i of thread ti received data sent at event se of vertex sv, in
- * the read or receive call entered at event en. When that call blocked
- * and the wake-up that ended its wait came from another thread before
- * the data was sent (and the data before the thread ran) (a wake-up for something else: a peer's read
- * freeing buffer space wakes every waiter of the socket), the data's
- * sender is what woke it: the run's wake-up and wait edges are moved to
- * the sender.
- */
-/*
  * Messages between hosts (g->xpairs). gb_xpairs_init: ready them for a
  * build (gb_new()). gb_xpair: the pair whose send (send set) or receive
  * is the event on socket sk at ts, or GRAPH_NONE; asked in time order,
- * as the build goes (a cursor each way). gb_msg_woke: as
- * gb_data_woke(), for a receive of a message from another host: when an
- * interrupt context of this host (its network stack) woke the call, and
- * the message was sent before the thread ran, the sender is what woke it.
+ * as the build goes (a cursor each way).
  */
 void gb_xpairs_init(struct build_pass *b);
 uint32_t gb_xpair(struct build_pass *b, uint64_t sk, uint64_t ts, int send);
-void gb_msg_woke(struct build_pass *b, uint32_t ti, uint32_t en, uint32_t i,
-    uint32_t sv, uint32_t se);
+/*
+ * Event i of thread ti received data sent at event se of vertex sv, in
+ * the read or receive call entered at event en. When that call blocked
+ * and the wake-up that ended its wait came from another thread before
+ * the thread ran, the data's sender is what woke it (the run's wake-up
+ * and wait edges are moved to the sender) when either:
+ * - the data was sent after that wake-up (a wake-up for something else:
+ *   a peer's read freeing buffer space wakes every waiter of the
+ *   socket); or
+ * - from_host: it came from another host of a merged trace, and an
+ *   interrupt context of this host (its network stack) woke the call.
+ */
 void gb_data_woke(struct build_pass *b, uint32_t ti, uint32_t en, uint32_t i,
-    uint32_t sv, uint32_t se);
+    uint32_t sv, uint32_t se, int from_host);
 
 /* graph-load.c */
 struct graph *graph_alloc(void);

@@ -407,7 +407,7 @@ step(struct build_pass *b, uint32_t ti, uint32_t i)
 			b->nmsg++;
 			gb_edge(b, xv, xe, v, i, GE_MSG);
 			if (s->sys != GRAPH_NONE)
-				gb_msg_woke(b, ti, s->sys, i, xv, xe);
+				gb_data_woke(b, ti, s->sys, i, xv, xe, 1);
 			if (src != GRAPH_NONE)
 				gb_q_pop(b, qi);
 		} else if (src != GRAPH_NONE) {
@@ -415,7 +415,7 @@ step(struct build_pass *b, uint32_t ti, uint32_t i)
 			gb_edge(b, b->qn[src].v, b->qn[src].e, v, i, GE_MSG);
 			if (s->sys != GRAPH_NONE)
 				gb_data_woke(b, ti, s->sys, i, b->qn[src].v,
-				    b->qn[src].e);
+				    b->qn[src].e, 0);
 			gb_q_pop(b, qi);
 		}
 		*hmap_put(&b->skowner, ev->key, 0, NULL) = t->pid;

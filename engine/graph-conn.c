@@ -252,7 +252,7 @@ woken_by(struct build_pass *b, uint32_t ti, struct graph_edge *w,
 
 void
 gb_data_woke(struct build_pass *b, uint32_t ti, uint32_t en, uint32_t i,
-    uint32_t sv, uint32_t se)
+    uint32_t sv, uint32_t se, int from_host)
 {
 	struct graph *g = b->g;
 	const struct gthread *t = &g->th[ti];
@@ -263,12 +263,16 @@ gb_data_woke(struct build_pass *b, uint32_t ti, uint32_t en, uint32_t i,
 	const struct gthread *wt = &g->th[g->vx[w->src].thread];
 	const struct gthread *dt = &g->th[g->vx[sv].thread];
 	uint64_t sent = dt->ev[se].ts;
-	/* sent after the wake-up, and before the thread ran */
 	if (wt == dt || dt == t || (dt->flags & GRAPH_THREAD_CULLED) ||
-	    sent <= wt->ev[w->src_ev].ts || sent > t->ev[w->dst_ev].ts)
+	    sent > t->ev[w->dst_ev].ts)
+		return;
+	/* from another host: this host's network stack woke it (an
+	   interrupt context); else the data was sent after the wake-up */
+	if (from_host ? !(wt->flags & GRAPH_THREAD_IRQ) :
+	    sent <= wt->ev[w->src_ev].ts)
 		return;
 	woken_by(b, ti, w, sv, se);
-	b->st[ti].handed = gb_sibling(g, ti, sv);
+	b->st[ti].handed = from_host ? 0 : gb_sibling(g, ti, sv);
 }
 
 /* The time of the write that queued n. */
@@ -337,7 +341,7 @@ gb_on_sys_exit(struct build_pass *b, uint32_t ti, uint32_t i)
 		if (src != GRAPH_NONE) {
 			b->nmsg++;
 			gb_edge(b, b->qn[src].v, b->qn[src].e, v, i, GE_PIPE);
-			gb_data_woke(b, ti, ei, i, b->qn[src].v, b->qn[src].e);
+			gb_data_woke(b, ti, ei, i, b->qn[src].v, b->qn[src].e, 0);
 			q->rpos += (uint64_t)ret;
 			while (q->head != GRAPH_NONE &&
 			    b->qn[q->head].end <= q->rpos)
@@ -442,24 +446,3 @@ gb_xpair(struct build_pass *b, uint64_t sk, uint64_t ts, int send)
 	return found;
 }
 
-void
-gb_msg_woke(struct build_pass *b, uint32_t ti, uint32_t en, uint32_t i,
-    uint32_t sv, uint32_t se)
-{
-	struct graph *g = b->g;
-	const struct gthread *t = &g->th[ti];
-	struct graph_edge *w = woke_edge(b, ti, en, i);
-
-	if (w == NULL)
-		return;
-	const struct gthread *wt = &g->th[g->vx[w->src].thread];
-	const struct gthread *dt = &g->th[g->vx[sv].thread];
-	/* this host's network stack woke it (an interrupt context), with
-	   the message already sent, before the thread ran */
-	if (!(wt->flags & GRAPH_THREAD_IRQ) || dt == t ||
-	    (dt->flags & GRAPH_THREAD_CULLED) ||
-	    dt->ev[se].ts > t->ev[w->dst_ev].ts)
-		return;
-	woken_by(b, ti, w, sv, se);
-	b->st[ti].handed = 0;
-}

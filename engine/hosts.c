@@ -188,29 +188,23 @@ add_pair(void *arg, const struct sync_msg *s, const struct sync_msg *r)
 	DPUSH(p->v, x);
 }
 
+static uint64_t
+recv_time(const void *p)
+{
+	return ((const struct trace_msg_pair *)p)->recv_ts;
+}
+
+static uint64_t
+send_time(const void *p)
+{
+	return ((const struct trace_msg_pair *)p)->send_ts;
+}
+
 /* The pairs by receive time, then send time. */
 static void
 sort_pairs(struct trace_msg_pair *p, size_t n)
 {
-	uint64_t *k = xreallocarray(NULL, n ? n : 1, sizeof(*k));
-	uint32_t *ix = xreallocarray(NULL, n ? n : 1, sizeof(*ix));
-	struct trace_msg_pair *out = xreallocarray(NULL, n ? n : 1,
-	    sizeof(*out));
-
-	for (size_t i = 0; i < n; i++) {
-		k[i] = p[i].send_ts;
-		ix[i] = (uint32_t)i;
-	}
-	radix_sort64(k, ix, n, 64);
-	for (size_t i = 0; i < n; i++)
-		k[i] = p[ix[i]].recv_ts;
-	radix_sort64(k, ix, n, 64);
-	for (size_t i = 0; i < n; i++)
-		out[i] = p[ix[i]];
-	memcpy(p, out, n * sizeof(*p));
-	free(out);
-	free(ix);
-	free(k);
+	radix_sort_records(p, n, sizeof(*p), recv_time, 64, send_time, 64);
 }
 
 static void

@@ -114,28 +114,29 @@ static uint32_t last_byte(const struct smsg *x);
 /* The messages sorted for pairing: by connection and last byte (sends)
    or first byte (receives); messages alike in both stay in the order
    they were read. */
+static uint64_t
+msg_conn(const void *p)
+{
+	return ((const struct smsg *)p)->conn;
+}
+
+static uint64_t
+msg_last(const void *p)
+{
+	return last_byte(p);
+}
+
+static uint64_t
+msg_first(const void *p)
+{
+	return ((const struct smsg *)p)->seq;
+}
+
 static void
 sort_msgs(struct smsg *v, size_t n, int send)
 {
-	uint64_t *k = xreallocarray(NULL, n ? n : 1, sizeof(*k));
-	uint32_t *ix = xreallocarray(NULL, n ? n : 1, sizeof(*ix));
-	struct smsg *out = xreallocarray(NULL, n ? n : 1, sizeof(*out));
-
-	/* by the byte, then stably by the connection */
-	for (size_t i = 0; i < n; i++) {
-		k[i] = send ? last_byte(&v[i]) : v[i].seq;
-		ix[i] = (uint32_t)i;
-	}
-	radix_sort64(k, ix, n, 32);
-	for (size_t i = 0; i < n; i++)
-		k[i] = v[ix[i]].conn;
-	radix_sort64(k, ix, n, 64);
-	for (size_t i = 0; i < n; i++)
-		out[i] = v[ix[i]];
-	memcpy(v, out, n * sizeof(*v));
-	free(out);
-	free(ix);
-	free(k);
+	radix_sort_records(v, n, sizeof(*v), msg_conn, 64, send ? msg_last :
+	    msg_first, 32);
 }
 
 typedef DARR(char *) strv;

@@ -216,3 +216,13 @@ ins_instance() {
 		return $rc
 	}
 }
+
+# veth_netns NS VH A Z: a network namespace NS joined to this one by the
+# veth pair VH (here, address A/30) and VHn (in NS, Z/30), both up, and
+# NS's loopback; false (ip's complaint on stderr) when that fails.
+veth_netns() {
+	ip netns add "$1" && ip link add "$2" type veth peer name "${2}n" \
+	    netns "$1" && ip addr add "$3/30" dev "$2" &&
+	    ip link set "$2" up && ip -n "$1" addr add "$4/30" dev "${2}n" &&
+	    ip -n "$1" link set "${2}n" up && ip -n "$1" link set lo up
+}

@@ -660,11 +660,19 @@ trace_reader_chunk(const struct trace_reader *r, size_t i)
 static int
 cursor_skip(struct trace_reader *r, struct cursor *c)
 {
-	const struct type_plan *pl = &c->plan[c->hd >> 3];
+	uint64_t ftype = c->hd >> 3;
+	const struct type_plan *pl = &c->plan[ftype];
 	uint64_t v;
 
 	if (c->hd & 4) {
 		if (col_get(c->tcol, &v) != 0)
+			return -1;
+		c->tid = (uint32_t)v;
+	}
+	if (pl->local == TT_SWITCH && pl->kinds[0] && pl->kinds[1] == FK_T) {
+		/* the thread of the events after it: its next_tid field,
+		   a plain number, alone */
+		if (col_get(c->fcol[ftype * TRACE_NARGS + 1], &v) != 0)
 			return -1;
 		c->tid = (uint32_t)v;
 	}
@@ -706,9 +714,7 @@ rd_decode_ref_only(struct trace_reader *r, struct trace_chunk_buf *b,
 		c->ts += c->zigzag_dt ? (uint64_t)unzigzag(dt) : dt;
 		c->hd = hd;
 		unsigned lt = c->plan[hd >> 3].local;
-		if (want != NULL && !want[lt] && lt != TT_SWITCH) {
-			/* a switch names the thread of the events after it:
-			   read always */
+		if (want != NULL && !want[lt]) {
 			if (cursor_skip(r, c) != 0) {
 				bad = 1;
 				break;
@@ -721,8 +727,6 @@ rd_decode_ref_only(struct trace_reader *r, struct trace_chunk_buf *b,
 		}
 		if (evs[n].type == TT_NONE)
 			__atomic_fetch_add(&r->st.unknown, 1, __ATOMIC_RELAXED);
-		else if (want != NULL && !want[evs[n].type])
-			;	/* a switch read for its thread */
 		else if (!stack_skipped(r, c, &evs[n]))
 			n++;
 	}

@@ -33,11 +33,7 @@ needs root bpf ip python3
 # /30 of its own for each run
 k=$(( ($$ % 60) * 4 ))
 A=198.51.100.$((k + 1)) Z=198.51.100.$((k + 2))
-if ! ip netns add "$NS" 2> "$T/ns.err" ||
-    ! ip link add "$VH" type veth peer name "${VH}n" netns "$NS" ||
-    ! ip addr add "$A/30" dev "$VH" || ! ip link set "$VH" up ||
-    ! ip -n "$NS" addr add "$Z/30" dev "${VH}n" ||
-    ! ip -n "$NS" link set "${VH}n" up || ! ip -n "$NS" link set lo up; then
+if ! veth_netns "$NS" "$VH" "$A" "$Z" 2> "$T/ns.err"; then
 	echo "ok msgid: skipped (no network namespace: $(head -c 200 "$T/ns.err"))"
 	exit 0
 fi
