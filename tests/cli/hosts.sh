@@ -311,11 +311,11 @@ print(len(names), ",".join(sorted(hs)),
 			TM="tmux -S $T/tmux.sock -f /dev/null"
 			$TM new-session -d -x 160 -y 45 \
 			    "$ARGUS debug $R/client $R/api $R/db; sleep 60"
-			i=0
-			while [ $i -lt 100 ] && ! $TM capture-pane -p 2> /dev/null |
+			w=0
+			while [ $w -lt 100 ] && ! $TM capture-pane -p 2> /dev/null |
 			    grep -q 'Spinning node'; do
 				sleep 0.1
-				i=$((i + 1))
+				w=$((w + 1))
 			done
 			$TM capture-pane -p > "$R/screen" 2> /dev/null
 			$TM kill-server 2> /dev/null
@@ -379,11 +379,11 @@ print(",".join(h.get("host", "?") for h in hs if h.get("merged")) + "/" +
 
 # each variant: plain, and the client waiting for its replies in 1 s
 # slices (a poll timeout)
-i=1
-while [ $i -le "$RUNS" ]; do
+run=1
+while [ $run -le "$RUNS" ]; do
 	for v in ${HOSTS_VARIANTS:-plain sliced}; do
-		one_run "$i$v" "$v"
+		one_run "$run$v" "$v"
 	done
-	i=$((i + 1))
+	run=$((run + 1))
 done
 exit 0
