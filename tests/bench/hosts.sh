@@ -16,6 +16,8 @@
 # gives the same hangs (the same thread and kind, start and end within
 # the host's offset uncertainty) and the same answers (picked similar
 # node, critical path's threads and edges, culprits) as the one trace.
+# Each is run HOSTS_ROUNDS times (default 5), interleaved; the medians
+# are compared.
 # Environment: ARGUS, B (build directory), HOSTS_EVENTS (default
 # 30000000; e.g. 3000000 for a quick run), HOSTS_KEEP (a directory to
 # keep the JSON reports and --stats output in).
@@ -70,9 +72,30 @@ nm=0
 for h in $hosts; do
 	nm=$(( nm + $(events "$h") ))
 done
-o=$(run one diagnose --json --stats "$dir/one") || exit 1
-m=$(run merged diagnose --json --stats $hosts) || exit 1
-set -- $o $m
+# ROUNDS runs of each, interleaved, the medians kept: a run on this
+# kind of machine is now and then a third slower than the others
+rounds=${HOSTS_ROUNDS:-5}
+: > "$T/one.times"
+: > "$T/merged.times"
+r=0
+while [ $r -lt "$rounds" ]; do
+	run one diagnose --json --stats "$dir/one" >> "$T/one.times" || exit 1
+	run merged diagnose --json --stats $hosts >> "$T/merged.times" ||
+	    exit 1
+	r=$((r + 1))
+done
+# median FILE: the median of each column
+median() {
+	for c in 1 2; do
+		awk -v c=$c '{ print $c }' "$1" | sort -n |
+		    awk '{ v[NR] = $1 } END { printf "%s ", v[int((NR + 1) / 2)] }'
+	done
+}
+set -- $(median "$T/one.times") $(median "$T/merged.times")
+echo "hosts.sh: $rounds rounds (HOSTS_ROUNDS), medians; one: $(tr '\n' ' ' < "$T/one.times" |
+    awk '{ for (i = 1; i <= NF; i += 2) printf "%s ", $i }')s; merged:" \
+    "$(tr '\n' ' ' < "$T/merged.times" |
+    awk '{ for (i = 1; i <= NF; i += 2) printf "%s ", $i }')s"
 # per SECONDS EVENTS: ns per event
 per() { awk -v s="$1" -v n="$2" 'BEGIN { printf "%.0f", s * 1e9 / n }'; }
 # ratio A B: B / A
