@@ -1128,8 +1128,6 @@ int hosts_merge(struct trace_reader **rs, const char *const *paths, size_t n,
 int hosts_open(const char *const *paths, size_t n, struct trace_reader **out,
     struct hosts_report **rep, char **cause);
 void hosts_report_free(struct hosts_report *h);
-/* The host name of a merged trace's tid, or NULL (h NULL: one trace). */
-const char *hosts_name(const struct hosts_report *h, uint32_t tid);
 /* A line per trace: its host, offset and what it was aligned against. */
 void hosts_write_text(const struct hosts_report *h, FILE *f);
 /* "hosts":[...],"messages_paired":N (a member of an enclosing object). */

@@ -428,18 +428,6 @@ hosts_report_free(struct hosts_report *h)
 	free(h);
 }
 
-const char *
-hosts_name(const struct hosts_report *h, uint32_t tid)
-{
-	if (h == NULL)
-		return NULL;
-	unsigned k = trace_tid_host(tid);
-	for (size_t i = 0; i < h->n; i++)
-		if (h->v[i].merged && h->v[i].index == k)
-			return h->v[i].name;
-	return NULL;
-}
-
 void
 hosts_write_text(const struct hosts_report *h, FILE *f)
 {

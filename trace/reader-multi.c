@@ -88,9 +88,6 @@ trace_clockmap_apply(const struct trace_clockmap *m, uint64_t t)
 static uint64_t
 unmap(const struct trace_clockmap *m, uint64_t a)
 {
-	double t = (double)a + (double)m->offset +
-	    m->drift * ((double)a - (double)m->ref);
-
 	if (m->drift == 0.0) {
 		int64_t o = m->offset;
 		if (o >= 0)
@@ -98,6 +95,8 @@ unmap(const struct trace_clockmap *m, uint64_t a)
 			    UINT64_MAX;
 		return a >= (uint64_t)-o ? a - (uint64_t)-o : 0;
 	}
+	double t = (double)a + (double)m->offset +
+	    m->drift * ((double)a - (double)m->ref);
 	if (!(t > 0.0))
 		return 0;
 	if (t >= 18446744073709549568.0)
@@ -221,6 +220,14 @@ xf_event(const struct xf *x, struct trace_event *ev)
 	}
 }
 
+/* A span's two ends on the merged clock. */
+static void
+map_span(const struct xf *x, uint64_t *first, uint64_t *last)
+{
+	*first = trace_clockmap_apply(&x->clock, *first);
+	*last = trace_clockmap_apply(&x->clock, *last);
+}
+
 static void
 xf_thread(const struct xf *x, struct trace_thread *t)
 {
@@ -297,10 +304,8 @@ fill(struct multi *m)
 		in->nevents += hi->nevents;
 		in->disk_bytes += hi->disk_bytes;
 		if (hi->first_ts != 0) {
-			uint64_t f = trace_clockmap_apply(&h->x.clock,
-			    hi->first_ts);
-			uint64_t l = trace_clockmap_apply(&h->x.clock,
-			    hi->last_ts);
+			uint64_t f = hi->first_ts, l = hi->last_ts;
+			map_span(&h->x, &f, &l);
 			if (in->first_ts == 0 || f < in->first_ts)
 				in->first_ts = f;
 			if (l > in->last_ts)
@@ -318,21 +323,14 @@ fill(struct multi *m)
 			struct trace_chunk_info c = *trace_reader_chunk(h->r, i);
 			if (c.cpu != TRACE_CPU_META)
 				c.cpu = (uint16_t)xcpu(&h->x, c.cpu);
-			c.first_ts = trace_clockmap_apply(&h->x.clock,
-			    c.first_ts);
-			c.last_ts = trace_clockmap_apply(&h->x.clock,
-			    c.last_ts);
+			map_span(&h->x, &c.first_ts, &c.last_ts);
 			r->cinfo[h->first_chunk + i] = c;
 		}
 		for (size_t i = 0; i < trace_reader_nsegments(h->r); i++) {
 			struct trace_segment_info s =
 			    *trace_reader_segment(h->r, i);
-			if (s.nchunks) {
-				s.first_ts = trace_clockmap_apply(&h->x.clock,
-				    s.first_ts);
-				s.last_ts = trace_clockmap_apply(&h->x.clock,
-				    s.last_ts);
-			}
+			if (s.nchunks)
+				map_span(&h->x, &s.first_ts, &s.last_ts);
 			m->segs[h->first_seg + i] = s;
 		}
 		for (size_t i = 0; i < trace_reader_nthreads(h->r); i++) {
@@ -641,14 +639,6 @@ trace_reader_nhosts(const struct trace_reader *r)
 	return r->multi != NULL ? r->multi->nh : 1;
 }
 
-struct trace_reader *
-trace_reader_host(const struct trace_reader *r, size_t k)
-{
-	if (r->multi == NULL)
-		return k == 0 ? (struct trace_reader *)r : NULL;
-	return k < r->multi->nh ? r->multi->h[k].r : NULL;
-}
-
 const char *
 trace_reader_host_name(const struct trace_reader *r, size_t k)
 {
@@ -666,16 +656,6 @@ trace_reader_cpu_host(const struct trace_reader *r, unsigned cpu)
 		if (cpu >= r->multi->h[k].x.cpu_base)
 			return k;
 	return 0;
-}
-
-const struct trace_clockmap *
-trace_reader_host_clock(const struct trace_reader *r, size_t k)
-{
-	static const struct trace_clockmap none;
-
-	if (r->multi == NULL || k >= r->multi->nh)
-		return &none;
-	return &r->multi->h[k].x.clock;
 }
 
 /* idx (0..n-1) sorted by the send times of their pairs, then index. */

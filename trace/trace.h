@@ -626,16 +626,10 @@ int trace_reader_merge(struct trace_reader **rp, struct trace_reader **hosts,
     char **cause);
 /* Hosts of a reader: 1 for one trace. */
 size_t trace_reader_nhosts(const struct trace_reader *r);
-/* Host k's own reader (r itself for a plain reader's host 0), or NULL. */
-struct trace_reader *trace_reader_host(const struct trace_reader *r,
-    size_t k);
 /* Host k's name (the trace's host name for a plain reader), or NULL. */
 const char *trace_reader_host_name(const struct trace_reader *r, size_t k);
 /* The host of a CPU of the merged trace (0 for a plain reader). */
 size_t trace_reader_cpu_host(const struct trace_reader *r, unsigned cpu);
-/* Host k's clock map (no shift for a plain reader). */
-const struct trace_clockmap *trace_reader_host_clock(
-    const struct trace_reader *r, size_t k);
 
 /*
  * A TCP message between two hosts of a merged trace: a send and the
