@@ -35,14 +35,6 @@ struct smsg {
 	uint32_t tid;		/* the thread that sent or received it */
 };
 
-/* A message before its connection is known: its socket, whether a
-   send, and whether a UDP datagram. */
-struct raw {
-	struct smsg m;
-	uint64_t sk;
-	int send, udp;
-};
-
 #define IPPROTO_TCP_ 6
 #define IPPROTO_UDP_ 17
 /* Mixed into the hash of a UDP "connection": TCP and UDP on the same
@@ -57,8 +49,10 @@ struct addr {
 				   and a send's [1], worked out once */
 };
 
+typedef DARR(struct smsg) msgv;
+
 struct sync_msgs {
-	DARR(struct smsg) send, recv;
+	msgv send, recv;
 };
 
 /* The connection's hash as its sender sees it, from a socket's tuple
@@ -141,7 +135,10 @@ sort_msgs(struct smsg *v, size_t n, int send)
 
 typedef DARR(char *) strv;
 typedef DARR(struct addr) addrv;
-typedef DARR(struct raw) rawv;
+
+/* Until its connection is known, a message's conn tells a UDP datagram
+   (RAW_UDP) from a TCP message (0). */
+#define RAW_UDP 1
 
 /* What one decoding thread of sync_read() keeps. */
 struct gather {
@@ -151,7 +148,7 @@ struct gather {
 	int tell;			/* this thread reports progress */
 	strv strs;
 	addrv addrs;
-	rawv raws;
+	msgv send, recv;		/* conn not known yet */
 };
 
 /* The messages and socket addresses of one decoded event. */
@@ -172,10 +169,12 @@ gather_event(struct gather *x, const struct trace_event *e)
 	    (e->arg[2] != IPPROTO_TCP_ && e->arg[2] != IPPROTO_UDP_))
 		return;
 	int udp = e->arg[2] == IPPROTO_UDP_;
-	struct raw m = { { e->ts, 0, (uint32_t)e->arg[5],
-	    udp ? 1 : (uint32_t)e->arg[3], e->arg[0], e->tid },
-	    e->arg[0], e->type == TT_SOCK_SEND, udp };
-	DPUSH(x->raws, m);
+	struct smsg m = { e->ts, udp ? RAW_UDP : 0, (uint32_t)e->arg[5],
+	    udp ? 1 : (uint32_t)e->arg[3], e->arg[0], e->tid };
+	if (e->type == TT_SOCK_SEND)
+		DPUSH(x->send, m);
+	else
+		DPUSH(x->recv, m);
 }
 
 /* The types sync_read() reads: messages and socket addresses. */
@@ -215,11 +214,60 @@ gather_main(void *arg)
 	return NULL;
 }
 
-#define append(dst, src) do { \
-	for (size_t i_ = 0; i_ < (src).n; i_++) \
-		DPUSH(dst, (src).v[i_]); \
-	free((src).v); \
-} while (0)
+/* b's n elements of size sz after a's (of *na), b freed. */
+static void *
+concat(void *a, size_t *na, void *b, size_t n, size_t sz)
+{
+	if (n > 0) {
+		a = xreallocarray(a, *na + n, sz);
+		memcpy((char *)a + *na * sz, b, n * sz);
+		*na += n;
+	}
+	free(b);
+	return a;
+}
+
+/* The messages of v whose connection addrs tells, their conn set; the
+   others dropped. */
+static void
+resolve(msgv *v, int send, const struct addr *addrs, size_t naddrs,
+    const struct hmap *first)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < v->n; i++) {
+		struct smsg x = v->v[i];
+		const struct addr *a = addr_at(addrs, naddrs, first, x.sk,
+		    x.ts);
+		if (a == NULL || a->conn[send] == 0)
+			continue;
+		uint64_t udp = x.conn == RAW_UDP ? UDP_CONN : 0;
+		x.conn = a->conn[send] ^ udp;
+		v->v[k++] = x;
+	}
+	v->n = k;
+}
+
+/* One side's messages resolved (resolve()) and sorted as pairing walks
+   them: the sends by connection and last byte, the receives by
+   connection and first byte. */
+struct settle {
+	msgv *v;
+	int send;
+	const struct addr *addrs;
+	size_t naddrs;
+	const struct hmap *first;
+};
+
+static void *
+settle_main(void *arg)
+{
+	struct settle *x = arg;
+
+	resolve(x->v, x->send, x->addrs, x->naddrs, x->first);
+	sort_msgs(x->v->v, x->v->n, x->send);
+	return NULL;
+}
 
 int
 sync_read(struct trace_reader *r, struct sync_msgs **out, char **cause)
@@ -252,10 +300,16 @@ sync_read(struct trace_reader *r, struct sync_msgs **out, char **cause)
 		g[1].addrs.v[i].str += g[0].strs.n;
 	strv strs = g[0].strs;
 	addrv addrs = g[0].addrs;
-	rawv raws = g[0].raws;
-	append(strs, g[1].strs);
-	append(addrs, g[1].addrs);
-	append(raws, g[1].raws);
+	strs.v = concat(strs.v, &strs.n, g[1].strs.v, g[1].strs.n,
+	    sizeof(*strs.v));
+	addrs.v = concat(addrs.v, &addrs.n, g[1].addrs.v, g[1].addrs.n,
+	    sizeof(*addrs.v));
+	m->send.v = concat(g[0].send.v, &g[0].send.n, g[1].send.v,
+	    g[1].send.n, sizeof(struct smsg));
+	m->send.n = m->send.cap = g[0].send.n;
+	m->recv.v = concat(g[0].recv.v, &g[0].recv.n, g[1].recv.v,
+	    g[1].recv.n, sizeof(struct smsg));
+	m->recv.n = m->recv.cap = g[0].recv.n;
 	qsort(addrs.v, addrs.n, sizeof(*addrs.v), by_sk_ts);
 	struct hmap first;
 	hmap_init(&first);
@@ -266,32 +320,20 @@ sync_read(struct trace_reader *r, struct sync_msgs **out, char **cause)
 		for (int k = 0; k < 2; k++)
 			addrs.v[i].conn[k] = conn_of(t, strlen(t), k);
 	}
-	for (size_t i = 0; i < raws.n; i++) {
-		struct raw *x = &raws.v[i];
-		const struct addr *a = addr_at(addrs.v, addrs.n, &first,
-		    x->sk, x->m.ts);
-		if (a == NULL)
-			continue;
-		x->m.conn = a->conn[x->send != 0];
-		if (x->m.conn == 0)
-			continue;
-		if (x->udp)
-			x->m.conn ^= UDP_CONN;
-		if (x->send)
-			DPUSH(m->send, x->m);
-		else
-			DPUSH(m->recv, x->m);
-	}
+	/* the receives on a second thread, the sends on this one */
+	struct settle rs = { &m->recv, 0, addrs.v, addrs.n, &first };
+	struct settle ss = { &m->send, 1, addrs.v, addrs.n, &first };
+	two = two && pthread_create(&th, NULL, settle_main, &rs) == 0;
+	settle_main(&ss);
+	if (two)
+		pthread_join(th, NULL);
+	else
+		settle_main(&rs);
 	hmap_free(&first);
 	for (size_t i = 0; i < strs.n; i++)
 		free(strs.v[i]);
 	free(strs.v);
 	free(addrs.v);
-	free(raws.v);
-	/* in the order pairing walks them, once: the sends by connection
-	   and last byte, the receives by connection and first byte */
-	sort_msgs(m->send.v, m->send.n, 1);
-	sort_msgs(m->recv.v, m->recv.n, 0);
 	*out = m;
 	return 0;
 }
