@@ -190,6 +190,7 @@ struct graph {
 /* --- build state (graph-build.c, graph-conn.c; prefix gb_) ------------ */
 
 #define QMAX 4096		/* messages kept unreceived per endpoint */
+#define CTX_DEPTH 4		/* nested contexts a thread's replay keeps */
 
 /* Replay state of one thread. */
 struct thread_replay {
@@ -206,6 +207,13 @@ struct thread_replay {
 	uint32_t woke_ed, wait_ed;	/* the wake-up and wait edges of its
 					   last run (indices in ed), or
 					   GRAPH_NONE */
+	/* the open contexts, innermost last (level of them, the first
+	   CTX_DEPTH kept): each one's vertex kind and the edge that
+	   started it (a raise, a timer, a work item: an index in ed, or
+	   GRAPH_NONE); resumed, the edge to start the next vertex with */
+	uint32_t cause[CTX_DEPTH];
+	uint32_t resumed;
+	uint8_t kinds[CTX_DEPTH];
 	uint8_t wake_kind;
 	uint8_t waiting;
 	uint8_t had_rx;
@@ -313,7 +321,7 @@ void gb_q_push(struct build_pass *b, uint32_t qi, uint32_t v, uint32_t e,
     uint32_t pid, uint64_t end);
 void gb_q_pop(struct build_pass *b, uint32_t qi);
 void gb_keyed_set(struct hmap *m, uint64_t key, uint32_t v, uint32_t e);
-void gb_keyed_take(struct build_pass *b, struct hmap *m, uint64_t key,
+uint32_t gb_keyed_take(struct build_pass *b, struct hmap *m, uint64_t key,
     uint32_t v, uint32_t e, unsigned kind);
 void gb_rules_event(struct build_pass *b, uint32_t ti, uint32_t i, int post,
     const struct graph_event *en);

@@ -64,6 +64,11 @@ vopen(struct build_pass *b, uint32_t ti, uint32_t i, unsigned kind)
 	s->peer = 0;
 	s->had_rx = 0;
 	s->answered = 0;
+	if (s->resumed != GRAPH_NONE) {
+		struct graph_edge c = b->ed[s->resumed];
+		s->resumed = GRAPH_NONE;
+		gb_edge(b, c.src, c.src_ev, v, i, c.kind);
+	}
 	if (s->split_from != GRAPH_NONE) {
 		const struct graph_vertex *p = &g->vx[s->split_from];
 		g->vx[v].flags |= GRAPH_VF_SPLIT;
@@ -116,16 +121,40 @@ gb_split(struct build_pass *b, uint32_t ti)
 	s->cur = GRAPH_NONE;
 }
 
+/*
+ * A context opens (an interrupt, a timer's or a work item's run, a
+ * callout) as a vertex of kind. On a CPU's interrupt thread, a context
+ * interrupted by another (a tick's timer in the middle of a softirq's
+ * delivery) goes on at the other's end as a vertex of its own kind,
+ * started by the edge that started it (the delivery stays the work of
+ * the task that raised the softirq).
+ */
 static void
 begin(struct build_pass *b, uint32_t ti, uint32_t i, unsigned kind)
 {
 	struct thread_replay *s = &b->st[ti];
 
 	gb_split(b, ti);
+	if (s->level < CTX_DEPTH) {
+		s->kinds[s->level] = (uint8_t)kind;
+		s->cause[s->level] = GRAPH_NONE;
+	}
 	s->level++;
 	s->ckind = (uint8_t)kind;
+	s->resumed = GRAPH_NONE;
 	vopen(b, ti, i, kind);
 	gb_add(b, ti, i);
+}
+
+/* The edge ed (or GRAPH_NONE) started the context begin() opened
+   last. */
+static void
+begun_by(struct build_pass *b, uint32_t ti, uint32_t ed)
+{
+	struct thread_replay *s = &b->st[ti];
+
+	if (s->level > 0 && s->level <= CTX_DEPTH)
+		s->cause[s->level - 1] = ed;
 }
 
 static void
@@ -137,6 +166,11 @@ end(struct build_pass *b, uint32_t ti, uint32_t i)
 	if (s->level > 0)
 		s->level--;
 	gb_split(b, ti);
+	if (s->level > 0 && s->level <= CTX_DEPTH) {
+		s->ckind = s->kinds[s->level - 1];
+		if (b->g->th[ti].flags & GRAPH_THREAD_IRQ)
+			s->resumed = s->cause[s->level - 1];
+	}
 }
 
 static void
@@ -148,12 +182,13 @@ on_user(struct build_pass *b, uint32_t ti, uint32_t i)
 	switch (ev->sub) {
 	case TU_TASK_BEGIN:
 		begin(b, ti, i, GV_TASK);
-		gb_keyed_take(b, &b->tasks, ev->key, b->st[ti].cur, i, GE_TASK);
+		begun_by(b, ti, gb_keyed_take(b, &b->tasks, ev->key,
+		    b->st[ti].cur, i, GE_TASK));
 		return;
 	case TU_CALLOUT_BEGIN:
 		begin(b, ti, i, GV_CALLOUT);
-		gb_keyed_take(b, &b->runloops, ev->key, b->st[ti].cur, i,
-		    GE_RUNLOOP);
+		begun_by(b, ti, gb_keyed_take(b, &b->runloops, ev->key,
+		    b->st[ti].cur, i, GE_RUNLOOP));
 		return;
 	case TU_TASK_END: case TU_CALLOUT_END:
 		end(b, ti, i);
@@ -181,6 +216,7 @@ on_user(struct build_pass *b, uint32_t ti, uint32_t i)
 		/* back in its event loop: no callout is running any more
 		   (an end that was lost must not glue the loop's waits) */
 		b->st[ti].level = 0;
+		b->st[ti].resumed = GRAPH_NONE;
 		break;
 	}
 }
@@ -312,9 +348,9 @@ step(struct build_pass *b, uint32_t ti, uint32_t i)
 	case TT_SOFTIRQ_ENTRY:
 		begin(b, ti, i, GV_SOFTIRQ);
 		if (t->tid >= GRAPH_IRQ_TID_BASE)
-			gb_keyed_take(b, &b->raises, (uint64_t)(t->tid -
-			    GRAPH_IRQ_TID_BASE) << 32 | (uint32_t)ev->key,
-			    s->cur, i, GE_RAISE);
+			begun_by(b, ti, gb_keyed_take(b, &b->raises,
+			    (uint64_t)(t->tid - GRAPH_IRQ_TID_BASE) << 32 |
+			    (uint32_t)ev->key, s->cur, i, GE_RAISE));
 		break;
 	case TT_SOFTIRQ_RAISE:
 		v = gb_add(b, ti, i);
@@ -323,11 +359,13 @@ step(struct build_pass *b, uint32_t ti, uint32_t i)
 		break;
 	case TT_TIMER_EXPIRE:
 		begin(b, ti, i, GV_TIMER);
-		gb_keyed_take(b, &b->timers, ev->key, s->cur, i, GE_TIMER);
+		begun_by(b, ti, gb_keyed_take(b, &b->timers, ev->key, s->cur,
+		    i, GE_TIMER));
 		break;
 	case TT_WQ_START:
 		begin(b, ti, i, GV_WORK);
-		gb_keyed_take(b, &b->works, ev->key, s->cur, i, GE_WORK);
+		begun_by(b, ti, gb_keyed_take(b, &b->works, ev->key, s->cur,
+		    i, GE_WORK));
 		break;
 	case TT_IRQ_EXIT: case TT_SOFTIRQ_EXIT: case TT_TIMER_EXPIRE_EXIT:
 	case TT_WQ_END:
@@ -561,7 +599,7 @@ grow_state(struct build_pass *b)
 		    .split_from = GRAPH_NONE, .wait_v = GRAPH_NONE,
 		    .wake_v = GRAPH_NONE, .sig_v = GRAPH_NONE,
 		    .sys = GRAPH_NONE, .woke_ed = GRAPH_NONE,
-		    .wait_ed = GRAPH_NONE };
+		    .wait_ed = GRAPH_NONE, .resumed = GRAPH_NONE };
 		g->leader[i] = i;
 		g->th[i].flags &= ~RULE_FLAGS;
 	}

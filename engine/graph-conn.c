@@ -157,14 +157,15 @@ gb_keyed_set(struct hmap *m, uint64_t key, uint32_t v, uint32_t e)
 		*hmap_put(m, key, 0, NULL) = pack2(v, e);
 }
 
-void
+uint32_t
 gb_keyed_take(struct build_pass *b, struct hmap *m, uint64_t key, uint32_t v,
     uint32_t e, unsigned kind)
 {
 	uint64_t val;
 
 	if (hmap_del(m, key, &val))
-		gb_edge(b, HI32(val), LO32(val), v, e, kind);
+		return gb_edge(b, HI32(val), LO32(val), v, e, kind);
+	return GRAPH_NONE;
 }
 
 void
