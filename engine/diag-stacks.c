@@ -196,14 +196,15 @@ sample_place(struct diag *d, uint32_t pid, uint64_t ts, struct hmap *keys,
    others return addresses), an address no TT_KSYM names standing for
    itself. */
 static uint64_t
-kernel_place(const struct graph *g, const uint64_t *f, size_t nf)
+kernel_place(const struct graph *g, uint32_t tid, const uint64_t *f, size_t nf)
 {
 	uint64_t k[TRACE_STACK_MAX], delta;
 	size_t n = nf < TRACE_STACK_MAX ? nf : TRACE_STACK_MAX;
 
 	for (size_t i = 0; i < n; i++) {
 		uint64_t a = f[i] - (i > 0 && f[i] != 0);
-		k[i] = graph_ksym_at(g, a, &delta) != NULL ? a - delta : f[i];
+		k[i] = graph_ksym_at(g, tid, a, &delta) != NULL ? a - delta :
+		    f[i];
 	}
 	return fnv64(k, n * sizeof(*k));
 }
@@ -286,7 +287,7 @@ busy_sample(struct diag *d, uint32_t ti, uint64_t a, uint64_t b,
 		f = graph_stack(g, k, &nf);
 		if (nf == 0)
 			continue;
-		c = hmap_put(&seen, kernel_place(g, f, nf), 0, NULL);
+		c = hmap_put(&seen, kernel_place(g, pid, f, nf), 0, NULL);
 		if (++*c > ktop) {
 			ktop = (unsigned)*c;
 			*kst = k;
@@ -473,7 +474,7 @@ frame_name(struct diag *d, uint32_t pid, uint64_t ts, uint64_t a, int exact,
 		return NULL;
 	if (a >= TRACE_KERNEL_ADDR) {
 		/* the kernel's: named by the trace's TT_KSYM records */
-		const char *kf = graph_ksym_at(d->g, a - back, &delta);
+		const char *kf = graph_ksym_at(d->g, pid, a - back, &delta);
 		return kf != NULL ? xasprintf("%s+0x%llx", kf,
 		    (unsigned long long)(delta + back)) : NULL;
 	}

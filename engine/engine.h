@@ -215,9 +215,10 @@ const uint64_t *graph_stack(const struct graph *g,
     const struct graph_event *ev, size_t *n);
 #define GRAPH_STACK_NBITS 8
 #define GRAPH_STACK_ABOUT_MAX (1u << 24)
-/* The kernel function (TT_KSYM) holding kernel address addr, or NULL;
-   *delta gets addr's distance from its start. */
-const char *graph_ksym_at(const struct graph *g, uint64_t addr,
+/* The kernel function (TT_KSYM) holding kernel address addr of the
+   host of thread or process tid (a merged trace's hosts each have their
+   kernel), or NULL; *delta gets addr's distance from its start. */
+const char *graph_ksym_at(const struct graph *g, uint32_t tid, uint64_t addr,
     uint64_t *delta);
 /* Events looked at by graph_wait_stack() at most. */
 #define GRAPH_WAIT_STACK_SCAN 4096

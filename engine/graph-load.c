@@ -393,9 +393,12 @@ load_ksym(struct graph *g, const struct trace_event *ev)
 }
 
 const char *
-graph_ksym_at(const struct graph *g, uint64_t addr, uint64_t *delta)
+graph_ksym_at(const struct graph *g, uint32_t tid, uint64_t addr,
+    uint64_t *delta)
 {
 	const struct gksym *best = NULL;
+
+	addr = trace_kaddr_on_host(addr, trace_tid_host(tid));
 
 	/* a few hundred functions a trace: a scan */
 	for (size_t i = 0; i < g->nksyms; i++) {

@@ -133,6 +133,12 @@ trace_key_on_host(uint64_t key, unsigned host)
 	return key == 0 ? 0 : key ^ ((uint64_t)host << 48);
 }
 
+uint64_t
+trace_kaddr_on_host(uint64_t addr, unsigned host)
+{
+	return addr ^ ((uint64_t)(host & (TRACE_MAX_HOSTS - 1)) << 40);
+}
+
 static uint64_t
 xcpu(const struct xf *x, uint64_t cpu)
 {
@@ -209,6 +215,9 @@ xf_event(const struct xf *x, struct trace_event *ev)
 		break;
 	case TT_USER:
 		ev->arg[1] = trace_key_on_host(ev->arg[1], x->host);
+		break;
+	case TT_KSYM:
+		ev->arg[0] = trace_kaddr_on_host(ev->arg[0], x->host);
 		break;
 	case TT_THREAD:
 		if (ev->arg[3] != 0)

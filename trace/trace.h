@@ -611,6 +611,11 @@ uint32_t trace_tid_on_host(uint32_t tid, unsigned host);
 unsigned trace_tid_host(uint32_t tid);
 uint32_t trace_tid_local(uint32_t tid);
 uint64_t trace_key_on_host(uint64_t key, unsigned host);
+/* Host k's kernel address as a merged trace's TT_KSYM records give it:
+   k in bits 40 to 45, each host's kernel apart (their symbols and
+   KASLR differ) and still above TRACE_KERNEL_ADDR. Stack frames keep
+   the host's own: a reader tags them with the host of their thread. */
+uint64_t trace_kaddr_on_host(uint64_t addr, unsigned host);
 
 /*
  * Read n hosts' traces (readers opened with trace_reader_open(), which

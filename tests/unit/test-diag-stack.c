@@ -204,13 +204,14 @@ Test(diag_stack, kernel_frames_from_ksym_records)
 	fx_run(&F, 0, M);
 	struct graph *g = fx_build(&F, NULL);
 	cr_assert_not_null(g);
-	cr_assert_str_eq(graph_ksym_at(g, K + 0x42, &delta), "pipe_read");
+	cr_assert_str_eq(graph_ksym_at(g, M, K + 0x42, &delta), "pipe_read");
 	cr_assert_eq(delta, 0x42);
-	cr_assert_str_eq(graph_ksym_at(g, K + 0x17f, &delta), "vfs_read");
+	cr_assert_str_eq(graph_ksym_at(g, M, K + 0x17f, &delta),
+	    "vfs_read");
 	cr_assert_eq(delta, 0x7f);
-	cr_assert_null(graph_ksym_at(g, K + 0x180, &delta));
-	cr_assert_null(graph_ksym_at(g, K - 1, &delta));
-	cr_assert_null(graph_ksym_at(g, 0x1004, &delta));
+	cr_assert_null(graph_ksym_at(g, M, K + 0x180, &delta));
+	cr_assert_null(graph_ksym_at(g, M, K - 1, &delta));
+	cr_assert_null(graph_ksym_at(g, M, 0x1004, &delta));
 	struct diag *d = NULL;
 	struct diag_opts o = { .threshold_ns = 10 * MS };
 	char buf[64];
@@ -219,6 +220,40 @@ Test(diag_stack, kernel_frames_from_ksym_records)
 	cr_assert_str_eq(buf, "pipe_read+0x43");
 	cr_assert_eq(diag_frame_text(d, M, 0, K + 0x200, buf, sizeof(buf)), 0);
 	cr_assert_str_eq(buf, "0xffffffff81400200");
+	diag_free(d);
+	graph_free(g);
+}
+
+/* A merged trace: two hosts' kernels name the same addresses
+   differently (other builds, or KASLR); each host's frames are named by
+   its own records (the merged reader tags them, trace_kaddr_on_host()). */
+Test(diag_stack, kernel_frames_of_each_host)
+{
+	const uint64_t K = 0xffffffff81400000ULL;
+	const uint32_t a = 100, b = trace_tid_on_host(100, 1);
+	uint64_t delta = 0;
+
+	fx_init(&F);
+	fx_thread(&F, a, a, "app");
+	fx_thread(&F, b, b, "app");
+	fx_ev(&F, 0, TT_KSYM, K, 0x100, 0, 0);
+	fx_blob(&F, "pipe_read");
+	fx_ev(&F, 0, TT_KSYM, trace_kaddr_on_host(K, 1), 0x100, 0, 0);
+	fx_blob(&F, "futex_wait");
+	fx_run(&F, 0, a);
+	struct graph *g = fx_build(&F, NULL);
+	cr_assert_not_null(g);
+	cr_assert_gt(trace_kaddr_on_host(K, 1), TRACE_KERNEL_ADDR);
+	cr_assert_str_eq(graph_ksym_at(g, a, K + 0x42, &delta), "pipe_read");
+	cr_assert_str_eq(graph_ksym_at(g, b, K + 0x42, &delta),
+	    "futex_wait");
+	cr_assert_eq(delta, 0x42);
+	struct diag *d = NULL;
+	struct diag_opts o = { .threshold_ns = 10 * MS };
+	char buf[64];
+	cr_assert_eq(diag_new(g, &o, &d, NULL), 0);
+	cr_assert_eq(diag_frame_text(d, b, 0, K + 0x43, buf, sizeof(buf)), 1);
+	cr_assert_str_eq(buf, "futex_wait+0x43");
 	diag_free(d);
 	graph_free(g);
 }
