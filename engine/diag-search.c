@@ -31,6 +31,7 @@
 #define LOOKBACK (50 * 1000000ULL)	/* diag_outstanding()'s */
 #define SEARCH_EVENTS 300000.0		/* events before a candidate */
 #define TILE_STEPS 3			/* steps of candidates in a tile */
+#define TILE_AFTER (10 * 1000000ULL)	/* what a tile holds after a wait */
 
 struct wcand {
 	size_t c;		/* index in the scan's candidates */
@@ -97,8 +98,8 @@ cand_lo(const struct dcand *c)
 	return lo > LOOKBACK ? lo - LOOKBACK : 0;
 }
 
-static int tile(struct search *s, uint64_t at, uint64_t max, uint64_t *from,
-    uint64_t *to);
+static int tile(struct search *s, const struct dcand *c, uint64_t max,
+    uint64_t *from, uint64_t *to);
 
 /* The first window of candidate k, into s->todo; or, when it would hold
    more than the bound of a graph (a long hang in a busy trace), its tile,
@@ -116,7 +117,7 @@ first_window(struct search *s, size_t k)
 		w.to = c->b + len + s->back / 4;
 	if (s->max != UINT64_MAX &&
 	    (want = diag_window_events(s->r, w.from, w.to)) > s->max &&
-	    tile(s, c->a, s->max, &w.from, &w.to)) {
+	    tile(s, c, s->max, &w.from, &w.to)) {
 		w.want = want;
 		DPUSH(s->tiles, w);
 		return;
@@ -176,22 +177,27 @@ keep(struct search *s, const struct diag *d, size_t i)
 }
 
 /*
- * The largest window allowed for candidate time at: the trace cut in
- * steps of a (TILE_STEPS + 1)th of the span of max events (at its
- * average rate), in groups of TILE_STEPS; the tile of a group is its
- * steps and the one before, so that the candidates of a group share one
- * graph with a step of history at least, and each step is built
- * (TILE_STEPS + 1) / TILE_STEPS times. Steps shrink by an eighth while
- * the tile holds more than max events (the chunks cut by its edges
- * count whole, and events may come faster there than on average): the
- * candidates of one group still share it. 0 when the trace has no time.
+ * The largest window allowed for candidate c: the trace cut in steps of
+ * a (TILE_STEPS + 1)th of the span of max events (at its average rate),
+ * in groups of TILE_STEPS; the tile of a group is its steps and the one
+ * before, so that the candidates of a group share one graph with a step
+ * of history at least, and each step is built (TILE_STEPS + 1) /
+ * TILE_STEPS times. A candidate whose wait goes on past the end of its
+ * group's tile goes to the next tile when that one holds what its
+ * making reads (cand_lo()), else to a window of its own that ends a
+ * little after its wait: a wait cut by the end of its graph has no
+ * answer. Steps shrink by an eighth while the tile holds more than max
+ * events (the chunks cut by its edges count whole, and events may come
+ * faster there than on average): the candidates of one group still
+ * share it. 0 when the trace has no time.
  */
 static int
-tile(struct search *s, uint64_t at, uint64_t max, uint64_t *from,
+tile(struct search *s, const struct dcand *c, uint64_t max, uint64_t *from,
     uint64_t *to)
 {
 	const struct trace_info *in = trace_reader_info(s->r);
 	uint64_t first = in->first_ts, last = in->last_ts, step, k;
+	uint64_t at = c->a, lo = cand_lo(c), end = c->b + TILE_AFTER;
 
 	if (last <= first || in->nevents == 0 || at < first)
 		return 0;
@@ -204,19 +210,50 @@ tile(struct search *s, uint64_t at, uint64_t max, uint64_t *from,
 		if (*to >= last)
 			*to = UINT64_MAX;
 		if (diag_window_events(s->r, *from, *to) <= max)
-			return 1;
+			break;
 	}
-	return diag_budget_window(s->r, at, max, from, to);
+	if (step == 0 && !diag_budget_window(s->r, at, max, from, to))
+		return 0;
+	if (end <= *to || step == 0)
+		return 1;
+	/* past its tile: the next one, which begins a step before its
+	   own group */
+	uint64_t f = first + (k + TILE_STEPS - 1) * step;
+	uint64_t t = first + (k + 2 * TILE_STEPS) * step;
+	if (t >= last)
+		t = UINT64_MAX;
+	if (f <= lo && end <= t && diag_window_events(s->r, f, t) <= max) {
+		*from = f;
+		*to = t;
+		return 1;
+	}
+	/* else a window of its own to a little after its wait, from what
+	   its making reads, or from its wait only; as much history as
+	   fits before */
+	t = end < last ? end : UINT64_MAX;
+	f = diag_window_events(s->r, lo, t) <= max ? lo :
+	    at > first + TILE_AFTER ? at - TILE_AFTER : first;
+	if (diag_window_events(s->r, f, t) > max)
+		return 1;	/* the wait alone is more: its tile */
+	for (uint64_t back = t == UINT64_MAX ? last - f : t - f;
+	    f > first && back > 0; back /= 2)
+		while (f > first && diag_window_events(s->r, f > first + back ?
+		    f - back : first, t) <= max)
+			f = f > first + back ? f - back : first;
+	*from = f > first ? f : 0;
+	*to = t;
+	return 1;
 }
 
 /*
- * Window w (of candidate time at) asked to grow past the events a window
+ * Window w (of candidate c) asked to grow past the events a window
  * may hold (diag_window_max()): 0 with w set to the largest window
  * allowed when that is larger than [a, b], the graph's; 1 when the
  * answer of [a, b] must do (w->want says what it asked for).
  */
 static int
-held(struct search *s, struct wcand *w, uint64_t at, uint64_t a, uint64_t b)
+held(struct search *s, struct wcand *w, const struct dcand *c, uint64_t a,
+    uint64_t b)
 {
 	uint64_t max = s->max, f, t;
 	uint64_t want = diag_window_events(s->r, w->from, w->to);
@@ -226,7 +263,7 @@ held(struct search *s, struct wcand *w, uint64_t at, uint64_t a, uint64_t b)
 	   step) */
 	if (want <= max && (w->want != 0 || s->nevents <= max))
 		return 0;
-	if (w->want == 0 && tile(s, at, max, &f, &t) && (f < a || t > b)) {
+	if (w->want == 0 && tile(s, c, max, &f, &t) && (f < a || t > b)) {
 		w->from = f;
 		w->to = t;
 		w->want = want;
@@ -275,7 +312,7 @@ run_group(struct search *s, const struct wcand *v, size_t n, uint64_t from,
 			continue;
 		}
 		s->wholes += w.from == 0 && w.to == UINT64_MAX;
-		if (held(s, &w, cs[k].a, from, to)) {
+		if (held(s, &w, &cs[k], from, to)) {
 			diag_note_limited(d, i, s->first, s->last, w.want,
 			    s->max);
 			keep(s, d, i);
@@ -292,7 +329,7 @@ run_group(struct search *s, const struct wcand *v, size_t n, uint64_t from,
 		   the largest window allowed */
 		if (!made[k] && diag_window_short_span(d, cand_lo(&cs[k]),
 		    cs[k].b, &w.from, &w.to)) {
-			if (held(s, &w, cs[k].a, from, to))
+			if (held(s, &w, &cs[k], from, to))
 				s->unsure++;
 			else if (w.want != 0)
 				DPUSH(s->tiles, w);
@@ -369,7 +406,7 @@ run_rounds(struct search *s, char **cause)
 					if (w.want == 0) {
 						w.from = 0;
 						w.to = UINT64_MAX;
-						(void)held(s, &w, s->c[w.c].a,
+						(void)held(s, &w, &s->c[w.c],
 						    1, 0);
 					}
 					if (w.want != 0)

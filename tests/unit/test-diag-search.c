@@ -488,3 +488,98 @@ Test(diag_search, progress_counts_the_candidates_settled)
 	cr_assert_not(t.total_changed);
 	cr_assert_eq(fx_unstore(r, dir), 0);
 }
+
+/* The critical path's lines of the text report s (from "critical path"
+   up to the culprits), allocated. */
+static char *
+path_lines(const char *s)
+{
+	const char *a = strstr(s, "critical path"), *b;
+
+	if (a == NULL)
+		return strdup("");
+	b = strstr(a, "  culprits");
+	return strndup(a, b != NULL ? (size_t)(b - a) : strlen(a));
+}
+
+/*
+ * A wait that begins in the last step of its group's tile and goes on
+ * past the tile's end (windows held to ARGUS_WINDOW_MAX_EVENTS, so that
+ * it is answered in a tile): the search answers it in the next tile,
+ * which holds it whole, and its critical path is the whole graph's. A
+ * busy thread on another CPU keeps the events even over the trace.
+ */
+Test(diag_search, wait_past_its_tile_answered_whole)
+{
+	enum { A = 100, B = 101, BUSY = 300 };
+	struct diag_opts o = { .threshold_ns = 50 * MS };
+	char dir[] = "/tmp/argus-search-XXXXXX";
+	const uint64_t slot = MS;
+	uint64_t t0;
+
+	fx_init(&F);
+	fx_thread(&F, A, A, "app");
+	fx_thread(&F, B, A, "holder");
+	fx_thread(&F, BUSY, BUSY, "busy");
+	t0 = F.ts;
+	/* A's short waits on the lock, each ended by B (10 ms), then one
+	   of 200 ms from 650 ms: B sleeps first */
+	for (int s = 0; s < 1000; s++) {
+		int ms10 = s % 100 == 0, at = s / 10;
+		F.ts = t0 + (uint64_t)s * slot;
+		F.cpu = 1;
+		fx_ev(&F, BUSY, TT_SYS_ENTER, SYS_getpid, 0, 0, 0);
+		fx_ev(&F, BUSY, TT_SYS_EXIT, SYS_getpid, BUSY, 0, 0);
+		F.cpu = 0;
+		if (ms10 && at < 50) {
+			fx_run(&F, 0, A);
+			fx_block(&F, A, B, SYS_futex, LOCK);
+		} else if (s % 100 == 10 && at < 51) {
+			fx_ev(&F, B, TT_WAKING, A, 0, 120, 0);
+			fx_block(&F, B, A, SYS_futex, IDLE);
+			fx_ev(&F, A, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+			fx_ev(&F, A, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
+			fx_ev(&F, A, TT_SWITCH, 1, 0, 120, 0);
+		} else if (s == 640) {
+			fx_run(&F, 0, B);
+			fx_block(&F, B, 0, SYS_nanosleep, 0);
+		} else if (s == 650) {
+			fx_run(&F, 0, A);
+			fx_ev(&F, A, TT_SYS_EXIT, SYS_poll, 1, 0, 0);
+			fx_block(&F, A, 0, SYS_futex, LOCK);
+		} else if (s == 850) {
+			fx_run(&F, 0, B);
+			fx_ev(&F, B, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
+			fx_ev(&F, B, TT_WAKING, A, 0, 120, 0);
+			fx_block(&F, B, A, SYS_futex, IDLE);
+			fx_ev(&F, A, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+			fx_ev(&F, A, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
+			fx_ev(&F, A, TT_SWITCH, 1, 0, 120, 0);
+		}
+	}
+	struct trace_reader *r = fx_store(&F, dir);
+	cr_assert_not_null(r);
+	char *b = whole_text(r, &o, NULL);
+	cr_assert_not_null(strstr(b, "hang 1: app (100) blocked"), "%s", b);
+	char *pb = path_lines(b);
+	cr_assert_not_null(strstr(pb, "holder (101, "), "%s", b);
+	/* graphs of a third of the trace to all of it (those of less
+	   cannot hold the wait, its chunks counted whole): the tiles of
+	   many end inside the 200 ms wait */
+	char bad[512] = "";
+	for (int max = 650; max <= 2100; max += 50) {
+		char m[16];
+		snprintf(m, sizeof(m), "%d", max);
+		char *a = search_text(r, &o, m);
+		char *pa = path_lines(a);
+		if (strcmp(pa, pb) != 0)
+			snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad),
+			    " %d", max);
+		free(pa);
+		free(a);
+	}
+	cr_assert_str_eq(bad, "", "windows held to%s events", bad);
+	free(pb);
+	free(b);
+	cr_assert_eq(fx_unstore(r, dir), 0);
+}
