@@ -288,6 +288,14 @@ void gb_step(struct build_pass *b, uint32_t ti, uint32_t i);
 int gb_stale(struct build_pass *b);
 void gb_abort(struct build_pass *b);
 int gb_finish(struct build_pass *b, char **cause);
+/* The rule flags (RULE_FLAGS) of thread ti under the names known now;
+   sets its process leader (the thread naming its process). */
+#define RULE_FLAGS (GRAPH_THREAD_IGNORED | GRAPH_THREAD_CULLED | \
+	GRAPH_THREAD_BATCH)
+uint32_t gb_thread_flags(struct graph *g, const struct rules *rs,
+    uint32_t ti);
+/* Room in b's per-thread state for every thread of its graph. */
+void gb_grow_state(struct build_pass *b);
 
 /* Add an edge from event se of vertex sv to event de of vertex dv;
    returns its index in b->ed, or GRAPH_NONE when none is added (a loop, a
