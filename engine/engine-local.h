@@ -207,17 +207,17 @@ struct thread_replay {
 	uint32_t woke_ed, wait_ed;	/* the wake-up and wait edges of its
 					   last run (indices in ed), or
 					   GRAPH_NONE */
-	/* the open contexts, innermost last (level of them, the first
-	   CTX_DEPTH kept): each one's vertex kind and the edge that
-	   started it (a raise, a timer, a work item: an index in ed, or
-	   GRAPH_NONE); resumed, the edge to start the next vertex with */
+	/* the open contexts, innermost last (level of them; those deeper
+	   than CTX_DEPTH share the last slot): each one's vertex kind and
+	   the edge that started it (a raise, a timer, a work item: an
+	   index in ed, or GRAPH_NONE); resumed, the edge to start the
+	   next vertex with */
 	uint32_t cause[CTX_DEPTH];
 	uint32_t resumed;
 	uint8_t kinds[CTX_DEPTH];
 	uint8_t wake_kind;
 	uint8_t waiting;
 	uint8_t had_rx;
-	uint8_t ckind;
 	uint8_t ready;		/* its rule flags are computed */
 	uint8_t handed;		/* since its last wait it runs because
 				   another thread of its process woke it

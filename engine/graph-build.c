@@ -87,13 +87,21 @@ vopen(struct build_pass *b, uint32_t ti, uint32_t i, unsigned kind)
 	return v;
 }
 
+/* The slot of the open context of level (1 and up) in a thread's
+   replay: those deeper than CTX_DEPTH share the last. */
+static inline unsigned
+ctx_slot(uint32_t level)
+{
+	return level < CTX_DEPTH ? level - 1 : CTX_DEPTH - 1;
+}
+
 static inline unsigned
 default_kind(const struct build_pass *b, uint32_t ti)
 {
 	const struct thread_replay *s = &b->st[ti];
 
 	if (s->level > 0)
-		return s->ckind;
+		return s->kinds[ctx_slot(s->level)];
 	return b->g->th[ti].flags & GRAPH_THREAD_IRQ ? GV_IRQ : GV_PLAIN;
 }
 
@@ -136,12 +144,9 @@ begin(struct build_pass *b, uint32_t ti, uint32_t i, unsigned kind)
 	struct thread_replay *s = &b->st[ti];
 
 	gb_split(b, ti);
-	if (s->level < CTX_DEPTH) {
-		s->kinds[s->level] = (uint8_t)kind;
-		s->cause[s->level] = GRAPH_NONE;
-	}
 	s->level++;
-	s->ckind = (uint8_t)kind;
+	s->kinds[ctx_slot(s->level)] = (uint8_t)kind;
+	s->cause[ctx_slot(s->level)] = GRAPH_NONE;
 	s->resumed = GRAPH_NONE;
 	vopen(b, ti, i, kind);
 	gb_add(b, ti, i);
@@ -154,8 +159,8 @@ begun_by(struct build_pass *b, uint32_t ti, uint32_t ed)
 {
 	struct thread_replay *s = &b->st[ti];
 
-	if (s->level > 0 && s->level <= CTX_DEPTH)
-		s->cause[s->level - 1] = ed;
+	if (s->level > 0)
+		s->cause[ctx_slot(s->level)] = ed;
 }
 
 static void
@@ -167,11 +172,8 @@ end(struct build_pass *b, uint32_t ti, uint32_t i)
 	if (s->level > 0)
 		s->level--;
 	gb_split(b, ti);
-	if (s->level > 0 && s->level <= CTX_DEPTH) {
-		s->ckind = s->kinds[s->level - 1];
-		if (b->g->th[ti].flags & GRAPH_THREAD_IRQ)
-			s->resumed = s->cause[s->level - 1];
-	}
+	if (s->level > 0 && (b->g->th[ti].flags & GRAPH_THREAD_IRQ))
+		s->resumed = s->cause[ctx_slot(s->level)];
 }
 
 static void
