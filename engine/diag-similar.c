@@ -52,13 +52,13 @@ res_hash(const struct dwait *dw)
 }
 
 /* Index of the first event of the run that ends at event sw of thread t:
-   the one after its previous wait, or its first. */
+   the one after its previous wait, or the first of its segment. */
 static uint32_t
 run_start(const struct gthread *t, uint32_t sw)
 {
-	uint32_t i = sw;
+	uint32_t i = sw, first = gthread_seg_first(t, sw);
 
-	while (i > 0 && !(t->ev[i - 1].type == TT_SWITCH &&
+	while (i > first && !(t->ev[i - 1].type == TT_SWITCH &&
 	    (t->ev[i - 1].flags & GRAPH_EVF_WAIT)))
 		i--;
 	return i;

@@ -85,7 +85,8 @@ io_wait_before(const struct graph *g, uint32_t v)
 	const struct graph_vertex *vx = &g->vx[v];
 	const struct gthread *t = &g->th[vx->thread];
 
-	if (vx->first == 0 || (g->th[vx->thread].flags & GRAPH_THREAD_IRQ))
+	if (vx->first == gthread_seg_first(t, vx->first) ||
+	    (g->th[vx->thread].flags & GRAPH_THREAD_IRQ))
 		return GRAPH_NONE;
 	const struct graph_event *sw = &t->ev[vx->first - 1];
 	if (sw->type != TT_SWITCH || !(sw->flags & GRAPH_EVF_WAIT) ||
@@ -113,7 +114,7 @@ lock_wait_before(const struct graph *g, uint32_t v)
 	const struct graph_vertex *vx = &g->vx[v];
 	const struct graph_event *sw;
 
-	if (vx->first == 0)
+	if (vx->first == gthread_seg_first(&g->th[vx->thread], vx->first))
 		return GRAPH_NONE;
 	sw = &g->th[vx->thread].ev[vx->first - 1];
 	if (sw->type != TT_SWITCH || (sw->flags & (GRAPH_EVF_WAIT |
@@ -137,7 +138,7 @@ queued_since(const struct graph *g, uint32_t v, const struct graph_edge *e,
 
 	if ((e->kind != GE_MSG && e->kind != GE_PIPE) ||
 	    !(vx->flags & GRAPH_VF_SPLIT) || e->dst_ev != vx->first ||
-	    vx->first == 0)
+	    vx->first == gthread_seg_first(&g->th[vx->thread], vx->first))
 		return ts;
 	uint64_t free_at = g->th[vx->thread].ev[vx->first - 1].ts;
 	return free_at > ts ? free_at : ts;

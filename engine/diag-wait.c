@@ -197,8 +197,9 @@ uint32_t
 diag_wait_end(const struct graph *g, uint32_t ti, uint32_t sw)
 {
 	const struct gthread *t = &g->th[ti];
+	uint32_t end = gthread_seg_end(t, sw);
 
-	for (uint32_t k = sw + 1; k < t->nev; k++)
+	for (uint32_t k = sw + 1; k < end; k++)
 		if (t->ev[k].type == GRAPH_EV_RUN || diag_own_activity(&t->ev[k]))
 			return k;
 	return t->nev;
@@ -233,7 +234,8 @@ describe_stop(const struct gthread *t, uint32_t sw, struct diag_wait *w)
 	    "stopped";
 
 	w->type = "stopped";
-	for (uint32_t i = sw; i-- > 0 && i + DIAG_SCAN > sw;) {
+	for (uint32_t i = sw; i-- > gthread_seg_first(t, sw) &&
+	    i + DIAG_SCAN > sw;) {
 		const struct graph_event *e = &t->ev[i];
 		if (e->type == TT_SWITCH || e->type == GRAPH_EV_RUN)
 			break;
@@ -253,7 +255,7 @@ diag_wait_at(const struct graph *g, uint32_t ti, uint32_t sw,
 {
 	const struct gthread *t = &g->th[ti];
 	const struct graph_event *ev = t->ev;
-	uint32_t i;
+	uint32_t i, lo = gthread_seg_first(t, sw), hi = gthread_seg_end(t, sw);
 
 	memset(dw, 0, sizeof(*dw));
 	dw->ti = ti;
@@ -268,7 +270,7 @@ diag_wait_at(const struct graph *g, uint32_t ti, uint32_t sw,
 	i = diag_wait_end(g, ti, sw);
 	if (i < t->nev)
 		dw->run = i;
-	for (i = sw; i-- > 0 && i + DIAG_SCAN > sw;) {
+	for (i = sw; i-- > lo && i + DIAG_SCAN > sw;) {
 		if (ev[i].type == TT_SYS_EXIT)
 			break;
 		if (ev[i].type == TT_SYS_ENTER) {
@@ -278,7 +280,7 @@ diag_wait_at(const struct graph *g, uint32_t ti, uint32_t sw,
 	}
 	uint32_t after = dw->run;
 	if (dw->enter != GRAPH_NONE && after != GRAPH_NONE)
-		for (i = after; i < t->nev && i < after + DIAG_SCAN; i++) {
+		for (i = after; i < hi && i < after + DIAG_SCAN; i++) {
 			if (ev[i].type == TT_SYS_ENTER)
 				break;
 			if (ev[i].type == TT_SYS_EXIT) {
@@ -288,7 +290,7 @@ diag_wait_at(const struct graph *g, uint32_t ti, uint32_t sw,
 		}
 	/* the user-level wait around it */
 	uint32_t from = dw->enter != GRAPH_NONE ? dw->enter : sw;
-	for (i = from; i-- > 0 && i + DIAG_SCAN > from;) {
+	for (i = from; i-- > lo && i + DIAG_SCAN > from;) {
 		if (is_udone(&ev[i]))
 			break;
 		if (is_uwait(&ev[i])) {
@@ -297,7 +299,7 @@ diag_wait_at(const struct graph *g, uint32_t ti, uint32_t sw,
 		}
 	}
 	if (dw->uwait != GRAPH_NONE && after != GRAPH_NONE)
-		for (i = after; i < t->nev && i < after + DIAG_SCAN; i++) {
+		for (i = after; i < hi && i < after + DIAG_SCAN; i++) {
 			if (is_uwait(&ev[i]))
 				break;
 			if (is_udone(&ev[i]) && ev[i].key == ev[dw->uwait].key) {

@@ -81,7 +81,35 @@ struct gthread {
 	/* load state */
 	uint32_t sys;		/* index of the open TT_SYS_ENTER, or
 				   GRAPH_NONE */
+	/* a graph of several windows: the first event of each of its
+	   segments after the first (its events of one window), ascending */
+	uint32_t *seg;
+	uint32_t nseg;
 };
+
+/* The first event of the segment of thread t that event i is in: 0 but
+   in a graph of several windows (graph_build_windows()), where no scan
+   of a thread's events crosses from one window into another. */
+static inline uint32_t
+gthread_seg_first(const struct gthread *t, uint32_t i)
+{
+	uint32_t f = 0;
+
+	for (uint32_t k = 0; k < t->nseg && t->seg[k] <= i; k++)
+		f = t->seg[k];
+	return f;
+}
+
+/* The index after the last event of the segment of thread t that event
+   i is in: t->nev but in a graph of several windows. */
+static inline uint32_t
+gthread_seg_end(const struct gthread *t, uint32_t i)
+{
+	for (uint32_t k = 0; k < t->nseg; k++)
+		if (t->seg[k] > i)
+			return t->seg[k];
+	return t->nev;
+}
 
 struct gedge_buf {
 	struct graph_edge *v;
@@ -149,7 +177,18 @@ struct graph {
 	uint64_t win_from, win_to;	/* the events loaded: those in
 					   [win_from, win_to], with every
 					   record of the metadata stream
-					   before (0, UINT64_MAX: all) */
+					   before (0, UINT64_MAX: all); of
+					   several windows, the one
+					   loading */
+	uint64_t (*wins)[2];		/* several windows: each one's
+					   [from, to], in time order */
+	size_t nwins;
+	size_t *gap_order;		/* where each gap between windows is
+					   in order (no run crosses one) */
+	size_t ngaps;
+	struct hmap (*seeds)[2];	/* several windows: skseed and
+					   pipeseed of each window loaded */
+	size_t nseeds;
 	uint64_t load_ns;
 	uint32_t ncpu_threads;
 	/* built */
@@ -278,12 +317,17 @@ struct build_pass {
  * whether names or pids changed since the threads were first seen (then
  * the result would differ from a replay: gb_abort() and replay instead);
  * gb_finish() sorts the edges and frees the build state. gb_seed() takes
- * what a window's lead learnt (g->skseed, g->pipeseed) into the build's
+ * what window win's lead learnt (g->seeds[win]; past them, the window
+ * loading: g->skseed, g->pipeseed) into the build's
  * state; gb_new() does it too, for the builds that start once the lead
  * is read.
  */
 struct build_pass *gb_new(struct graph *g, const struct rules *rules);
-void gb_seed(struct build_pass *b);
+void gb_seed(struct build_pass *b, size_t win);
+/* A gap between two windows of one graph: every thread's replay, the
+   messages in flight and the keyed connections start again as at the
+   start of a window; the vertices and edges built stay. */
+void gb_gap(struct build_pass *b);
 void gb_step(struct build_pass *b, uint32_t ti, uint32_t i);
 int gb_stale(struct build_pass *b);
 void gb_abort(struct build_pass *b);

@@ -98,8 +98,19 @@ int graph_build(struct trace_reader *r, const struct rules *rules,
  */
 int graph_build_window(struct trace_reader *r, const struct rules *rules,
     uint64_t from, uint64_t to, struct graph **out, char **cause);
+/*
+ * Build one graph of n windows of r (win[k] = { from, to }, in time
+ * order, apart), each one as graph_build_window() builds it: the graph's
+ * part of a window is the graph of that window alone (its vertices and
+ * edges; a thread's events of each window are a segment that no scan
+ * of the diagnosis crosses), and the threads are the same in all.
+ * GRAPH_ERANGE when the windows overlap or are out of order. Moves r.
+ */
+int graph_build_windows(struct trace_reader *r, const struct rules *rules,
+    const uint64_t (*win)[2], size_t n, struct graph **out, char **cause);
 /* The window a graph was built over: 0 and UINT64_MAX for a whole
-   build. */
+   build; of several windows, from the first one's start to the last
+   one's end. */
 void graph_window(const struct graph *g, uint64_t *from, uint64_t *to);
 
 /*

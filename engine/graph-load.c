@@ -220,7 +220,8 @@ push(struct graph *g, uint32_t ti, const struct graph_event *ge)
 	uint32_t idx = t->nev++;
 	t->ev[idx] = *ge;
 	g->nevents++;
-	uint32_t *last = g->norder > 0 ? &g->order[g->norder - 1] : NULL;
+	size_t floor = g->ngaps > 0 ? g->gap_order[g->ngaps - 1] : 0;
+	uint32_t *last = g->norder > floor ? &g->order[g->norder - 1] : NULL;
 	if (last != NULL && (*last & (ORDER_MAXTH - 1)) == ti &&
 	    (*last >> ORDER_TBITS) < ORDER_MAXRUN - 1) {
 		*last += ORDER_MAXTH;

@@ -62,16 +62,47 @@ make_csr(struct graph *g, struct build_pass *b)
 }
 
 void
-gb_seed(struct build_pass *b)
+gb_seed(struct build_pass *b, size_t win)
 {
+	const struct graph *g = b->g;
+	const struct hmap *sk = win < g->nseeds ? &g->seeds[win][0] :
+	    &g->skseed;
+	const struct hmap *pipe = win < g->nseeds ? &g->seeds[win][1] :
+	    &g->pipeseed;
 	size_t pos = 0;
 	uint64_t k, pid;
 
-	while (hmap_next(&b->g->skseed, &pos, &k, &pid))
+	while (hmap_next(sk, &pos, &k, &pid))
 		*hmap_put(&b->skowner, k, 0, NULL) = pid;
 	pos = 0;
-	while (hmap_next(&b->g->pipeseed, &pos, &k, &pid))
+	while (hmap_next(pipe, &pos, &k, &pid))
 		*hmap_put(&b->pipereader, k, 0, NULL) = pid;
+}
+
+void
+gb_gap(struct build_pass *b)
+{
+	struct hmap *maps[] = { &b->sockq, &b->skowner, &b->pipeq,
+	    &b->pipereader, &b->efd, &b->timers, &b->works, &b->tasks,
+	    &b->runloops, &b->flags, &b->conn, &b->raises };
+
+	gb_grow_state(b);
+	for (uint32_t i = 0; i < b->nst; i++) {
+		struct thread_replay *s = &b->st[i];
+		*s = (struct thread_replay){ .cur = GRAPH_NONE,
+		    .split_from = GRAPH_NONE, .wait_v = GRAPH_NONE,
+		    .wake_v = GRAPH_NONE, .sig_v = GRAPH_NONE,
+		    .sys = GRAPH_NONE, .woke_ed = GRAPH_NONE,
+		    .wait_ed = GRAPH_NONE, .resumed = GRAPH_NONE,
+		    .pos = s->pos, .ready = s->ready };
+	}
+	for (size_t m = 0; m < ARRAY_SIZE(maps); m++)
+		hmap_clear(maps[m]);
+	b->nq = 0;
+	b->nqn = 0;
+	b->qfree = GRAPH_NONE;
+	b->xs = b->xr = 0;
+	b->xseek = 0;
 }
 
 struct build_pass *
@@ -99,7 +130,7 @@ gb_new(struct graph *g, const struct rules *rules)
 	for (size_t m = 0; m < ARRAY_SIZE(maps); m++)
 		hmap_init(maps[m]);
 	gb_xpairs_init(b);
-	gb_seed(b);
+	gb_seed(b, 0);
 	for (size_t r = 0; r < b->rs->n; r++) {
 		const struct rule *ru = &b->rs->v[r];
 		unsigned ta = ru->a.type == RSEL_READ ||
@@ -246,7 +277,12 @@ graph_do_build(struct graph *g, const struct rules *rules, char **cause)
 		g->th[i].flags = (g->th[i].flags & ~RULE_FLAGS) |
 		    gb_thread_flags(g, b->rs, i);
 	}
+	size_t gap = 0;		/* the next gap between windows */
 	for (size_t k = 0; k < g->norder; k++) {
+		while (gap < g->ngaps && g->gap_order[gap] == k) {
+			gb_gap(b);
+			gb_seed(b, ++gap);
+		}
 		if (k + 6 < g->norder) {
 			/* the events of one thread are read in sequence,
 			   but threads interleave: fetch ahead */

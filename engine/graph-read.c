@@ -319,11 +319,12 @@ chunk_events(struct trace_reader *r, size_t i, struct trace_chunk_buf *b,
 /*
  * The records of the metadata stream outside the window, as a whole
  * build would have met them: before it (when after is 0) every record
- * (descriptors, mappings, thread names) in time order; after it (after
- * 1) the thread records only, which the whole build applies at its end.
+ * (descriptors, mappings, thread names) after lo (0: all) in time order;
+ * after it (after 1) the thread records only, which the whole build
+ * applies at its end.
  */
 static void
-load_meta(struct graph *g, struct trace_reader *r, int after)
+load_meta(struct graph *g, struct trace_reader *r, uint64_t lo, int after)
 {
 	struct trace_chunk_buf *b = trace_chunk_buf_new();
 	struct trace_event *evs = NULL;
@@ -332,13 +333,15 @@ load_meta(struct graph *g, struct trace_reader *r, int after)
 	for (size_t i = 0; i < trace_reader_nchunks(r); i++) {
 		const struct trace_chunk_info *ci = trace_reader_chunk(r, i);
 		if (ci->cpu != TRACE_CPU_META || ci->count == 0 ||
-		    (!after && ci->first_ts >= g->win_from) ||
+		    (!after && (ci->first_ts >= g->win_from ||
+		    (lo != 0 && ci->last_ts <= lo))) ||
 		    (after && ci->last_ts <= g->win_to))
 			continue;
 		size_t n = chunk_events(r, i, b, &evs, &cap);
 		for (size_t j = 0; j < n; j++) {
 			const struct trace_event *e = &evs[j];
-			if (!after && e->ts < g->win_from) {
+			if (!after && e->ts < g->win_from &&
+			    (lo == 0 || e->ts > lo)) {
 				graph_load_event(g, e);
 			} else if (after && e->ts > g->win_to &&
 			    e->type == TT_THREAD) {
@@ -618,7 +621,7 @@ load_open_calls(struct graph *g, struct trace_reader *r, uint64_t lead)
 		}
 	}
 	if (g->stream != NULL)
-		gb_seed(g->stream);
+		gb_seed(g->stream, SIZE_MAX);
 	if (k > 1)
 		qsort(l[0].v.v, k, sizeof(*l[0].v.v), lead_by_rank);
 	for (size_t i = 0; i < k; i++) {
@@ -636,46 +639,122 @@ load_open_calls(struct graph *g, struct trace_reader *r, uint64_t lead)
 	}
 }
 
+/* The sockets' and pipes' owners the lead of the window loaded learnt
+   (g->skseed, g->pipeseed) go to g->seeds, for a replay; the next
+   window starts with none. */
+static void
+keep_seeds(struct graph *g)
+{
+	g->seeds = xreallocarray(g->seeds, g->nseeds + 1, sizeof(*g->seeds));
+	g->seeds[g->nseeds][0] = g->skseed;
+	g->seeds[g->nseeds][1] = g->pipeseed;
+	g->nseeds++;
+	hmap_init(&g->skseed);
+	hmap_init(&g->pipeseed);
+}
+
+/*
+ * A gap between two windows of g: each thread's events so far end a
+ * segment (no scan of its events crosses it), no system call is open,
+ * the build starts again (gb_gap()), and the next lead learns sockets
+ * and pipes anew.
+ */
+static void
+gap(struct graph *g)
+{
+	for (uint32_t i = 0; i < g->nth; i++) {
+		struct gthread *t = &g->th[i];
+		t->sys = GRAPH_NONE;
+		if (t->nev == 0 || (t->nseg > 0 && t->seg[t->nseg - 1] == t->nev))
+			continue;
+		t->seg = xreallocarray(t->seg, t->nseg + 1, sizeof(*t->seg));
+		t->seg[t->nseg++] = t->nev;
+	}
+	g->gap_order = xreallocarray(g->gap_order, g->ngaps + 1,
+	    sizeof(*g->gap_order));
+	g->gap_order[g->ngaps++] = g->norder;
+	keep_seeds(g);
+	if (g->stream != NULL)
+		gb_gap(g->stream);
+}
+
 int
-graph_build_window(struct trace_reader *r, const struct rules *rules,
-    uint64_t from, uint64_t to, struct graph **out, char **cause)
+graph_build_windows(struct trace_reader *r, const struct rules *rules,
+    const uint64_t (*win)[2], size_t n, struct graph **out, char **cause)
 {
 	const struct trace_info *in = trace_reader_info(r);
 
-	if (from <= in->first_ts && to >= in->last_ts) {
+	for (size_t k = 0; k < n; k++)
+		if (win[k][0] > win[k][1] || (k > 0 && win[k][0] <= win[k - 1][1])) {
+			if (cause)
+				*cause = xstrdup("windows out of order");
+			return GRAPH_ERANGE;
+		}
+	if (n == 0 || (n == 1 && win[0][0] <= in->first_ts &&
+	    win[0][1] >= in->last_ts)) {
 		int err = trace_reader_seek(r, 0);
 		return err ? err : graph_build(r, rules, out, cause);
 	}
 	struct graph *g = graph_alloc();
-	uint64_t t0 = now_ns();
+	uint64_t t0 = now_ns(), lead_from = 0;
 
-	g->win_from = from;
-	g->win_to = to;
+	if (n > 1) {
+		g->wins = xreallocarray(NULL, n, sizeof(*g->wins));
+		memcpy(g->wins, win, n * sizeof(*g->wins));
+		g->nwins = n;
+	}
 	graph_take_hosts(g, r);
 	for (size_t i = 0; i < trace_reader_nthreads(r); i++)
 		graph_load_thread(g, trace_reader_thread_at(r, i));
 	g->stream = gb_new(g, rules);
-	load_meta(g, r, 0);
-	/* a lead of a quarter of the window (to the end when it has none) */
-	uint64_t end = to != UINT64_MAX ? to : in->last_ts;
-	load_open_calls(g, r, end > from ? (end - from) / 4 : 0);
-	int err = trace_reader_seek(r, from);
-	if (err) {
-		gb_abort(g->stream);
-		graph_free(g);
-		if (cause)
-			*cause = xstrdup(trace_strerror(err));
-		return GRAPH_ETRACE;
+	for (size_t k = 0; k < n; k++) {
+		uint64_t from = win[k][0], to = win[k][1];
+		/* a lead of a quarter of the window (to the end when it has
+		   none), never into the window before */
+		uint64_t end = to != UINT64_MAX ? to : in->last_ts;
+		uint64_t lead = end > from ? (end - from) / 4 : 0;
+		if (k > 0) {
+			gap(g);
+			if (lead >= from - win[k - 1][1])
+				lead = from - win[k - 1][1] - 1;
+		}
+		g->win_from = from;
+		g->win_to = to;
+		load_meta(g, r, k > 0 ? win[k - 1][1] : 0, 0);
+		load_open_calls(g, r, lead);
+		if (k == 0)
+			lead_from = g->lead_from;
+		int err = trace_reader_seek(r, from);
+		if (err) {
+			gb_abort(g->stream);
+			graph_free(g);
+			if (cause)
+				*cause = xstrdup(trace_strerror(err));
+			return GRAPH_ETRACE;
+		}
+		load_reader(g, r);
 	}
-	load_reader(g, r);
+	if (n > 1)
+		keep_seeds(g);
+	g->win_from = win[0][0];
+	g->lead_from = lead_from;
 	for (size_t i = 0; i < trace_reader_nthreads(r); i++)
 		graph_load_thread(g, trace_reader_thread_at(r, i));
-	load_meta(g, r, 1);
+	load_meta(g, r, 0, 1);
 	/* times are told from the start of the trace, not of the window */
 	if (in->first_ts != 0 && (g->first_ts == 0 || in->first_ts < g->first_ts))
 		g->first_ts = in->first_ts;
 	g->load_ns = now_ns() - t0;
 	return finish(g, rules, out, cause);
+}
+
+int
+graph_build_window(struct trace_reader *r, const struct rules *rules,
+    uint64_t from, uint64_t to, struct graph **out, char **cause)
+{
+	const uint64_t w[1][2] = { { from, to } };
+
+	return graph_build_windows(r, rules, w, 1, out, cause);
 }
 
 uint64_t

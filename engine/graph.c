@@ -43,7 +43,15 @@ graph_free(struct graph *g)
 	for (uint32_t i = 0; i < g->nth; i++) {
 		free(g->th[i].ev);
 		free(g->th[i].vtx);
+		free(g->th[i].seg);
 	}
+	free(g->wins);
+	free(g->gap_order);
+	for (size_t i = 0; i < g->nseeds; i++) {
+		hmap_free(&g->seeds[i][0]);
+		hmap_free(&g->seeds[i][1]);
+	}
+	free(g->seeds);
 	free(g->th);
 	for (size_t i = 0; i < g->nhosts; i++)
 		free(g->hosts[i].name);

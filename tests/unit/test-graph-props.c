@@ -4,7 +4,8 @@
  * steps (syscalls, blocking waits, wake-ups, preemption, tasks, timer
  * interrupts, socket messages). Checks: every wake-up edge points forward
  * in time, no vertex spans a wait outside a callout, every event of a
- * thread is in exactly one vertex, and a rebuild gives the same graph.
+ * thread is in exactly one vertex, a rebuild gives the same graph, and
+ * a graph of two windows is the two graphs of each window.
  */
 #include <criterion/criterion.h>
 
@@ -316,6 +317,158 @@ Test(graph_props, two_thread_load_is_the_one_thread_load)
 	same_graph(g1, g2);
 	graph_free(g1);
 	graph_free(g2);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	cr_assert_eq(system(cmd), 0);
+}
+
+/* An edge told by its ends' threads (tid) and events, in the graph of
+   one window or, with off[] the events of each thread in an earlier
+   window (by thread index), of several. */
+struct xedge {
+	uint32_t stid, sev, dtid, dev;
+	uint8_t kind, flags;
+};
+
+static int
+xedge_cmp(const void *x, const void *y)
+{
+	return memcmp(x, y, sizeof(struct xedge));
+}
+
+static size_t
+xedges(const struct graph *g, const uint32_t *off, struct xedge *out)
+{
+	size_t n = graph_nedges(g);
+
+	for (uint32_t e = 0; e < n; e++) {
+		const struct graph_edge *ed = graph_edge(g, e);
+		uint32_t st = graph_vertex(g, ed->src)->thread;
+		uint32_t dt = graph_vertex(g, ed->dst)->thread;
+		memset(&out[e], 0, sizeof(out[e]));
+		out[e].stid = graph_thread(g, st)->tid;
+		out[e].sev = ed->src_ev + (off ? off[st] : 0);
+		out[e].dtid = graph_thread(g, dt)->tid;
+		out[e].dev = ed->dst_ev + (off ? off[dt] : 0);
+		out[e].kind = ed->kind;
+		out[e].flags = ed->flags;
+	}
+	return n;
+}
+
+/*
+ * A graph of two windows far apart is the graphs of each window alone,
+ * side by side: each thread's events of the first then of the second,
+ * the same vertices, and the same edges, none from one window into the
+ * other. The simulated trace written 3 times over; a window in the
+ * first copy and one in the third.
+ */
+Test(graph_props, two_windows_are_each_window_alone)
+{
+	char dir[] = "/tmp/argus-graph-XXXXXX";
+	struct trace_writer *w;
+	struct trace_reader *r;
+	char *cause = NULL;
+	struct graph *ga, *gb, *gab;
+	enum { COPIES = 3 };
+
+	simulate();
+	cr_assert_not_null(mkdtemp(dir));
+	struct trace_writer_opts o = { .ncpus = NCPU, .hostname = "t",
+	    .release = "t", .boot_id = "t", .chunk_size = 4096 };
+	cr_assert_eq(trace_writer_open(&w, dir, &o, &cause), 0, "%s", cause);
+	for (size_t i = 0; i < F.nth; i++)
+		cr_assert_eq(trace_writer_thread(w, 1, &F.th[i]), 0);
+	uint64_t t0 = F.ev[0].ts, span = F.ev[F.n - 1].ts - t0 + 1000;
+	for (unsigned c = 0; c < COPIES; c++)
+		for (size_t i = 0; i < F.n; i++) {
+			struct trace_event e = F.ev[i];
+			e.ts += c * span;
+			cr_assert_eq(trace_writer_add(w, &e), 0);
+		}
+	cr_assert_eq(trace_writer_close(w), 0);
+	const uint64_t win[2][2] = {
+		{ t0 + span * 3 / 10, t0 + span * 7 / 10 },
+		{ t0 + 2 * span + span * 3 / 10, t0 + 2 * span + span * 7 / 10 },
+	};
+	cr_assert_eq(trace_reader_open(&r, dir, &cause), 0, "%s", cause);
+	cr_assert_eq(graph_build_window(r, NULL, win[0][0], win[0][1], &ga,
+	    &cause), 0, "%s", cause);
+	cr_assert_eq(graph_build_window(r, NULL, win[1][0], win[1][1], &gb,
+	    &cause), 0, "%s", cause);
+	cr_assert_eq(graph_build_windows(r, NULL, win, 2, &gab, &cause), 0,
+	    "%s", cause);
+	const uint64_t bad[2][2] = { { win[0][0], win[1][0] },
+	    { win[0][1], win[1][1] } };
+	cr_assert_eq(graph_build_windows(r, NULL, bad, 2, &ga, &cause),
+	    GRAPH_ERANGE, "overlapping windows are refused");
+	free(cause);
+	trace_reader_close(r);
+
+	/* events and vertices, thread by thread */
+	size_t nth = graph_nthreads(gab);
+	uint32_t *off = calloc(nth, sizeof(*off));
+	cr_assert_eq(graph_nthreads(ga), nth);
+	cr_assert_eq(graph_nthreads(gb), nth);
+	for (uint32_t t = 0; t < nth; t++) {
+		const struct graph_thread *x = graph_thread(ga, t),
+		    *y = graph_thread(gb, t), *z = graph_thread(gab, t);
+		cr_assert_eq(x->tid, z->tid);
+		cr_assert_eq(y->tid, z->tid);
+		cr_assert_eq(z->nevents, x->nevents + y->nevents,
+		    "thread %u", z->tid);
+		off[t] = x->nevents;
+		for (uint32_t i = 0; i < z->nevents; i++)
+			cr_assert_eq(memcmp(graph_event(gab, t, i), i < off[t] ?
+			    graph_event(ga, t, i) : graph_event(gb, t,
+			    i - off[t]), sizeof(struct graph_event)), 0,
+			    "event %u of thread %u", i, z->tid);
+		size_t na, nb, nz;
+		const uint32_t *va = graph_thread_vertices(ga, t, &na);
+		const uint32_t *vb = graph_thread_vertices(gb, t, &nb);
+		const uint32_t *vz = graph_thread_vertices(gab, t, &nz);
+		cr_assert_eq(nz, na + nb, "vertices of thread %u", z->tid);
+		for (size_t k = 0; k < nz; k++) {
+			struct graph_vertex p = k < na ? *graph_vertex(ga,
+			    va[k]) : *graph_vertex(gb, vb[k - na]);
+			if (k >= na)
+				p.first += off[t];
+			cr_assert_eq(memcmp(&p, graph_vertex(gab, vz[k]),
+			    sizeof(p)), 0, "vertex %zu of thread %u", k,
+			    z->tid);
+		}
+	}
+	/* the edges, as sets */
+	size_t na = graph_nedges(ga), nb = graph_nedges(gb);
+	size_t nz = graph_nedges(gab);
+	cr_assert_eq(nz, na + nb);
+	cr_assert_gt(na, 100);
+	cr_assert_gt(nb, 100);
+	struct xedge *xs = calloc(nz, sizeof(*xs)), *zs = calloc(nz,
+	    sizeof(*zs));
+	xedges(ga, NULL, xs);
+	xedges(gb, off, xs + na);
+	xedges(gab, NULL, zs);
+	qsort(xs, nz, sizeof(*xs), xedge_cmp);
+	qsort(zs, nz, sizeof(*zs), xedge_cmp);
+	for (size_t e = 0; e < nz; e++)
+		cr_assert_eq(xedge_cmp(&xs[e], &zs[e]), 0, "edge %zu differs",
+		    e);
+	/* a rebuild (a replay of the loaded events) keeps the gap */
+	cr_assert_eq(graph_rebuild(gab, NULL, NULL), 0);
+	cr_assert_eq(graph_nedges(gab), nz);
+	xedges(gab, NULL, zs);
+	qsort(zs, nz, sizeof(*zs), xedge_cmp);
+	for (size_t e = 0; e < nz; e++)
+		cr_assert_eq(xedge_cmp(&xs[e], &zs[e]), 0, "edge %zu differs "
+		    "after the rebuild", e);
+	check(gab);
+	free(xs);
+	free(zs);
+	free(off);
+	graph_free(ga);
+	graph_free(gb);
+	graph_free(gab);
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	cr_assert_eq(system(cmd), 0);
