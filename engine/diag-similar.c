@@ -11,8 +11,8 @@
  * waits of the hung thread in the same system call that differ from the
  * hang (result or length) are the candidates; they are ranked by exact
  * signature, then by coming before the hang, then by being ended by the
- * process that ended (or usually ends) the hang's wait, most recent first
- * among equals.
+ * process that ended (or usually ends) the hang's wait, nearest the hang
+ * first among equals.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -352,15 +352,17 @@ diag_find_similar(struct diag *d, struct dhang *h)
 	}
 	/* exact signatures first, then those sharing only the wait; in
 	   each, the nodes before the hang, then after; in each, those whose
-	   wait the hang's peer ended; equal ranks most recent first */
+	   wait the hang's peer ended; equal ranks nearest the hang first
+	   (cs runs from the latest to the earliest) */
 	uint32_t peer = hang_peer(g, h, cs.v, cs.n);
 	for (size_t k = 0; k < cs.n; k++)
 		cs.v[k].rank = (cs.v[k].full != full) * 4 +
 		    (graph_vertex_start(g, cs.v[k].v) >= h->dw.start) * 2 +
 		    (peer == 0 || cs.v[k].waker != peer);
 	for (int rank = 0; rank < 8; rank++)
-		for (size_t k = 0; k < cs.n; k++) {
-			const struct cand *c = &cs.v[k];
+		for (size_t j = 0; j < cs.n; j++) {
+			const struct cand *c =
+			    &cs.v[rank & 2 ? cs.n - 1 - j : j];
 			const char *why;
 			if (c->rank != rank ||
 			    !differs(d, &h->dw, &c->c, &why) ||
