@@ -266,6 +266,17 @@ struct thread_replay {
 				   next receive is another request */
 };
 
+/* A thread's replay as a build or a window starts it. */
+static inline struct thread_replay
+gb_replay_fresh(void)
+{
+	return (struct thread_replay){ .cur = GRAPH_NONE,
+	    .split_from = GRAPH_NONE, .wait_v = GRAPH_NONE,
+	    .wake_v = GRAPH_NONE, .sig_v = GRAPH_NONE, .sys = GRAPH_NONE,
+	    .woke_ed = GRAPH_NONE, .wait_ed = GRAPH_NONE,
+	    .resumed = GRAPH_NONE };
+}
+
 /* A message sent and not yet received (or pipe bytes not yet read). */
 struct qnode {
 	uint32_t v, e, pid, next;

@@ -546,11 +546,7 @@ gb_grow_state(struct build_pass *b)
 		    sizeof(*g->leader));
 	}
 	for (uint32_t i = b->nst; i < n; i++) {
-		b->st[i] = (struct thread_replay){ .cur = GRAPH_NONE,
-		    .split_from = GRAPH_NONE, .wait_v = GRAPH_NONE,
-		    .wake_v = GRAPH_NONE, .sig_v = GRAPH_NONE,
-		    .sys = GRAPH_NONE, .woke_ed = GRAPH_NONE,
-		    .wait_ed = GRAPH_NONE, .resumed = GRAPH_NONE };
+		b->st[i] = gb_replay_fresh();
 		g->leader[i] = i;
 		g->th[i].flags &= ~RULE_FLAGS;
 	}

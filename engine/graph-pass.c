@@ -89,12 +89,11 @@ gb_gap(struct build_pass *b)
 	gb_grow_state(b);
 	for (uint32_t i = 0; i < b->nst; i++) {
 		struct thread_replay *s = &b->st[i];
-		*s = (struct thread_replay){ .cur = GRAPH_NONE,
-		    .split_from = GRAPH_NONE, .wait_v = GRAPH_NONE,
-		    .wake_v = GRAPH_NONE, .sig_v = GRAPH_NONE,
-		    .sys = GRAPH_NONE, .woke_ed = GRAPH_NONE,
-		    .wait_ed = GRAPH_NONE, .resumed = GRAPH_NONE,
-		    .pos = s->pos, .ready = s->ready };
+		uint32_t pos = s->pos;
+		uint8_t ready = s->ready;
+		*s = gb_replay_fresh();
+		s->pos = pos;
+		s->ready = ready;
 	}
 	for (size_t m = 0; m < ARRAY_SIZE(maps); m++)
 		hmap_clear(maps[m]);

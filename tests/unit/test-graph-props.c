@@ -271,6 +271,29 @@ same_graph(const struct graph *a, const struct graph *b)
 		    sizeof(struct graph_edge)), 0, "edge %u differs", e);
 }
 
+/* The simulated trace written copies times over into a new store in dir,
+   each copy span after the one before, in chunks of 4 KiB. */
+static void
+write_copies(char *dir, unsigned copies, uint64_t span)
+{
+	struct trace_writer *w;
+	char *cause = NULL;
+
+	cr_assert_not_null(mkdtemp(dir));
+	struct trace_writer_opts o = { .ncpus = NCPU, .hostname = "t",
+	    .release = "t", .boot_id = "t", .chunk_size = 4096 };
+	cr_assert_eq(trace_writer_open(&w, dir, &o, &cause), 0, "%s", cause);
+	for (size_t i = 0; i < F.nth; i++)
+		cr_assert_eq(trace_writer_thread(w, 1, &F.th[i]), 0);
+	for (unsigned c = 0; c < copies; c++)
+		for (size_t i = 0; i < F.n; i++) {
+			struct trace_event e = F.ev[i];
+			e.ts += c * span;
+			cr_assert_eq(trace_writer_add(w, &e), 0);
+		}
+	cr_assert_eq(trace_writer_close(w), 0);
+}
+
 /*
  * The load on two threads (a reading thread filling a ring of batches)
  * gives the graph of the load on one, on a trace of many batches: the
@@ -279,27 +302,13 @@ same_graph(const struct graph *a, const struct graph *b)
 Test(graph_props, two_thread_load_is_the_one_thread_load)
 {
 	char dir[] = "/tmp/argus-graph-XXXXXX";
-	struct trace_writer *w;
 	struct trace_reader *r;
 	char *cause = NULL;
 	struct graph *g1, *g2;
 	enum { COPIES = 12 };
 
 	simulate();
-	cr_assert_not_null(mkdtemp(dir));
-	struct trace_writer_opts o = { .ncpus = NCPU, .hostname = "t",
-	    .release = "t", .boot_id = "t", .chunk_size = 4096 };
-	cr_assert_eq(trace_writer_open(&w, dir, &o, &cause), 0, "%s", cause);
-	for (size_t i = 0; i < F.nth; i++)
-		cr_assert_eq(trace_writer_thread(w, 1, &F.th[i]), 0);
-	uint64_t span = F.ev[F.n - 1].ts + 1000;
-	for (unsigned c = 0; c < COPIES; c++)
-		for (size_t i = 0; i < F.n; i++) {
-			struct trace_event e = F.ev[i];
-			e.ts += c * span;
-			cr_assert_eq(trace_writer_add(w, &e), 0);
-		}
-	cr_assert_eq(trace_writer_close(w), 0);
+	write_copies(dir, COPIES, F.ev[F.n - 1].ts + 1000);
 	cr_assert_gt(F.n * COPIES, 2 * 8 * 1024, "more events than the ring");
 
 	cr_assert_eq(setenv("ARGUS_LOAD_THREADS", "1", 1), 0);
@@ -366,27 +375,14 @@ xedges(const struct graph *g, const uint32_t *off, struct xedge *out)
 Test(graph_props, two_windows_are_each_window_alone)
 {
 	char dir[] = "/tmp/argus-graph-XXXXXX";
-	struct trace_writer *w;
 	struct trace_reader *r;
 	char *cause = NULL;
 	struct graph *ga, *gb, *gab;
 	enum { COPIES = 3 };
 
 	simulate();
-	cr_assert_not_null(mkdtemp(dir));
-	struct trace_writer_opts o = { .ncpus = NCPU, .hostname = "t",
-	    .release = "t", .boot_id = "t", .chunk_size = 4096 };
-	cr_assert_eq(trace_writer_open(&w, dir, &o, &cause), 0, "%s", cause);
-	for (size_t i = 0; i < F.nth; i++)
-		cr_assert_eq(trace_writer_thread(w, 1, &F.th[i]), 0);
 	uint64_t t0 = F.ev[0].ts, span = F.ev[F.n - 1].ts - t0 + 1000;
-	for (unsigned c = 0; c < COPIES; c++)
-		for (size_t i = 0; i < F.n; i++) {
-			struct trace_event e = F.ev[i];
-			e.ts += c * span;
-			cr_assert_eq(trace_writer_add(w, &e), 0);
-		}
-	cr_assert_eq(trace_writer_close(w), 0);
+	write_copies(dir, COPIES, span);
 	const uint64_t win[2][2] = {
 		{ t0 + span * 3 / 10, t0 + span * 7 / 10 },
 		{ t0 + 2 * span + span * 3 / 10, t0 + 2 * span + span * 7 / 10 },
