@@ -180,9 +180,6 @@ struct graph {
 					   before (0, UINT64_MAX: all); of
 					   several windows, the one
 					   loading */
-	uint64_t (*wins)[2];		/* several windows: each one's
-					   [from, to], in time order */
-	size_t nwins;
 	size_t *gap_order;		/* where each gap between windows is
 					   in order (no run crosses one) */
 	size_t ngaps;

@@ -698,11 +698,6 @@ graph_build_windows(struct trace_reader *r, const struct rules *rules,
 	struct graph *g = graph_alloc();
 	uint64_t t0 = now_ns(), lead_from = 0;
 
-	if (n > 1) {
-		g->wins = xreallocarray(NULL, n, sizeof(*g->wins));
-		memcpy(g->wins, win, n * sizeof(*g->wins));
-		g->nwins = n;
-	}
 	graph_take_hosts(g, r);
 	for (size_t i = 0; i < trace_reader_nthreads(r); i++)
 		graph_load_thread(g, trace_reader_thread_at(r, i));

@@ -45,7 +45,6 @@ graph_free(struct graph *g)
 		free(g->th[i].vtx);
 		free(g->th[i].seg);
 	}
-	free(g->wins);
 	free(g->gap_order);
 	for (size_t i = 0; i < g->nseeds; i++) {
 		hmap_free(&g->seeds[i][0]);
