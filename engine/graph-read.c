@@ -431,6 +431,52 @@ lead_keep(struct lead *l, const struct lead_ev *x)
 	}
 }
 
+/* Event e of the lead, ranked among events of its time by its stream
+   (order), chunk and place in it: kept when it is of a kind the lead
+   keeps, and the latest of its key. */
+static void
+lead_event(struct lead *l, const struct trace_event *e, uint32_t order,
+    uint32_t chunk, uint32_t at)
+{
+	int task = (e->flags & TRACE_CTX_MASK) == TRACE_CTX_TASK && e->tid != 0;
+	enum lead_kind kind;
+	uint64_t k = e->arg[0];
+
+	switch (e->type) {
+	case TT_SYS_ENTER: case TT_SYS_EXIT:
+		if (!task)
+			return;
+		kind = LK_CALL;
+		k = e->tid;
+		break;
+	case TT_TIMER_START: case TT_TIMER_CANCEL: case TT_TIMER_EXPIRE:
+		kind = LK_TIMER;
+		break;
+	case TT_WQ_QUEUE: case TT_WQ_START:
+		kind = LK_WORK;
+		break;
+	case TT_SOCK_RECV:
+		/* the build's socket owner: the last task that received
+		   data on it */
+		if (!task || (int64_t)e->arg[3] <= 0)
+			return;
+		kind = LK_SOCK;
+		break;
+	default:
+		return;
+	}
+	struct lead_ev x = { .e = *e, .key = k, .kind = kind, .order = order,
+	    .chunk = chunk, .at = at };
+	lead_keep(l, &x);
+	/* a thread's last read, and its last that returned data: who read
+	   each pipe last (lead_pipes()) */
+	if (kind == LK_CALL && sys_is_read((uint32_t)e->arg[0]) &&
+	    (e->type == TT_SYS_ENTER || (int64_t)e->arg[1] > 0)) {
+		x.kind = e->type == TT_SYS_ENTER ? LK_READ : LK_READ_DATA;
+		lead_keep(l, &x);
+	}
+}
+
 static void *
 lead_main(void *arg)
 {
@@ -445,57 +491,85 @@ lead_main(void *arg)
 		    ci->last_ts < l->from || ci->first_ts >= l->to)
 			continue;
 		size_t n = chunk_events(l->r, i, b, &evs, &cap);
-		for (size_t j = 0; j < n; j++) {
-			const struct trace_event *e = &evs[j];
-			int task = (e->flags & TRACE_CTX_MASK) ==
-			    TRACE_CTX_TASK && e->tid != 0;
-			enum lead_kind kind;
-			uint64_t k = e->arg[0];
-			if (e->ts < l->from || e->ts >= l->to)
-				continue;
-			switch (e->type) {
-			case TT_SYS_ENTER: case TT_SYS_EXIT:
-				if (!task)
-					continue;
-				kind = LK_CALL;
-				k = e->tid;
-				break;
-			case TT_TIMER_START: case TT_TIMER_CANCEL:
-			case TT_TIMER_EXPIRE:
-				kind = LK_TIMER;
-				break;
-			case TT_WQ_QUEUE: case TT_WQ_START:
-				kind = LK_WORK;
-				break;
-			case TT_SOCK_RECV:
-				/* the build's socket owner: the last task
-				   that received data on it */
-				if (!task || (int64_t)e->arg[3] <= 0)
-					continue;
-				kind = LK_SOCK;
-				break;
-			default:
-				continue;
-			}
-			struct lead_ev x = { .e = *e, .key = k, .kind = kind,
-			    .order = (uint32_t)ci->cpu + 1, .chunk = (uint32_t)i,
-			    .at = (uint32_t)j };
-			lead_keep(l, &x);
-			/* a thread's last read, and its last that returned
-			   data: who read each pipe last (lead_pipes()) */
-			if (kind == LK_CALL &&
-			    sys_is_read((uint32_t)e->arg[0]) &&
-			    (e->type == TT_SYS_ENTER ||
-			    (int64_t)e->arg[1] > 0)) {
-				x.kind = e->type == TT_SYS_ENTER ? LK_READ :
-				    LK_READ_DATA;
-				lead_keep(l, &x);
-			}
-		}
+		for (size_t j = 0; j < n; j++)
+			if (evs[j].ts >= l->from && evs[j].ts < l->to)
+				lead_event(l, &evs[j], (uint32_t)ci->cpu + 1,
+				    (uint32_t)i, (uint32_t)j);
 	}
 	free(evs);
 	trace_chunk_buf_free(b);
 	return NULL;
+}
+
+/*
+ * Whether the lead [from, to) is better read from the time merge after
+ * a seek to its start than decoded chunk by chunk on two threads: when
+ * its own events are fewer than a third of those of the chunks it cuts.
+ * A short lead (the windows around the similar nodes of diag-search.c)
+ * would decode a chunk of each CPU whole, and the seek to the window
+ * would decode the last one again: about 7 ms a window, 1 s of the
+ * 147 such windows of a search of 200 M generated events.
+ * ARGUS_LEAD set to "merged" or "chunks" says which (tests).
+ */
+static int
+lead_merged(struct trace_reader *r, uint64_t from, uint64_t to)
+{
+	double own = 0, whole = 0;
+	const char *e = getenv("ARGUS_LEAD");
+
+	if (e != NULL && strcmp(e, "merged") == 0)
+		return from < to;
+	if (e != NULL && strcmp(e, "chunks") == 0)
+		return 0;
+	for (size_t i = 0; i < trace_reader_nchunks(r); i++) {
+		const struct trace_chunk_info *ci = trace_reader_chunk(r, i);
+		if (ci->cpu == TRACE_CPU_META || ci->count == 0 ||
+		    ci->last_ts < from || ci->first_ts >= to)
+			continue;
+		whole += ci->count;
+		uint64_t a = ci->first_ts > from ? ci->first_ts : from;
+		uint64_t b = ci->last_ts < to ? ci->last_ts : to;
+		own += ci->last_ts > ci->first_ts ? (double)ci->count *
+		    (double)(b - a) / (double)(ci->last_ts - ci->first_ts) :
+		    ci->count;
+	}
+	return own * 3 < whole;
+}
+
+/*
+ * The lead [l->from, l->to) read from the time merge after a seek to its
+ * start: its events come in the merge's order, so that each is ranked
+ * by the count of events before it. The events at or after l->to read
+ * in the last batch go to *rest (*nrest of them; the caller frees
+ * *rest): the window's first events, the reader past them. 0, or the
+ * trace's error.
+ */
+static int
+lead_read(struct lead *l, struct trace_event **rest, size_t *nrest)
+{
+	enum { BATCH = 1024 };
+	struct trace_event *evs = xmalloc(BATCH * sizeof(*evs));
+	uint32_t at = 0;
+	size_t n;
+	int err = trace_reader_seek(l->r, l->from);
+
+	*rest = NULL;
+	*nrest = 0;
+	while (err == 0 && (n = trace_reader_read(l->r, evs, BATCH)) > 0) {
+		size_t i = 0;
+		for (; i < n && evs[i].ts < l->to; i++)
+			if (evs[i].cpu != TRACE_CPU_META)
+				lead_event(l, &evs[i], (uint32_t)evs[i].cpu + 1,
+				    0, at++);
+		if (i < n) {
+			memmove(evs, evs + i, (n - i) * sizeof(*evs));
+			*rest = evs;
+			*nrest = n - i;
+			return 0;
+		}
+	}
+	free(evs);
+	return err;
 }
 
 static int
@@ -572,9 +646,14 @@ lead_pipes(struct graph *g, struct lead *l)
  * Also the process that last received from each socket (g->skseed) and
  * read each pipe (g->pipeseed): a send or a write then has the peer it
  * has in the whole build, which may end the sender's vertex there.
+ * *merged says whether the lead was read from the merge (lead_merged()):
+ * the reader is then past the window's start, and *rest holds the
+ * window's first events (*nrest; the caller frees *rest); else the
+ * caller seeks. 0, or the trace's error.
  */
-static void
-load_open_calls(struct graph *g, struct trace_reader *r, uint64_t lead)
+static int
+load_open_calls(struct graph *g, struct trace_reader *r, uint64_t lead,
+    struct trace_event **rest, size_t *nrest, int *merged)
 {
 	uint64_t from = g->win_from;
 	struct lead l[2];
@@ -592,11 +671,19 @@ load_open_calls(struct graph *g, struct trace_reader *r, uint64_t lead)
 		for (int k = 0; k < LK_N; k++)
 			hmap_init(&l[i].key[k]);
 	}
-	if (nl == 2 && pthread_create(&th, NULL, lead_main, &l[1]) != 0) {
+	*rest = NULL;
+	*nrest = 0;
+	int err = 0;
+	*merged = lead_merged(r, g->lead_from, from);
+	if (*merged) {
+		nl = 1;
+		err = lead_read(&l[0], rest, nrest);
+	} else if (nl == 2 && pthread_create(&th, NULL, lead_main, &l[1]) != 0) {
 		nl = 1;
 		l[0].step = 1;
 	}
-	lead_main(&l[0]);
+	if (!*merged)
+		lead_main(&l[0]);
 	if (nl == 2) {
 		pthread_join(th, NULL);
 		/* the second share's last events, where they come later */
@@ -637,6 +724,7 @@ load_open_calls(struct graph *g, struct trace_reader *r, uint64_t lead)
 		for (int m = 0; m < LK_N; m++)
 			hmap_free(&l[i].key[m]);
 	}
+	return err;
 }
 
 /* The sockets' and pipes' owners the lead of the window loaded learnt
@@ -716,18 +804,28 @@ graph_build_windows(struct trace_reader *r, const struct rules *rules,
 		g->win_from = from;
 		g->win_to = to;
 		load_meta(g, r, k > 0 ? win[k - 1][1] : 0, 0);
-		load_open_calls(g, r, lead);
+		struct trace_event *rest;
+		size_t nrest;
+		int merged;
+		int err = load_open_calls(g, r, lead, &rest, &nrest, &merged);
 		if (k == 0)
 			lead_from = g->lead_from;
-		int err = trace_reader_seek(r, from);
+		if (err == 0 && !merged)
+			err = trace_reader_seek(r, from);
 		if (err) {
+			free(rest);
 			gb_abort(g->stream);
 			graph_free(g);
 			if (cause)
 				*cause = xstrdup(trace_strerror(err));
 			return GRAPH_ETRACE;
 		}
-		load_reader(g, r);
+		/* the window's first events, read with the lead's last */
+		if (nrest > 0)
+			load_batch(g, rest, nrest);
+		if (nrest == 0 || rest[nrest - 1].ts <= to)
+			load_reader(g, r);
+		free(rest);
 	}
 	if (n > 1)
 		keep_seeds(g);
