@@ -107,6 +107,8 @@ struct dhang {
 /* A hang found by the streaming search (diag-scan.c), to be made again
    in the graph of a window around it (diag_listed_hangs()). */
 enum { DC_MARK, DC_RUN, DC_WAIT, DC_POLL, DC_LONGEST };
+#define DC_NSIM 4	/* SIM_KEEP before, one after, one to spare */
+
 struct dcand {
 	int what;		/* DC_*; DC_LONGEST: the longest wait of a
 				   thread the user named, when none hung */
@@ -123,6 +125,11 @@ struct dcand {
 	struct graph_event en;	/* wait: its system call's entry, as the
 				   load pass leaves it */
 	const char *why;	/* DC_LONGEST: why it is not a hang */
+	/* wait: earlier and later waits of its thread that the graph of
+	   the whole trace may take as its similar node (diag-scan-sim.c):
+	   the run that ends in each one, and its end */
+	uint64_t sim[DC_NSIM][2];
+	uint32_t nsim;
 };
 
 /*
