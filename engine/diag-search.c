@@ -41,6 +41,9 @@
 					   windows of similar nodes make up for
 					   it) */
 #define TILE_AFTER (10 * 1000000ULL)	/* what a tile holds after a wait */
+#define SIM_BUDGET 100000.0		/* events of windows around similar
+					   nodes a graph may hold at least
+					   (about 5 MB) */
 
 struct wcand {
 	size_t c;		/* index in the scan's candidates */
@@ -297,8 +300,11 @@ by_start_ts(const void *x, const void *y)
  * says the graph of the whole trace may take as a candidate's similar
  * node (struct dcand's sim) outside it, from a little before the run
  * that ends in it to a little after it; windows that would overlap or
- * whose leads would reach into the one before are joined. How many
- * into *n; the array is the caller's to free.
+ * whose leads would reach into the one before are joined. They hold a
+ * quarter of a graph's bound of events at most (SIM_BUDGET when that is
+ * less), at the trace's average rate (a run of minutes before a wait has
+ * no window): the graph stays within the memory bound. How many into *n; the array is the caller's
+ * to free.
  */
 static uint64_t (*
 windows(struct search *s, const struct wcand *v, size_t nv, uint64_t from,
@@ -309,6 +315,10 @@ windows(struct search *s, const struct wcand *v, size_t nv, uint64_t from,
 	uint64_t pad = s->back / 4 > TILE_AFTER ? s->back / 4 : TILE_AFTER;
 	size_t nw = 1, cap = 8;
 	uint64_t (*w)[2] = xreallocarray(NULL, cap, sizeof(*w));
+	double rate = s->last > s->first ? (double)s->nevents /
+	    (double)(s->last - s->first) : 0;
+	double budget = (double)s->max / 4 > SIM_BUDGET ? (double)s->max / 4 :
+	    SIM_BUDGET;
 
 	w[0][0] = from;
 	w[0][1] = to;
@@ -320,6 +330,10 @@ windows(struct search *s, const struct wcand *v, size_t nv, uint64_t from,
 			uint64_t a = c->sim[i][0], b = c->sim[i][1];
 			if (a >= from && b <= to)
 				continue;
+			double ev = rate * (double)(b - a + pad + TILE_AFTER);
+			if (ev > budget)
+				continue;
+			budget -= ev;
 			if (nw == cap) {
 				cap *= 2;
 				w = xreallocarray(w, cap, sizeof(*w));
