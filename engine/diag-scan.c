@@ -715,8 +715,8 @@ diag_scan(struct trace_reader *r, const struct rules *rules,
 			add_cand(&s, DC_MARK, t->tid, t->begun_a, s.last_ts);
 	}
 	diag_sim_flush_all(&s);
+	diag_sim_free(&s);	/* before the threads go with the settling */
 	diag_scan_settle(&s, out);
-	diag_sim_free(&s);
 	return 0;
 }
 
