@@ -347,8 +347,11 @@ windows(struct search *s, const struct wcand *v, size_t nv, uint64_t from,
 	qsort(w, nw, sizeof(*w), by_start_ts);
 	size_t k = 0;
 	for (size_t i = 1; i < nw; i++) {
-		uint64_t lead = (w[i][1] - w[i][0]) / 4;
-		if (w[i][0] <= w[k][1] + lead + 1) {
+		/* the lead graph_build_windows() gives it: a quarter of
+		   it, to the end of the trace when it has no end */
+		uint64_t end = w[i][1] < s->last ? w[i][1] : s->last;
+		uint64_t lead = end > w[i][0] ? (end - w[i][0]) / 4 : 0;
+		if (w[k][1] == UINT64_MAX || w[i][0] <= w[k][1] + lead + 1) {
 			if (w[i][1] > w[k][1])
 				w[k][1] = w[i][1];
 		} else {
