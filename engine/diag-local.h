@@ -306,6 +306,21 @@ uint32_t diag_wait_end(const struct graph *g, uint32_t ti, uint32_t sw);
 /* Key of a wait resource from its syscall entry: syscall, resource, kind. */
 uint64_t diag_res_key(const struct graph_event *enter);
 
+/* What event e adds to the run before a wait that a similar node's
+   signature hashes (diag-similar.c, and the pass's library of similar
+   nodes, diag-scan-sim.c): a system call entry, a user event that is
+   no mark, probe or hang bracket; 0 for any other. */
+static inline uint64_t
+diag_run_item(const struct graph_event *e)
+{
+	if (e->type == TT_SYS_ENTER)
+		return 1000 + e->aux;
+	if (e->type == TT_USER && e->sub != TU_MARK && e->sub != TU_PROBE &&
+	    e->sub != TU_HANG_BEGIN && e->sub != TU_HANG_END)
+		return 100 + e->sub;
+	return 0;
+}
+
 /* Cursor over the waits of a thread that sit in a syscall and ended. */
 struct dwaits {
 	uint32_t i;		/* next event to look at */

@@ -38,18 +38,11 @@ mix(uint64_t h, uint64_t x)
 void
 diag_sim_item(struct sthr *t, const struct graph_event *ge)
 {
-	uint64_t item = 0;
-
 	if (t->run_new) {
 		t->run_new = 0;
 		t->run_ts = ge->ts;
 	}
-	if (ge->type == TT_SYS_ENTER)
-		item = 1000 + ge->aux;
-	else if (ge->type == TT_USER && ge->sub != TU_MARK &&
-	    ge->sub != TU_PROBE && ge->sub != TU_HANG_BEGIN &&
-	    ge->sub != TU_HANG_END)
-		item = 100 + ge->sub;
+	uint64_t item = diag_run_item(ge);
 	if (item == 0 || item == t->runprev)
 		return;
 	t->runprev = item;
