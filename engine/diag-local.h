@@ -107,6 +107,8 @@ struct dhang {
 /* A hang found by the streaming search (diag-scan.c), to be made again
    in the graph of a window around it (diag_listed_hangs()). */
 enum { DC_MARK, DC_RUN, DC_WAIT, DC_POLL, DC_LONGEST };
+#define DC_NSIM 4	/* SIM_KEEP before, one after, one to spare */
+
 struct dcand {
 	int what;		/* DC_*; DC_LONGEST: the longest wait of a
 				   thread the user named, when none hung */
@@ -123,6 +125,11 @@ struct dcand {
 	struct graph_event en;	/* wait: its system call's entry, as the
 				   load pass leaves it */
 	const char *why;	/* DC_LONGEST: why it is not a hang */
+	/* wait: earlier and later waits of its thread that the graph of
+	   the whole trace may take as its similar node (diag-scan-sim.c):
+	   the run that ends in each one, and its end */
+	uint64_t sim[DC_NSIM][2];
+	uint32_t nsim;
 };
 
 /*
@@ -298,6 +305,21 @@ uint32_t diag_wait_end(const struct graph *g, uint32_t ti, uint32_t sw);
 
 /* Key of a wait resource from its syscall entry: syscall, resource, kind. */
 uint64_t diag_res_key(const struct graph_event *enter);
+
+/* What event e adds to the run before a wait that a similar node's
+   signature hashes (diag-similar.c, and the pass's library of similar
+   nodes, diag-scan-sim.c): a system call entry, a user event that is
+   no mark, probe or hang bracket; 0 for any other. */
+static inline uint64_t
+diag_run_item(const struct graph_event *e)
+{
+	if (e->type == TT_SYS_ENTER)
+		return 1000 + e->aux;
+	if (e->type == TT_USER && e->sub != TU_MARK && e->sub != TU_PROBE &&
+	    e->sub != TU_HANG_BEGIN && e->sub != TU_HANG_END)
+		return 100 + e->sub;
+	return 0;
+}
 
 /* Cursor over the waits of a thread that sit in a syscall and ended. */
 struct dwaits {

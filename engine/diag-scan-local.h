@@ -65,6 +65,68 @@ struct sthr {
 	uint64_t woken_at;		/* last wake-up or signal from another
 					   thread, in its context */
 	struct dsem sem;
+	/* the library of similar nodes (diag-scan-sim.c): the run since
+	   its last wait (its hash, last item, first event), and the last
+	   wait of the call in progress (pw: one to record at its exit;
+	   pw_cand: the candidate it made + 1, or 0) */
+	uint64_t runh, runprev, run_ts;
+	int run_new, pw;
+	uint64_t pw_runh, pw_run, pw_sw, pw_end;
+	size_t pw_cand;
+	struct simrec *rt;		/* its classes' records, open
+					   addressing by key */
+	uint32_t rcap, rn;
+	int last_ok;			/* its last class and its record */
+	uint64_t last_key;
+	uint32_t last_rec;
+	struct simpend *spend;		/* its waits not in their records
+					   yet: they go in SIM_PEND at a
+					   time, or when a candidate needs
+					   them */
+	uint32_t nspend;
+};
+
+#define SIM_PEND 16
+#define SIM_KEEP 2	/* the waits a class keeps */
+#define SIM_WAITERS 8	/* candidates waiting on one class, at most */
+
+/* A wait of a thread ended, to go in the record of its class: its class
+   key, the run that ends in it, its switch and end, its call's result,
+   and the candidate it made + 1 (or 0). */
+struct simpend {
+	uint64_t key;
+	uint64_t run, sw, end;
+	int64_t ret;
+	size_t cand;
+};
+
+/* A wait kept in the library, in 24 bytes: its end, its length and the
+   run that ends in it before that (in microseconds, at most 2^32), its
+   call's result (clamped to 32 bits; INT32_MIN: none). */
+struct simw {
+	uint64_t end;
+	uint32_t dur, back;
+	int32_t ret;
+	uint32_t unused;
+};
+
+/* The last SIM_KEEP waits of one class of one thread (a ring: the next
+   goes to at), in one cache line. */
+struct simrec {
+	uint64_t key;		/* its class | 1; 0: a free slot */
+	uint32_t waiter;	/* the first candidate waiting for the next
+				   one (struct simwaiter) + 1, or 0 */
+	uint8_t n, at, unused[2];
+	struct simw w[SIM_KEEP];
+};
+
+_Static_assert(sizeof(struct simrec) == 64, "a class record fills a line");
+
+/* A candidate waiting for the first wait of its class after its own. */
+struct simwaiter {
+	size_t cand;
+	int64_t ret;
+	uint32_t next;		/* the next one of the class + 1, or 0 */
 };
 
 struct scan {
@@ -78,7 +140,22 @@ struct scan {
 	DARR(struct kstat) ks;
 	DARR(struct dcand) c;
 	uint64_t last_ts, first_ts;
+	/* the library of similar nodes (diag-scan-sim.c) */
+	DARR(struct simwaiter) waiters;
 };
+
+/* diag-scan-sim.c, the library of similar nodes: event ge of thread t
+   (its run's items); a switch of t at ts that blocked it; the exit (with
+   ret) of t's call in progress, which records its last wait, and gives
+   the candidate it made the waits it may be similar to; at the end of
+   the pass, every thread's waits into their records (before the
+   candidates' sim[] are read), then the library freed. */
+void diag_sim_item(struct sthr *t, const struct graph_event *ge);
+void diag_sim_switch(struct scan *s, struct sthr *t, uint64_t ts);
+#define DIAG_SIM_NORET INT64_MIN	/* a call with no exit (yet) */
+void diag_sim_exit(struct scan *s, struct sthr *t, int64_t ret);
+void diag_sim_flush_all(struct scan *s);
+void diag_sim_free(struct scan *s);
 
 /* diag-scan-end.c: the end of the pass over s: the candidates that
    still make hangs, the longest wait of the chosen threads, the idle

@@ -47,6 +47,8 @@ thr(struct scan *s, uint32_t tid)
 	struct sthr *t = &s->t[s->nt];
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;
+	t->runh = 7;
+	t->run_new = 1;
 	t->pid = tid;
 	if (tid >= GRAPH_IRQ_TID_BASE) {
 		t->pid = 0;
@@ -181,6 +183,8 @@ wait_ended(struct scan *s, struct sthr *t, uint64_t ts, int end)
 	uint64_t dt = ts - t->sw_ts;
 
 	t->waiting = 0;
+	if (end && t->pw)
+		t->pw_end = ts;
 	if (t->cb) {
 		/* a slice: its semantic wait counts at its call's exit */
 		dt |= IDLE_ONLY;
@@ -204,6 +208,8 @@ wait_ended(struct scan *s, struct sthr *t, uint64_t ts, int end)
 	if (dt < s->th)
 		return;
 	add_cand(s, DC_WAIT, t->tid, t->sw_ts, ts);
+	if (t->pw && end)
+		t->pw_cand = s->c.n;
 	s->c.v[s->c.n - 1].enter_ts = t->sw_sys.ts;
 	s->c.v[s->c.n - 1].en = t->sw_sys;
 	if (t->insys)	/* its entry is still open: its key may change */
@@ -416,6 +422,7 @@ thread_event(struct scan *s, struct sthr *t, struct graph_event *ge,
 	int wait = type == TT_SWITCH && (ge->flags & GRAPH_EVF_WAIT);
 
 	s->last_ts = ge->ts;
+	diag_sim_item(t, ge);
 	if (t->pt_pending) {
 		/* a timed wait in a polling stretch: its call's result */
 		if (++t->pt_dist >= DIAG_SCAN || type == TT_SYS_ENTER)
@@ -444,6 +451,8 @@ thread_event(struct scan *s, struct sthr *t, struct graph_event *ge,
 		else if (t->insys)
 			entry_final(s, t);
 		t->seq++;
+		if (t->pw)	/* the call before had no exit */
+			diag_sim_exit(s, t, DIAG_SIM_NORET);
 		t->insys = 1;
 		t->sys = *ge;
 		t->nw = 1;
@@ -479,6 +488,7 @@ thread_event(struct scan *s, struct sthr *t, struct graph_event *ge,
 		}
 		t->nwe = t->sys;
 		entry_final(s, t);
+		diag_sim_exit(s, t, (int64_t)ge->key);
 		if (t->cb)
 			sem_slice(s, t, ge->ts, (int64_t)ge->key, 1);
 		poll_exit(s, t, &t->sys, ge->ts, (int64_t)ge->key);
@@ -494,6 +504,7 @@ thread_event(struct scan *s, struct sthr *t, struct graph_event *ge,
 	}
 	if (!wait)
 		return;
+	diag_sim_switch(s, t, ge->ts);
 	/* a wait in a call that may wait in slices, of a named thread
 	   (diag-swait.c); any other wait ends the semantic wait before */
 	if (diag_opts_named(s->o) && t->insys &&
@@ -703,6 +714,8 @@ diag_scan(struct trace_reader *r, const struct rules *rules,
 		if (t->begun)
 			add_cand(&s, DC_MARK, t->tid, t->begun_a, s.last_ts);
 	}
+	diag_sim_flush_all(&s);
+	diag_sim_free(&s);	/* before the threads go with the settling */
 	diag_scan_settle(&s, out);
 	return 0;
 }

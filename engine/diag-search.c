@@ -2,7 +2,10 @@
  * diag-search.c: the diagnosis of a whole trace without the graph of
  * the whole trace (diag_search()).
  *
- * The streaming search (diag-scan.c) gives the candidate hangs. Each
+ * The streaming search (diag-scan.c) gives the candidate hangs, and for
+ * each one the waits of its thread that may be its similar nodes in the
+ * whole graph (diag-scan-sim.c): its graph holds a short window around
+ * each of them too (windows()). Each
  * candidate gets a window of the trace around it (struct wcand: the
  * candidate and its window); neighbours whose windows overlap share one
  * graph, as long as the merged window stays a few windows long (struct
@@ -30,8 +33,17 @@
 #define SEC 1000000000ULL
 #define LOOKBACK (50 * 1000000ULL)	/* diag_outstanding()'s */
 #define SEARCH_EVENTS 300000.0		/* events before a candidate */
-#define TILE_STEPS 3			/* steps of candidates in a tile */
+#define TILE_STEPS 6			/* steps of candidates in a tile: six
+					   rather than three build 240 M events
+					   rather than 280 M of 200 M (a
+					   seventh of history before a step
+					   at least rather than a quarter; the
+					   windows of similar nodes make up for
+					   it) */
 #define TILE_AFTER (10 * 1000000ULL)	/* what a tile holds after a wait */
+#define SIM_BUDGET 100000.0		/* events of windows around similar
+					   nodes a graph may hold at least
+					   (about 5 MB) */
 
 struct wcand {
 	size_t c;		/* index in the scan's candidates */
@@ -274,6 +286,84 @@ held(struct search *s, struct wcand *w, const struct dcand *c, uint64_t a,
 	return 1;
 }
 
+static int
+by_start_ts(const void *x, const void *y)
+{
+	const uint64_t *a = x, *b = y;
+
+	return a[0] < b[0] ? -1 : a[0] > b[0];
+}
+
+/*
+ * The windows of the graph of candidates v[0..n) held to a part of the
+ * trace (their tile): [from, to], and one around each wait the pass
+ * says the graph of the whole trace may take as a candidate's similar
+ * node (struct dcand's sim) outside it, from a little before the run
+ * that ends in it to a little after it; windows that would overlap or
+ * whose leads would reach into the one before are joined. They hold a
+ * quarter of a graph's bound of events at most (SIM_BUDGET when that is
+ * less), at the trace's average rate (a run of minutes before a wait has
+ * no window): the graph stays within the memory bound. How many into *n; the array is the caller's
+ * to free.
+ */
+static uint64_t (*
+windows(struct search *s, const struct wcand *v, size_t nv, uint64_t from,
+    uint64_t to, size_t *n))[2]
+{
+	/* a quarter of a window before, TILE_AFTER at least (tests with
+	   windows of a few events: the turn before a run) */
+	uint64_t pad = s->back / 4 > TILE_AFTER ? s->back / 4 : TILE_AFTER;
+	size_t nw = 1, cap = 8;
+	uint64_t (*w)[2] = xreallocarray(NULL, cap, sizeof(*w));
+	double rate = s->last > s->first ? (double)s->nevents /
+	    (double)(s->last - s->first) : 0;
+	double budget = (double)s->max / 4 > SIM_BUDGET ? (double)s->max / 4 :
+	    SIM_BUDGET;
+
+	w[0][0] = from;
+	w[0][1] = to;
+	for (size_t k = 0; k < nv; k++) {
+		const struct dcand *c = &s->c[v[k].c];
+		if (v[k].want == 0)
+			continue;	/* a window that may grow */
+		for (uint32_t i = 0; i < c->nsim; i++) {
+			uint64_t a = c->sim[i][0], b = c->sim[i][1];
+			if (a >= from && b <= to)
+				continue;
+			double ev = rate * (double)(b - a + pad + TILE_AFTER);
+			if (ev > budget)
+				continue;
+			budget -= ev;
+			if (nw == cap) {
+				cap *= 2;
+				w = xreallocarray(w, cap, sizeof(*w));
+			}
+			w[nw][0] = a > pad ? a - pad : 0;
+			w[nw][1] = b + TILE_AFTER < b ? UINT64_MAX :
+			    b + TILE_AFTER;
+			nw++;
+		}
+	}
+	qsort(w, nw, sizeof(*w), by_start_ts);
+	size_t k = 0;
+	for (size_t i = 1; i < nw; i++) {
+		/* the lead graph_build_windows() gives it: a quarter of
+		   it, to the end of the trace when it has no end */
+		uint64_t end = w[i][1] < s->last ? w[i][1] : s->last;
+		uint64_t lead = end > w[i][0] ? (end - w[i][0]) / 4 : 0;
+		if (w[k][1] == UINT64_MAX || w[i][0] <= w[k][1] + lead + 1) {
+			if (w[i][1] > w[k][1])
+				w[k][1] = w[i][1];
+		} else {
+			k++;
+			w[k][0] = w[i][0];
+			w[k][1] = w[i][1];
+		}
+	}
+	*n = k + 1;
+	return w;
+}
+
 /* The candidates v[0..n) in the graph of window [from, to]: those done
    are kept, the others go to s->next with a grown window (up to the
    bound of a window's events). */
@@ -286,10 +376,14 @@ run_group(struct search *s, const struct wcand *v, size_t n, uint64_t from,
 	struct dcand *cs = xmalloc(n * sizeof(*cs));
 	char *made = xcalloc(n, 1);
 	size_t again = s->next.n + s->tiles.n;	/* pushed back before */
+	size_t nw;
 
 	for (size_t k = 0; k < n; k++)
 		cs[k] = s->c[v[k].c];
-	int err = graph_build_window(s->r, s->rules, from, to, &g, cause);
+	uint64_t (*wins)[2] = windows(s, v, n, from, to, &nw);
+	int err = graph_build_windows(s->r, s->rules,
+	    (const uint64_t (*)[2])wins, nw, &g, cause);
+	free(wins);
 	uint64_t t0 = now_ns();
 	diag_stats_add_graph(s->o->stats, err == 0 ? g : NULL);
 	if (err == 0)

@@ -88,14 +88,7 @@ node_sig(const struct graph *g, uint32_t ti, uint32_t from,
 	uint64_t h = 7, prev = 0;
 
 	for (uint32_t i = from; i < dw->sw; i++) {
-		const struct graph_event *e = &t->ev[i];
-		uint64_t item = 0;
-		if (e->type == TT_SYS_ENTER)
-			item = 1000 + e->aux;
-		else if (e->type == TT_USER && e->sub != TU_MARK &&
-		    e->sub != TU_PROBE && e->sub != TU_HANG_BEGIN &&
-		    e->sub != TU_HANG_END)
-			item = 100 + e->sub;
+		uint64_t item = diag_run_item(&t->ev[i]);
 		if (item == 0 || item == prev)
 			continue;
 		prev = item;

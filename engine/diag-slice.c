@@ -564,7 +564,10 @@ diag_span_steps(const struct diag *d, const struct diag_step *v, size_t n,
 			continue;
 		const struct graph_vertex *vx = &g->vx[v[i].node];
 		const struct gthread *t = &g->th[vx->thread];
-		if ((vx->first > 0 ? t->ev[vx->first - 1].ts < a :
+		/* cut by the start of the graph, or of one of its windows
+		   (a segment of the thread's events) */
+		uint32_t f = gthread_seg_first(t, vx->first);
+		if ((vx->first > f ? t->ev[vx->first - 1].ts < a : f > 0 ||
 		    graph_lead_from(g) > g->first_ts) && a < *lo)
 			*lo = a;
 	}

@@ -426,10 +426,30 @@ uint32_t graph_intern(struct graph *g, const char *s, size_t len);
 /* A window's lead_from (0 for a whole build). */
 uint64_t graph_lead_from(const struct graph *g);
 /* Hand every event of r from its position to its end to fn, in batches
-   in time order, decoded on a second thread when two_threads() allows
-   (as graph_build() reads). */
+   in time order, decoded on a second thread when graph_two_threads()
+   allows (as graph_build() reads). */
 void graph_feed(struct trace_reader *r,
     void (*fn)(void *, const struct trace_event *, size_t), void *arg);
+
+/* graph-lead.c */
+/* Whether a load runs on two threads: more than one CPU online, and
+   ARGUS_LOAD_THREADS not 1. */
+int graph_two_threads(void);
+/* Chunk i of r decoded with b into *evs, grown (*cap) to its count: how
+   many events. */
+size_t graph_chunk_events(struct trace_reader *r, size_t i,
+    struct trace_chunk_buf *b, struct trace_event **evs, size_t *cap);
+/*
+ * Before the events of g's window [g->win_from, ...]: the system calls,
+ * timers and work items open when it opens, loaded from a lead of lead
+ * ns before it (g->lead_from), and the sockets' and pipes' owners then
+ * (g->skseed, g->pipeseed). *merged says whether the lead was read from
+ * the time merge: the reader is then past the window's start and *rest
+ * holds the window's first events (*nrest; the caller frees *rest);
+ * else the caller seeks to the window. 0, or the trace's error.
+ */
+int graph_load_open_calls(struct graph *g, struct trace_reader *r,
+    uint64_t lead, struct trace_event **rest, size_t *nrest, int *merged);
 
 /* graph-build.c */
 int graph_do_build(struct graph *g, const struct rules *rules, char **cause);

@@ -583,3 +583,46 @@ Test(diag_search, wait_past_its_tile_answered_whole)
 	free(b);
 	cr_assert_eq(fx_unstore(r, dir), 0);
 }
+
+/* The lines of report a that name the similar node picked, joined. */
+static char *
+picks(const char *a)
+{
+	char *out = calloc(1, strlen(a) + 1);
+	const char *p = a;
+
+	while ((p = strstr(p, "picked #")) != NULL) {
+		const char *e = strchr(p, '\n');
+		size_t n = e != NULL ? (size_t)(e - p) + 1 : strlen(p);
+		strncat(out, p, n);
+		p += n;
+	}
+	return out;
+}
+
+/*
+ * Windows held to 300 events, far fewer than the turns between M's hangs
+ * and the waits of the same class before them: the pass names those
+ * waits (its library of similar nodes), and each hang's graph holds a
+ * window around them, so that the hangs pick the similar nodes the
+ * whole graph picks.
+ */
+Test(diag_search, held_windows_pick_as_the_whole_graph)
+{
+	struct diag_opts o = { .threshold_ns = 10 * MS };
+	char dir[] = "/tmp/argus-search-XXXXXX";
+	unsigned n;
+
+	struct trace_reader *r = sparse_store(dir);
+	char *b = whole_text(r, &o, &n);
+	char *a = search_text(r, &o, "300");
+	char *pa = picks(a), *pb = picks(b);
+	cr_assert_geq(strlen(pb), 3 * strlen("picked #1"), "%s", b);
+	cr_assert_str_eq(pa, pb, "the search says\n%s\nthe whole graph says\n"
+	    "%s", a, b);
+	free(pa);
+	free(pb);
+	free(a);
+	free(b);
+	cr_assert_eq(fx_unstore(r, dir), 0);
+}

@@ -331,6 +331,50 @@ Test(graph_props, two_thread_load_is_the_one_thread_load)
 	cr_assert_eq(system(cmd), 0);
 }
 
+/*
+ * A window's lead read from the time merge after a seek to its start
+ * (as a short lead is) gives the graph of the lead decoded chunk by
+ * chunk on two threads (as a long one is): windows of one and of two
+ * parts, cut at places of the simulated trace written 3 times over.
+ */
+Test(graph_props, merged_lead_is_the_lead_by_chunks)
+{
+	char dir[] = "/tmp/argus-graph-XXXXXX";
+	struct trace_reader *r;
+	char *cause = NULL;
+	enum { COPIES = 3 };
+
+	simulate();
+	uint64_t t0 = F.ev[0].ts, span = F.ev[F.n - 1].ts - t0 + 1000;
+	write_copies(dir, COPIES, span);
+	const uint64_t win[][2][2] = {
+		{ { t0 + span * 3 / 10, t0 + span * 7 / 10 } },
+		{ { t0 + span / 2, t0 + span + span / 3 } },
+		{ { t0 + span / 7, t0 + span / 5 },
+		  { t0 + span + span / 2, t0 + 2 * span + span / 4 } },
+	};
+	const size_t nwin[] = { 1, 1, 2 };
+	cr_assert_eq(trace_reader_open(&r, dir, &cause), 0, "%s", cause);
+	for (size_t k = 0; k < sizeof(nwin) / sizeof(nwin[0]); k++) {
+		struct graph *gc, *gm;
+		cr_assert_eq(setenv("ARGUS_LEAD", "chunks", 1), 0);
+		cr_assert_eq(graph_build_windows(r, NULL, win[k], nwin[k], &gc,
+		    &cause), 0, "%s", cause);
+		cr_assert_eq(setenv("ARGUS_LEAD", "merged", 1), 0);
+		cr_assert_eq(graph_build_windows(r, NULL, win[k], nwin[k], &gm,
+		    &cause), 0, "%s", cause);
+		unsetenv("ARGUS_LEAD");
+		cr_assert_gt(graph_nedges(gc), 100, "windows %zu", k);
+		same_graph(gc, gm);
+		graph_free(gc);
+		graph_free(gm);
+	}
+	trace_reader_close(r);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	cr_assert_eq(system(cmd), 0);
+}
+
 /* An edge told by its ends' threads (tid) and events, in the graph of
    one window or, with off[] the events of each thread in an earlier
    window (by thread index), of several. */
