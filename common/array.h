@@ -30,6 +30,25 @@
 	}								\
 } while (0)
 
+/*
+ * As DGROW, but past DARR_BIG bytes the capacity grows by a half rather
+ * than doubling: for the arrays that hold most of a bounded graph, whose
+ * size the bound counts. Doubled, up to half of one is empty, and many
+ * filled at one rate cross a power of two together: on 1 G generated
+ * events, graphs of 45 M events took 58 bytes an event, against 44 for
+ * 40 M. (By a quarter, the heap's holes between one graph and the next
+ * took back what it saved.)
+ */
+#define DGROW_BIG(p, cap, need, first) do {				\
+	if ((size_t)(need) > (size_t)(cap)) {				\
+		(cap) = darr_cap_big((cap), (need), (first),		\
+		    sizeof(*(p)));					\
+		(p) = xreallocarray((p), (cap), sizeof(*(p)));		\
+	}								\
+} while (0)
+
+#define DARR_BIG (1u << 20)
+
 /* Append x to the DARR a. */
 #define DPUSH(a, x) do {						\
 	DGROW((a).v, (a).cap, (a).n + 1, 8);				\
@@ -42,5 +61,11 @@
  * would overflow.
  */
 size_t darr_cap(size_t cap, size_t need, size_t first);
+
+/*
+ * darr_cap(), but by halves once cap elements of size bytes are past
+ * DARR_BIG bytes.
+ */
+size_t darr_cap_big(size_t cap, size_t need, size_t first, size_t size);
 
 #endif

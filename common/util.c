@@ -70,6 +70,19 @@ darr_cap(size_t cap, size_t need, size_t first)
 	return cap;
 }
 
+size_t
+darr_cap_big(size_t cap, size_t need, size_t first, size_t size)
+{
+	if (cap == 0)
+		cap = first ? first : 1;
+	while (cap < need) {
+		if (cap > SIZE_MAX / 2)
+			oom(SIZE_MAX);
+		cap += size != 0 && cap > DARR_BIG / size ? cap / 2 : cap;
+	}
+	return cap;
+}
+
 char *
 xstrdup(const char *s)
 {

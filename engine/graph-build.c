@@ -36,7 +36,7 @@ gb_edge(struct build_pass *b, uint32_t sv, uint32_t se, uint32_t dv,
 		return GRAPH_NONE;
 	if (b->ned >= UINT32_MAX - 1)
 		return GRAPH_NONE;
-	DGROW(b->ed, b->caped, b->ned + 1, 4096);
+	DGROW_BIG(b->ed, b->caped, b->ned + 1, 4096);
 	b->ed[b->ned++] = (struct graph_edge){ .src = sv, .dst = dv,
 	    .src_ev = se, .dst_ev = de, .kind = (uint8_t)kind,
 	    .flags = edge_weak[kind] ? GRAPH_EF_WEAK : 0 };
@@ -52,10 +52,7 @@ vopen(struct build_pass *b, uint32_t ti, uint32_t i, unsigned kind)
 
 	if (g->nvx == UINT32_MAX - 1)
 		return GRAPH_NONE;
-	if (g->nvx == g->capvx) {
-		g->capvx = g->capvx ? g->capvx + g->capvx / 2 : 4096;
-		g->vx = xreallocarray(g->vx, g->capvx, sizeof(*g->vx));
-	}
+	DGROW_BIG(g->vx, g->capvx, g->nvx + 1, 4096);
 	uint32_t v = g->nvx++;
 	g->vx[v] = (struct graph_vertex){ .thread = ti, .first = i,
 	    .kind = (uint8_t)kind };

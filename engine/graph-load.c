@@ -212,7 +212,7 @@ push(struct graph *g, uint32_t ti, const struct graph_event *ge)
 {
 	struct gthread *t = &g->th[ti];
 
-	DGROW(t->ev, t->cap, t->nev + 1, 16);
+	DGROW_BIG(t->ev, t->cap, t->nev + 1, 16);
 	if (t->nev >= UINT32_MAX - 2) {
 		g->toomany = 1;		/* graph_build fails with ETOOBIG */
 		return t->nev;
@@ -226,7 +226,7 @@ push(struct graph *g, uint32_t ti, const struct graph_event *ge)
 	    (*last >> ORDER_TBITS) < ORDER_MAXRUN - 1) {
 		*last += ORDER_MAXTH;
 	} else {
-		DGROW(g->order, g->caporder, g->norder + 1, 4096);
+		DGROW_BIG(g->order, g->caporder, g->norder + 1, 4096);
 		g->order[g->norder++] = ti;
 	}
 	if (g->stream != NULL)
