@@ -592,6 +592,36 @@ diag_goes_after(int y_by_x, int x_timed_out, int y_timed_out)
 	return !(y_by_x && x_timed_out && !y_timed_out);
 }
 
+/* diag-simwin.c */
+struct diag_rate;
+/* The trace's events over time, from its chunk index. */
+struct diag_rate *diag_rate_new(struct trace_reader *r);
+void diag_rate_free(struct diag_rate *dr);
+/* The events of r in [from, to), about: each chunk's spread evenly over
+   its time. */
+double diag_rate_events(const struct diag_rate *dr, uint64_t from,
+    uint64_t to);
+
+/* A tile's graph: the tile [from, to]; each window around a similar
+   node runs from pad before its run to after after its wait; max: the
+   graph's bound of events; least: the events its windows may hold
+   whatever the tile leaves; last: the trace's end. */
+struct diag_simwin {
+	uint64_t from, to, pad, after, max, least, last;
+};
+/*
+ * The windows of the graph of the tile o->from, o->to for candidates
+ * c[0..nc): the tile, and a window around each of their similar nodes
+ * outside it (struct dcand's sim, in order, each taken while the events
+ * of all of them stay within what the tile leaves of o->max and a
+ * quarter of it, o->least at least), joined where they would overlap
+ * or where a window's lead reaches into the one before. In time order;
+ * how many into *n; the array is the caller's to free.
+ */
+uint64_t (*diag_sim_windows(const struct diag_rate *dr,
+    const struct dcand *const *c, size_t nc, const struct diag_simwin *o,
+    size_t *n))[2];
+
 /* diag-window.c */
 /* Events of the chunks that overlap [from, to). */
 uint64_t diag_window_events(struct trace_reader *r, uint64_t from,

@@ -41,7 +41,7 @@
 					   windows of similar nodes make up for
 					   it) */
 #define TILE_AFTER (10 * 1000000ULL)	/* what a tile holds after a wait */
-#define SIM_BUDGET 100000.0		/* events of windows around similar
+#define SIM_BUDGET 100000		/* events of windows around similar
 					   nodes a graph may hold at least
 					   (about 5 MB) */
 
@@ -73,6 +73,7 @@ struct search {
 	const struct rules *rules;
 	const struct diag_opts *o;
 	struct dscan sc;
+	struct diag_rate *rate;	/* the trace's events over time */
 	const struct dcand *c;	/* the candidates (sc.c, or sc.lg) */
 	int json;
 	uint64_t base;
@@ -286,81 +287,26 @@ held(struct search *s, struct wcand *w, const struct dcand *c, uint64_t a,
 	return 1;
 }
 
-static int
-by_start_ts(const void *x, const void *y)
-{
-	const uint64_t *a = x, *b = y;
-
-	return a[0] < b[0] ? -1 : a[0] > b[0];
-}
-
-/*
- * The windows of the graph of candidates v[0..n) held to a part of the
- * trace (their tile): [from, to], and one around each wait the pass
- * says the graph of the whole trace may take as a candidate's similar
- * node (struct dcand's sim) outside it, from a little before the run
- * that ends in it to a little after it; windows that would overlap or
- * whose leads would reach into the one before are joined. They hold a
- * quarter of a graph's bound of events at most (SIM_BUDGET when that is
- * less), at the trace's average rate (a run of minutes before a wait has
- * no window): the graph stays within the memory bound. How many into *n; the array is the caller's
- * to free.
- */
+/* The windows of the graph of candidates v[0..nv) held to their tile
+   [from, to] (diag_sim_windows()); how many into *n. */
 static uint64_t (*
 windows(struct search *s, const struct wcand *v, size_t nv, uint64_t from,
     uint64_t to, size_t *n))[2]
 {
+	const struct dcand **c = xmalloc((nv ? nv : 1) * sizeof(*c));
+	size_t nc = 0;
 	/* a quarter of a window before, TILE_AFTER at least (tests with
 	   windows of a few events: the turn before a run) */
-	uint64_t pad = s->back / 4 > TILE_AFTER ? s->back / 4 : TILE_AFTER;
-	size_t nw = 1, cap = 8;
-	uint64_t (*w)[2] = xreallocarray(NULL, cap, sizeof(*w));
-	double rate = s->last > s->first ? (double)s->nevents /
-	    (double)(s->last - s->first) : 0;
-	double budget = (double)s->max / 4 > SIM_BUDGET ? (double)s->max / 4 :
-	    SIM_BUDGET;
+	struct diag_simwin o = { .from = from, .to = to,
+	    .pad = s->back / 4 > TILE_AFTER ? s->back / 4 : TILE_AFTER,
+	    .after = TILE_AFTER, .max = s->max, .least = SIM_BUDGET,
+	    .last = s->last };
 
-	w[0][0] = from;
-	w[0][1] = to;
-	for (size_t k = 0; k < nv; k++) {
-		const struct dcand *c = &s->c[v[k].c];
-		if (v[k].want == 0)
-			continue;	/* a window that may grow */
-		for (uint32_t i = 0; i < c->nsim; i++) {
-			uint64_t a = c->sim[i][0], b = c->sim[i][1];
-			if (a >= from && b <= to)
-				continue;
-			double ev = rate * (double)(b - a + pad + TILE_AFTER);
-			if (ev > budget)
-				continue;
-			budget -= ev;
-			if (nw == cap) {
-				cap *= 2;
-				w = xreallocarray(w, cap, sizeof(*w));
-			}
-			w[nw][0] = a > pad ? a - pad : 0;
-			w[nw][1] = b + TILE_AFTER < b ? UINT64_MAX :
-			    b + TILE_AFTER;
-			nw++;
-		}
-	}
-	qsort(w, nw, sizeof(*w), by_start_ts);
-	size_t k = 0;
-	for (size_t i = 1; i < nw; i++) {
-		/* the lead graph_build_windows() gives it: a quarter of
-		   it, to the end of the trace when it has no end */
-		uint64_t end = w[i][1] < s->last ? w[i][1] : s->last;
-		uint64_t lead = end > w[i][0] ? (end - w[i][0]) / 4 : 0;
-		if (w[k][1] == UINT64_MAX || w[i][0] <= w[k][1] + lead + 1) {
-			if (w[i][1] > w[k][1])
-				w[k][1] = w[i][1];
-		} else {
-			k++;
-			w[k][0] = w[i][0];
-			w[k][1] = w[i][1];
-		}
-	}
-	*n = k + 1;
+	for (size_t k = 0; k < nv; k++)
+		if (v[k].want != 0)	/* not a window that may grow */
+			c[nc++] = &s->c[v[k].c];
+	uint64_t (*w)[2] = diag_sim_windows(s->rate, c, nc, &o, n);
+	free(c);
 	return w;
 }
 
@@ -731,6 +677,7 @@ diag_search(struct trace_reader *r, const struct rules *rules,
 	s.nevents = diag_window_events(r, 0, UINT64_MAX);
 	s.max = getenv("ARGUS_WINDOW_MAX_EVENTS") != NULL ? diag_window_max() :
 	    o->max_events ? o->max_events : UINT64_MAX;
+	s.rate = diag_rate_new(r);
 	s.c = s.sc.c;
 	s.total = s.sc.nc;
 	progress(&s);
@@ -770,5 +717,6 @@ diag_search(struct trace_reader *r, const struct rules *rules,
 	free(s.tiles.v);
 	free(why);
 	diag_scan_free(&s.sc);
+	diag_rate_free(s.rate);
 	return err;
 }

@@ -1,0 +1,174 @@
+/*
+ * diag-simwin.c: the windows of a tile's graph (diag-search.c): the tile,
+ * and a short window around each wait that the pass says the graph of
+ * the whole trace may pick as a candidate's similar node
+ * (diag-scan-sim.c), all within the graph's bound of events.
+ *
+ * struct diag_rate is the trace's events over time: DR_CELLS cells of
+ * equal time, each chunk's events spread evenly over the cells its time
+ * covers, summed into a running count. It tells the events of any span
+ * in constant time and far closer than the chunks whole
+ * (diag_window_events()): a chunk of one CPU spans seconds, so a window
+ * of a second counts several times its events that way.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "diag-local.h"
+
+#define DR_CELLS 65536
+
+struct diag_rate {
+	uint64_t first, cell;	/* the first cell's start, a cell's length */
+	double *cum;		/* cum[i]: events before cell i (DR_CELLS + 1) */
+};
+
+struct diag_rate *
+diag_rate_new(struct trace_reader *r)
+{
+	const struct trace_info *in = trace_reader_info(r);
+	struct diag_rate *dr = xcalloc(1, sizeof(*dr));
+	uint64_t span = in->last_ts > in->first_ts ?
+	    in->last_ts - in->first_ts : 0;
+	double *cell = xcalloc(DR_CELLS + 1, sizeof(*cell));
+
+	dr->first = in->first_ts;
+	dr->cell = span / DR_CELLS + 1;
+	for (size_t i = 0; i < trace_reader_nchunks(r); i++) {
+		const struct trace_chunk_info *c = trace_reader_chunk(r, i);
+		uint64_t a = c->first_ts < dr->first ? dr->first : c->first_ts;
+		uint64_t b = c->last_ts < a ? a : c->last_ts;
+		size_t ca = (size_t)((a - dr->first) / dr->cell);
+		size_t cb = (size_t)((b - dr->first) / dr->cell);
+		if (c->count == 0)
+			continue;
+		if (ca >= DR_CELLS)
+			ca = DR_CELLS - 1;
+		if (cb >= DR_CELLS)
+			cb = DR_CELLS - 1;
+		double each = (double)c->count / (double)(cb - ca + 1);
+		for (size_t k = ca; k <= cb; k++)
+			cell[k] += each;
+	}
+	dr->cum = xcalloc(DR_CELLS + 1, sizeof(*dr->cum));
+	for (size_t k = 0; k < DR_CELLS; k++)
+		dr->cum[k + 1] = dr->cum[k] + cell[k];
+	free(cell);
+	return dr;
+}
+
+void
+diag_rate_free(struct diag_rate *dr)
+{
+	if (dr == NULL)
+		return;
+	free(dr->cum);
+	free(dr);
+}
+
+/* Events before time t, about (within a cell's). */
+static double
+before(const struct diag_rate *dr, uint64_t t)
+{
+	if (t <= dr->first)
+		return 0;
+	uint64_t off = t - dr->first;
+	size_t k = (size_t)(off / dr->cell);
+	if (k >= DR_CELLS)
+		return dr->cum[DR_CELLS];
+	double part = (double)(off % dr->cell) / (double)dr->cell;
+	return dr->cum[k] + part * (dr->cum[k + 1] - dr->cum[k]);
+}
+
+double
+diag_rate_events(const struct diag_rate *dr, uint64_t from, uint64_t to)
+{
+	return to > from ? before(dr, to) - before(dr, from) : 0;
+}
+
+static int
+by_start(const void *x, const void *y)
+{
+	const uint64_t *a = x, *b = y;
+
+	return a[0] < b[0] ? -1 : a[0] > b[0];
+}
+
+/* Windows w[0..n) sorted and joined where they overlap or where the lead
+   graph_build_windows() gives one (a quarter of it, to last when it has
+   no end) reaches into the one before; how many are left. */
+static size_t
+join(uint64_t (*w)[2], size_t n, uint64_t last)
+{
+	size_t k = 0;
+
+	qsort(w, n, sizeof(*w), by_start);
+	for (size_t i = 1; i < n; i++) {
+		uint64_t end = w[i][1] < last ? w[i][1] : last;
+		uint64_t lead = end > w[i][0] ? (end - w[i][0]) / 4 : 0;
+		if (w[k][1] == UINT64_MAX || w[i][0] <= w[k][1] + lead + 1) {
+			if (w[i][1] > w[k][1])
+				w[k][1] = w[i][1];
+		} else {
+			k++;
+			w[k][0] = w[i][0];
+			w[k][1] = w[i][1];
+		}
+	}
+	return n > 0 ? k + 1 : 0;
+}
+
+static double
+total(const struct diag_rate *dr, const uint64_t (*w)[2], size_t n)
+{
+	double t = 0;
+
+	for (size_t i = 0; i < n; i++)
+		t += diag_rate_events(dr, w[i][0], w[i][1]);
+	return t;
+}
+
+uint64_t (*
+diag_sim_windows(const struct diag_rate *dr, const struct dcand *const *c,
+    size_t nc, const struct diag_simwin *o, size_t *n))[2]
+{
+	size_t nw = 1, cap = 8;
+	uint64_t (*w)[2] = xreallocarray(NULL, cap, sizeof(*w));
+	uint64_t (*t)[2] = xreallocarray(NULL, cap, sizeof(*t));
+	double tile = diag_rate_events(dr, o->from, o->to);
+	double room = (double)o->max - tile, most = (double)o->max / 4;
+
+	if (room > most)
+		room = most;
+	if (room < (double)o->least)
+		room = (double)o->least;
+	w[0][0] = o->from;
+	w[0][1] = o->to;
+	for (size_t k = 0; k < nc; k++)
+		for (uint32_t i = 0; i < c[k]->nsim; i++) {
+			uint64_t a = c[k]->sim[i][0], b = c[k]->sim[i][1];
+			if (a >= o->from && b <= o->to)
+				continue;
+			if (nw == cap) {
+				cap *= 2;
+				w = xreallocarray(w, cap, sizeof(*w));
+				t = xreallocarray(t, cap, sizeof(*t));
+			}
+			/* taken when the windows joined, gaps filled and
+			   all, stay within the room */
+			memcpy(t, w, nw * sizeof(*w));
+			t[nw][0] = a > o->pad ? a - o->pad : 0;
+			t[nw][1] = b + o->after < b ? UINT64_MAX : b + o->after;
+			size_t nt = join(t, nw + 1, o->last);
+			if (total(dr, (const uint64_t (*)[2])t, nt) - tile >
+			    room)
+				continue;
+			uint64_t (*x)[2] = w;
+			w = t;
+			t = x;
+			nw = nt;
+		}
+	free(t);
+	*n = nw;
+	return w;
+}
