@@ -89,6 +89,8 @@ struct sthr {
 #define SIM_PEND 16
 #define SIM_KEEP 2	/* the waits a class keeps */
 #define SIM_WAITERS 8	/* candidates waiting on one class, at most */
+#define SIM_MAXCAP 4096	/* a thread's table of records, at most (256 KiB,
+			   2048 classes) */
 
 /* A wait of a thread ended, to go in the record of its class: its class
    key, the run that ends in it, its switch and end, its call's result,
@@ -142,6 +144,7 @@ struct scan {
 	uint64_t last_ts, first_ts;
 	/* the library of similar nodes (diag-scan-sim.c) */
 	DARR(struct simwaiter) waiters;
+	size_t sim_resets;		/* tables started again when full */
 };
 
 /* diag-scan-sim.c, the library of similar nodes: event ge of thread t

@@ -10,7 +10,9 @@
  * ends in it, the system calls and user events since the thread's
  * previous wait, repeats collapsed (diag-similar.c's signature, with a
  * key at least as fine as its resource). struct simrec keeps the last
- * SIM_KEEP waits of each class of each thread, in a table per thread. A
+ * SIM_KEEP waits of each class of each thread, in a table per thread
+ * (SIM_MAXCAP records at most: a thread of more classes starts its table
+ * again, so the library grows with threads, not with events). A
  * candidate takes, when it ends, the latest waits of its class that
  * differ from it (as similar nodes must: shorter, or another result),
  * and waits (struct simwaiter) for the first such wait after it.
@@ -150,13 +152,20 @@ grow(struct sthr *t)
    thread's last one is remembered (a loop waits in one class over and
    over). */
 static struct simrec *
-rec(struct sthr *t, uint64_t key)
+rec(struct scan *s, struct sthr *t, uint64_t key)
 {
 	key |= 1;	/* 0 marks a free slot */
 	if (t->last_ok && t->last_key == key)
 		return &t->rt[t->last_rec];
-	if ((t->rn + 1) * 2 > t->rcap)
+	if ((t->rn + 1) * 2 > t->rcap && t->rcap >= SIM_MAXCAP) {
+		/* full: the thread's library starts again (the candidates
+		   waiting in it wait no more) */
+		memset(t->rt, 0, t->rcap * sizeof(*t->rt));
+		t->rn = 0;
+		s->sim_resets++;
+	} else if ((t->rn + 1) * 2 > t->rcap) {
 		grow(t);
+	}
 	size_t mask = t->rcap - 1, i = slot_of(key, mask);
 	while (t->rt[i].key != 0 && t->rt[i].key != key)
 		i = (i + 1) & mask;
@@ -202,7 +211,7 @@ wake(struct scan *s, struct simrec *r, uint64_t run, uint64_t sw,
 static void
 put(struct scan *s, struct sthr *t, const struct simpend *x)
 {
-	struct simrec *r = rec(t, x->key);
+	struct simrec *r = rec(s, t, x->key);
 
 	if (x->cand != 0) {
 		struct dcand *c = &s->c.v[x->cand - 1];
