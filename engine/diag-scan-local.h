@@ -144,7 +144,6 @@ struct scan {
 	uint64_t last_ts, first_ts;
 	/* the library of similar nodes (diag-scan-sim.c) */
 	DARR(struct simwaiter) waiters;
-	size_t sim_resets;		/* tables started again when full */
 };
 
 /* diag-scan-sim.c, the library of similar nodes: event ge of thread t

@@ -152,7 +152,7 @@ grow(struct sthr *t)
    thread's last one is remembered (a loop waits in one class over and
    over). */
 static struct simrec *
-rec(struct scan *s, struct sthr *t, uint64_t key)
+rec(struct sthr *t, uint64_t key)
 {
 	key |= 1;	/* 0 marks a free slot */
 	if (t->last_ok && t->last_key == key)
@@ -162,7 +162,6 @@ rec(struct scan *s, struct sthr *t, uint64_t key)
 		   waiting in it wait no more) */
 		memset(t->rt, 0, t->rcap * sizeof(*t->rt));
 		t->rn = 0;
-		s->sim_resets++;
 	} else if ((t->rn + 1) * 2 > t->rcap) {
 		grow(t);
 	}
@@ -211,7 +210,7 @@ wake(struct scan *s, struct simrec *r, uint64_t run, uint64_t sw,
 static void
 put(struct scan *s, struct sthr *t, const struct simpend *x)
 {
-	struct simrec *r = rec(s, t, x->key);
+	struct simrec *r = rec(t, x->key);
 
 	if (x->cand != 0) {
 		struct dcand *c = &s->c.v[x->cand - 1];

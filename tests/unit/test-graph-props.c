@@ -240,10 +240,7 @@ Test(graph_props, through_the_store)
 	cr_assert_str_eq(graph_thread(g2, t)->comm, "t1");
 	graph_free(g1);
 	graph_free(g2);
-	trace_reader_close(r);
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	cr_assert_eq(system(cmd), 0);
+	cr_assert_eq(fx_unstore(r, dir), 0);
 }
 
 /* Whether two graphs hold the same threads, events, vertices and edges. */
@@ -369,10 +366,7 @@ Test(graph_props, merged_lead_is_the_lead_by_chunks)
 		graph_free(gc);
 		graph_free(gm);
 	}
-	trace_reader_close(r);
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	cr_assert_eq(system(cmd), 0);
+	cr_assert_eq(fx_unstore(r, dir), 0);
 }
 
 /* An edge told by its ends' threads (tid) and events, in the graph of
