@@ -107,7 +107,9 @@ struct dhang {
 /* A hang found by the streaming search (diag-scan.c), to be made again
    in the graph of a window around it (diag_listed_hangs()). */
 enum { DC_MARK, DC_RUN, DC_WAIT, DC_POLL, DC_LONGEST };
-#define DC_NSIM 4	/* SIM_KEEP before, one after, one to spare */
+#define DC_NSIM 6	/* SIM_KEEP before of the run's peers and
+			   SIM_KEEP of none (diag-scan-sim.c), one after,
+			   one to spare */
 
 struct dcand {
 	int what;		/* DC_*; DC_LONGEST: the longest wait of a

@@ -18,6 +18,8 @@ struct kstat {
 	uint64_t tot, polls;		/* diag_idle_key() */
 };
 
+#define SIM_NPEER 8	/* the peers a run keeps, at most */
+
 struct sthr {
 	uint32_t tid, pid, flags;	/* GRAPH_THREAD_KERNEL, _IRQ */
 	char comm[TRACE_COMM_LEN];
@@ -71,7 +73,14 @@ struct sthr {
 	   pw_cand: the candidate it made + 1, or 0) */
 	uint64_t runh, runprev, run_ts;
 	int run_new, pw;
-	uint64_t pw_runh, pw_run, pw_sw, pw_end;
+	uint32_t rpeer[SIM_NPEER];	/* the processes its run exchanged
+					   messages with (diag_sim_msg()) */
+	uint32_t nrpeer;
+	uint64_t pw_runh, pw_peers, pw_run, pw_sw, pw_end;
+	uint32_t wk_pid;		/* the process of the user thread
+					   that woke it last, or 0 */
+	uint32_t pw_waker;		/* wk_pid when pw ran again */
+	int pw_ran;
 	size_t pw_cand;
 	struct simrec *rt;		/* its classes' records, open
 					   addressing by key */
@@ -87,19 +96,23 @@ struct sthr {
 };
 
 #define SIM_PEND 16
+#define SIM_QLEN 16	/* senders kept of the data a socket holds */
 #define SIM_KEEP 2	/* the waits a class keeps */
 #define SIM_WAITERS 8	/* candidates waiting on one class, at most */
 #define SIM_MAXCAP 4096	/* a thread's table of records, at most (256 KiB,
 			   2048 classes) */
 
-/* A wait of a thread ended, to go in the record of its class: its class
-   key, the run that ends in it, its switch and end, its call's result,
-   and the candidate it made + 1 (or 0). */
+/* A wait of a thread ended, to go in the record of its class: its
+   class and its run's peers, the run that ends in it, its switch and
+   end, its call's result, the candidate it made + 1 (or 0), and the
+   process that ended it. */
 struct simpend {
-	uint64_t key;
+	uint64_t base, peers;	/* its class, and its run's peers (their
+				   hash; 0: none) */
 	uint64_t run, sw, end;
 	int64_t ret;
 	size_t cand;
+	uint32_t waker;		/* who ended it (struct sthr's wk_pid) */
 };
 
 /* A wait kept in the library, in 24 bytes: its end, its length and the
@@ -109,20 +122,29 @@ struct simw {
 	uint64_t end;
 	uint32_t dur, back;
 	int32_t ret;
-	uint32_t unused;
+	uint32_t waker;		/* the process that ended it, or 0 */
 };
 
-/* The last SIM_KEEP waits of one class of one thread (a ring: the next
-   goes to at), in one cache line. */
+/* The latest waits of one class of one thread, newest first: the last
+   of each of the last SIM_KEEP processes that ended one, in one cache
+   line. */
 struct simrec {
 	uint64_t key;		/* its class | 1; 0: a free slot */
 	uint32_t waiter;	/* the first candidate waiting for the next
 				   one (struct simwaiter) + 1, or 0 */
-	uint8_t n, at, unused[2];
+	uint8_t n, unused[3];
 	struct simw w[SIM_KEEP];
 };
 
 _Static_assert(sizeof(struct simrec) == 64, "a class record fills a line");
+
+/* The senders of the data a socket holds, oldest first (a ring from
+   head; the oldest go when it is full): each receive takes one, as the
+   graph's queues of messages do. */
+struct simq {
+	uint32_t pid[SIM_QLEN];
+	uint8_t head, len;
+};
 
 /* A candidate waiting for the first wait of its class after its own. */
 struct simwaiter {
@@ -144,6 +166,9 @@ struct scan {
 	uint64_t last_ts, first_ts;
 	/* the library of similar nodes (diag-scan-sim.c) */
 	DARR(struct simwaiter) waiters;
+	struct hmap skq;		/* socket -> index in q + 1 */
+	DARR(struct simq) q;
+	struct hmap skown;		/* socket -> its last receiver */
 };
 
 /* diag-scan-sim.c, the library of similar nodes: event ge of thread t
@@ -157,6 +182,9 @@ void diag_sim_switch(struct scan *s, struct sthr *t, uint64_t ts);
 #define DIAG_SIM_NORET INT64_MIN	/* a call with no exit (yet) */
 void diag_sim_exit(struct scan *s, struct sthr *t, int64_t ret);
 void diag_sim_flush_all(struct scan *s);
+/* A socket event ev: data made ready (t its sender, NULL in an interrupt
+   context) or received by t: the peers of t's run. */
+void diag_sim_msg(struct scan *s, struct sthr *t, const struct trace_event *ev);
 void diag_sim_free(struct scan *s);
 
 /* diag-scan-end.c: the end of the pass over s: the candidates that

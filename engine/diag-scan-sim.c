@@ -9,16 +9,23 @@
  * resource it waits on (diag_res_key()), and a hash of the run that
  * ends in it, the system calls and user events since the thread's
  * previous wait, repeats collapsed (diag-similar.c's signature, with a
- * key at least as fine as its resource). struct simrec keeps the last
- * SIM_KEEP waits of each class of each thread, in a table per thread
+ * key at least as fine as its resource). The graph takes as similar
+ * only the runs that talked to the hang's peers, or to no process, and
+ * ranks first the waits that the hang's waker ended: so a class is also
+ * told by the processes its run exchanged messages with (diag_sim_msg():
+ * the senders queued on each socket, as the graph's queues), and struct
+ * simrec keeps, for each class and peers of each thread, the latest
+ * wait of each of the last SIM_KEEP processes that ended one (the
+ * waker, struct sthr's wk_pid). The records are in a table per thread
  * (SIM_MAXCAP records at most: a thread of more classes starts its table
  * again, so the library grows with threads, not with events). A
- * candidate takes, when it ends, the latest waits of its class that
- * differ from it (as similar nodes must: shorter, or another result),
- * and waits (struct simwaiter) for the first such wait after it.
- * (A looser class, the call and the resource only, gave no more
- * answers of the whole graph on 200 M generated events: 606 of 848
- * either way.)
+ * candidate takes, when it ends, the latest waits of its class, of its
+ * peers and of none, that differ from it (as similar nodes must:
+ * shorter, or another result), and waits (struct simwaiter) for the
+ * first such wait after it. (A looser class, the call and the resource
+ * only, gave no more answers of the whole graph on 200 M generated
+ * events: 606 of 848 either way. The peers gave 610 against 576, on
+ * this class.)
  *
  * The pass meets tens of millions of waits, each in a table of its own
  * thread among hundreds: a lookup a wait would miss the cache each
@@ -40,6 +47,10 @@ mix(uint64_t h, uint64_t x)
 void
 diag_sim_item(struct sthr *t, const struct graph_event *ge)
 {
+	if (ge->type == GRAPH_EV_RUN && t->pw && !t->pw_ran) {
+		t->pw_ran = 1;	/* who ended its wait */
+		t->pw_waker = t->wk_pid;
+	}
 	if (t->run_new) {
 		t->run_new = 0;
 		t->run_ts = ge->ts;
@@ -51,6 +62,90 @@ diag_sim_item(struct sthr *t, const struct graph_event *ge)
 	t->runh = mix(t->runh, item);
 }
 
+/* Hash of the peers of t's run as a set (diag-similar.c's peer_sig()):
+   0 when it has none. */
+static uint64_t
+peers_hash(struct sthr *t)
+{
+	uint32_t *p = t->rpeer, n = t->nrpeer;
+	uint64_t h = 0;
+
+	for (uint32_t i = 1; i < n; i++)	/* a few: insertion sort */
+		for (uint32_t j = i; j > 0 && p[j] < p[j - 1]; j--) {
+			uint32_t x = p[j];
+			p[j] = p[j - 1];
+			p[j - 1] = x;
+		}
+	for (uint32_t i = 0; i < n; i++)
+		h = mix(h ? h : 13, p[i]);
+	return h;
+}
+
+/* Process pid, a peer of t's run (other than t's own). */
+static void
+run_peer(struct sthr *t, uint32_t pid)
+{
+	if (pid == t->pid)
+		return;
+	for (uint32_t i = 0; i < t->nrpeer; i++)
+		if (t->rpeer[i] == pid)
+			return;
+	if (t->nrpeer < SIM_NPEER)
+		t->rpeer[t->nrpeer++] = pid;
+}
+
+static struct simq *
+sock_queue(struct scan *s, uint64_t sk, int make)
+{
+	int added;
+	uint64_t *p = make ? hmap_put(&s->skq, sk, 0, &added) :
+	    hmap_get(&s->skq, sk);
+
+	if (p == NULL)
+		return NULL;
+	if (*p == 0) {
+		struct simq q = { .len = 0 };
+		DPUSH(s->q, q);
+		*p = s->q.n;
+	}
+	return &s->q.v[*p - 1];
+}
+
+/*
+ * The graph's messages (graph-build.c) as the peers of runs: data made
+ * ready on a socket is queued with its sender's process (0 for an
+ * interrupt context, as the graph's pseudo-thread has), and a receive
+ * of data takes the oldest; the sender's peer is the socket's last
+ * receiver (the graph's edge goes to whoever takes it, which is nearly
+ * always the socket's owner).
+ */
+void
+diag_sim_msg(struct scan *s, struct sthr *t, const struct trace_event *ev)
+{
+	uint64_t sk = ev->arg[0];
+
+	if (ev->type == TT_SK_DATA_READY) {
+		struct simq *q = sock_queue(s, sk, 1);
+		if (q->len == SIM_QLEN) {
+			q->head = (uint8_t)((q->head + 1) % SIM_QLEN);
+			q->len--;
+		}
+		q->pid[(q->head + q->len++) % SIM_QLEN] = t != NULL ?
+		    t->pid : 0;
+		uint64_t *o = t != NULL ? hmap_get(&s->skown, sk) : NULL;
+		if (o != NULL)
+			run_peer(t, (uint32_t)*o);
+	} else if (t != NULL && (int64_t)ev->arg[3] > 0) {
+		struct simq *q = sock_queue(s, sk, 0);
+		if (q != NULL && q->len > 0) {
+			run_peer(t, q->pid[q->head]);
+			q->head = (uint8_t)((q->head + 1) % SIM_QLEN);
+			q->len--;
+		}
+		*hmap_put(&s->skown, sk, 0, NULL) = t->pid;
+	}
+}
+
 void
 diag_sim_switch(struct scan *s, struct sthr *t, uint64_t ts)
 {
@@ -59,6 +154,9 @@ diag_sim_switch(struct scan *s, struct sthr *t, uint64_t ts)
 	if (t->insys) {
 		t->pw = 1;
 		t->pw_runh = t->runh;
+		t->pw_peers = peers_hash(t);
+		t->pw_ran = 0;
+		t->pw_waker = 0;
 		t->pw_run = t->run_ts;
 		t->pw_sw = ts;
 		t->pw_end = 0;
@@ -67,6 +165,7 @@ diag_sim_switch(struct scan *s, struct sthr *t, uint64_t ts)
 	t->runh = 7;
 	t->runprev = 0;
 	t->run_new = 1;
+	t->nrpeer = 0;
 }
 
 /* A call's result in 32 bits: INT32_MIN for none, the others clamped
@@ -178,6 +277,32 @@ rec(struct sthr *t, uint64_t key)
 	return &t->rt[i];
 }
 
+/* The record of class key in thread t's table, or NULL. */
+static const struct simrec *
+find(const struct sthr *t, uint64_t key)
+{
+	key |= 1;
+	if (t->rcap == 0)
+		return NULL;
+	size_t mask = t->rcap - 1, i = slot_of(key, mask);
+	while (t->rt[i].key != 0 && t->rt[i].key != key)
+		i = (i + 1) & mask;
+	return t->rt[i].key == key ? &t->rt[i] : NULL;
+}
+
+/* Candidate c (its wait x) takes the waits of r that differ from it. */
+static void
+take(const struct scan *s, struct dcand *c, const struct simpend *x,
+    const struct simrec *r)
+{
+	for (uint32_t i = 0; r != NULL && i < r->n; i++) {
+		const struct simw *w = &r->w[i];
+		if (differs(s, c, ret32(x->ret), (uint64_t)w->dur * 1000,
+		    w->ret))
+			add_sim(c, w->end - (uint64_t)w->back * 1000, w->end);
+	}
+}
+
 /* The candidates waiting in r for a wait of its class after theirs:
    those this one (run, sw, end, ret) differs from take it. */
 static void
@@ -204,25 +329,36 @@ wake(struct scan *s, struct simrec *r, uint64_t run, uint64_t sw,
 	}
 }
 
-/* Wait x of thread t into the record of its class; when it made a
-   candidate, the candidate takes the latest waits of the class before it
-   that differ from it, and waits for the next one. */
+/* The key of the record of a class (base) of runs of peers (their hash,
+   or 0). */
+static uint64_t
+class_key(uint64_t base, uint64_t peers)
+{
+	return peers != 0 ? mix(base, peers) : base;
+}
+
+/*
+ * Wait x of thread t into the record of its class; when it made a
+ * candidate, the candidate takes the latest waits of the class before it
+ * that differ from it, and waits for the next one. The graph ranks
+ * first, of one class, the runs of the hang's peers (or of none), and of
+ * those the waits ended by the hang's waker: so a class has a record for
+ * each set of peers, which keeps the latest wait of each of the last
+ * SIM_KEEP processes that ended one, and a candidate reads the records
+ * of its peers and of none.
+ */
 static void
 put(struct scan *s, struct sthr *t, const struct simpend *x)
 {
-	struct simrec *r = rec(t, x->key);
+	uint64_t key = class_key(x->base, x->peers);
 
 	if (x->cand != 0) {
-		struct dcand *c = &s->c.v[x->cand - 1];
-		for (uint32_t i = 0; i < r->n; i++) {
-			const struct simw *w = &r->w[(r->at + SIM_KEEP - 1 -
-			    i) % SIM_KEEP];
-			if (differs(s, c, ret32(x->ret),
-			    (uint64_t)w->dur * 1000, w->ret))
-				add_sim(c, w->end - (uint64_t)w->back * 1000,
-				    w->end);
-		}
+		take(s, &s->c.v[x->cand - 1], x, find(t, key));
+		if (x->peers != 0)
+			take(s, &s->c.v[x->cand - 1], x, find(t, x->base));
 	}
+	struct simrec *r = rec(t, key);
+
 	wake(s, r, x->run, x->sw, x->end, x->ret);
 	if (x->cand != 0 && s->waiters.n < UINT32_MAX - 1) {
 		struct simwaiter w = { .cand = x->cand - 1, .ret = x->ret,
@@ -230,12 +366,19 @@ put(struct scan *s, struct sthr *t, const struct simpend *x)
 		DPUSH(s->waiters, w);
 		r->waiter = (uint32_t)s->waiters.n;
 	}
-	r->w[r->at] = (struct simw){ .end = x->end,
-	    .dur = us32(x->end - x->sw), .back = us32(x->end - x->run),
-	    .ret = ret32(x->ret) };
-	r->at = (r->at + 1) % SIM_KEEP;
-	if (r->n < SIM_KEEP)
+	/* newest first: the slot of the same waker, or the oldest, goes */
+	uint32_t k = r->n;
+	for (uint32_t i = 0; i < r->n && k == r->n; i++)
+		if (r->w[i].waker == x->waker)
+			k = i;
+	if (k == SIM_KEEP)
+		k--;
+	else if (k == r->n)
 		r->n++;
+	memmove(&r->w[1], &r->w[0], k * sizeof(r->w[0]));
+	r->w[0] = (struct simw){ .end = x->end, .dur = us32(x->end - x->sw),
+	    .back = us32(x->end - x->run), .ret = ret32(x->ret),
+	    .waker = x->waker };
 }
 
 /* Thread t's pending waits into their records, in order, their home
@@ -246,7 +389,8 @@ flush(struct scan *s, struct sthr *t)
 {
 	if (t->rcap > 0)
 		for (uint32_t i = 0; i < t->nspend; i++)
-			__builtin_prefetch(&t->rt[slot_of(t->spend[i].key | 1,
+			__builtin_prefetch(&t->rt[slot_of(class_key(
+			    t->spend[i].base, t->spend[i].peers) | 1,
 			    t->rcap - 1)]);
 	for (uint32_t i = 0; i < t->nspend; i++)
 		put(s, t, &t->spend[i]);
@@ -262,10 +406,12 @@ diag_sim_exit(struct scan *s, struct sthr *t, int64_t ret)
 	}
 	t->pw = 0;
 	uint64_t res = diag_res_key(&t->sys), nr = t->sys.aux;
+	uint64_t base = mix(mix(mix(t->tid, nr), res), t->pw_runh);
 	if (t->spend == NULL)
 		t->spend = xmalloc(SIM_PEND * sizeof(*t->spend));
 	t->spend[t->nspend++] = (struct simpend){
-		.key = mix(mix(mix(t->tid, nr), res), t->pw_runh),
+		.waker = t->pw_waker,
+		.peers = t->pw_peers, .base = base,
 		.run = t->pw_run, .sw = t->pw_sw, .end = t->pw_end,
 		.ret = ret, .cand = t->pw_cand };
 	if (t->pw_cand != 0 || t->nspend == SIM_PEND)
@@ -287,4 +433,7 @@ diag_sim_free(struct scan *s)
 		free(s->t[i].spend);
 	}
 	free(s->waiters.v);
+	free(s->q.v);
+	hmap_free(&s->skq);
+	hmap_free(&s->skown);
 }

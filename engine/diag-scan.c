@@ -399,7 +399,7 @@ own(unsigned type, unsigned sub)
    two slices, what t waited for is not what it waits for next; for the
    woken thread, another thread ended its wait. */
 static void
-handoff(struct scan *s, struct sthr *t, uint64_t tid, int fork)
+handoff(struct scan *s, struct sthr *t, uint64_t tid, int fork, int wake)
 {
 	uint64_t *p = hmap_get(&s->bytid, tid);
 
@@ -411,6 +411,9 @@ handoff(struct scan *s, struct sthr *t, uint64_t tid, int fork)
 		t->sem.handed = 1;
 	if (user)
 		s->t[*p].woken_at = s->last_ts;
+	if (p != NULL && wake)
+		s->t[*p].wk_pid = t->pid != 0 && !(t->flags &
+		    (GRAPH_THREAD_KERNEL | GRAPH_THREAD_IRQ)) ? t->pid : 0;
 }
 
 /* One compact event ge of thread t, as the load pass pushes it. */
@@ -495,7 +498,7 @@ thread_event(struct scan *s, struct sthr *t, struct graph_event *ge,
 		return;
 	case TT_WAKING: case TT_WAKEUP_NEW: case TT_SIGNAL_GEN: case TT_FORK:
 		handoff(s, t, type == TT_SIGNAL_GEN ? ev->arg[1] : ev->arg[0],
-		    type == TT_FORK);
+		    type == TT_FORK, type == TT_WAKING);
 		return;
 	case TT_USER:
 		if (ge->sub == TU_HANG_BEGIN || ge->sub == TU_HANG_END)
@@ -599,6 +602,13 @@ scan_event(struct scan *s, const struct trace_event *ev)
 	    ev->type == TT_IRQ_EXIT || ev->type == TT_IPI) {
 		if (ev->cpu != TRACE_CPU_META)
 			s->last_ts = ev->ts;
+		if (ev->type == TT_SK_DATA_READY)
+			diag_sim_msg(s, NULL, ev);
+		if (ev->type == TT_WAKING) {
+			uint64_t *p = hmap_get(&s->bytid, ev->arg[0]);
+			if (p != NULL)	/* no user thread woke it */
+				s->t[*p].wk_pid = 0;
+		}
 		return;		/* an interrupt pseudo-thread's */
 	} else if (ev->type == TT_STACK && ev->arg[0] != 0) {
 		t = thr(s, (uint32_t)ev->arg[0]);
@@ -610,6 +620,9 @@ scan_event(struct scan *s, const struct trace_event *ev)
 	const char *str = ev->blob;
 	len = ev->blob != NULL ? ev->blob_len : 0;
 	switch (ev->type) {
+	case TT_SK_DATA_READY: case TT_SOCK_RECV:
+		diag_sim_msg(s, t, ev);
+		break;
 	case TT_WAKING: case TT_WAKEUP_NEW: {
 		if (ev->arg[0] == 0)
 			return;
@@ -692,6 +705,8 @@ diag_scan(struct trace_reader *r, const struct rules *rules,
 	s.th = o->threshold_ns ? o->threshold_ns : 1000000000ULL;
 	hmap_init(&s.bytid);
 	hmap_init(&s.fd);
+	hmap_init(&s.skq);
+	hmap_init(&s.skown);
 	for (size_t i = 0; i < trace_reader_nthreads(r); i++)
 		load_thread(&s, trace_reader_thread_at(r, i));
 	graph_feed(r, scan_batch, &s);

@@ -34,8 +34,10 @@
  */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 
+#include "engine/diag-local.h"
 #include "graph-fixture.h"
 
 #define MS 1000000ULL
@@ -625,4 +627,162 @@ Test(diag_search, held_windows_pick_as_the_whole_graph)
 	free(a);
 	free(b);
 	cr_assert_eq(fx_unstore(r, dir), 0);
+}
+
+enum { X1 = 400, X2 = 401, Z = 402 };
+#define SK1 0x8001
+#define SK2 0x8002
+
+/* Z naps n times: events enough between M's turns that a window of 300
+   events holds one turn. */
+static void
+naps(int n)
+{
+	for (int i = 0; i < n; i++) {
+		fx_run(&F, 0, Z);
+		fx_nap(&F, Z, 0, 0, 0);
+		F.ts += MS / 5;
+	}
+}
+
+/* M, in its poll, and X1, X2, Z asleep. */
+static void
+library_fixture(void)
+{
+	fx_init(&F);
+	fx_thread(&F, M, M, "main");
+	fx_thread(&F, X1, X1, "peer");
+	fx_thread(&F, X2, X2, "other");
+	fx_thread(&F, Z, Z, "napper");
+	fx_ev(&F, M, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
+	fx_ev(&F, M, TT_SWITCH, 1, 0, 120, 0);
+	fx_block(&F, X1, 0, SYS_nanosleep, 0);
+	fx_block(&F, X2, 0, SYS_nanosleep, 0);
+	fx_block(&F, Z, 0, SYS_nanosleep, 0);
+	F.ts += 5 * MS;
+}
+
+/* x sends a message on sk to M, which reads it and waits on LOCK for
+   wait_us, woken by no thread, then polls again; *end gets the end of
+   the wait. */
+static void
+talk_turn(uint32_t x, uint64_t sk, uint64_t wait_us, uint64_t *end)
+{
+	fx_run(&F, 0, x);
+	fx_ev(&F, x, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
+	fx_ev(&F, x, TT_SK_DATA_READY, sk, 1, 0, 0);
+	fx_ev(&F, x, TT_WAKING, M, 0, 120, 0);
+	fx_block(&F, x, M, SYS_nanosleep, 0);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_poll, 1, 0, 0);
+	fx_ev(&F, M, TT_SOCK_RECV, sk, 1, 0, 10);
+	fx_block(&F, M, 0, SYS_futex, LOCK);
+	F.ts += wait_us * 1000;
+	*end = fx_run(&F, 0, M);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	fx_ev(&F, M, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
+	fx_ev(&F, M, TT_SWITCH, 1, 0, 120, 0);
+	F.ts += 5 * MS;
+}
+
+/* M, run from its poll, waits on LOCK until x wakes it after wait_us;
+   *end gets the end of the wait. */
+static void
+woken_turn(uint32_t x, uint64_t wait_us, uint64_t *end)
+{
+	fx_run(&F, 0, M);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_poll, 1, 0, 0);
+	fx_block(&F, M, 0, SYS_futex, LOCK);
+	F.ts += wait_us * 1000;
+	fx_run(&F, 0, x);
+	*end = fx_nap(&F, x, 0, M, M);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	fx_ev(&F, M, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
+	fx_ev(&F, M, TT_SWITCH, 1, 0, 120, 0);
+	F.ts += 5 * MS;
+}
+
+/* The whole graph of the fixture in F picks for M's hang the wait that
+   ended at end, and the pass names that wait among those M's hang may
+   take (struct dcand's sim), so that a graph of a part of the trace
+   holds it too. */
+static void
+library_names(uint64_t end)
+{
+	struct diag_opts o = { .threshold_ns = 10 * MS };
+	char dir[] = "/tmp/argus-search-XXXXXX";
+	struct trace_reader *r = fx_store(&F, dir);
+	struct dscan sc;
+
+	cr_assert_not_null(r);
+	char *b = whole_text(r, &o, NULL);
+	char *pb = picks(b);
+	/* the first hang's pick: when it began, from the trace's start (the
+	   wait began 100 us and a few events before its end) */
+	const char *at = strstr(pb, "): at ");
+	double want = (double)(end - 100000 - F.ev[0].ts) / 1e9;
+	cr_assert(strncmp(b, "hang 1: main", 12) == 0 && at != NULL &&
+	    at < strchr(pb, '\n') && fabs(atof(at + 6) - want) < 1e-5,
+	    "%s\n(wanted the wait at %.6f s)", b, want);
+	cr_assert_eq(trace_reader_seek(r, 0), 0);
+	cr_assert_eq(diag_scan(r, NULL, &o, &sc), 0);
+	const struct dcand *h = NULL;
+	for (size_t i = 0; i < sc.nc; i++)
+		if (sc.c[i].tid == M && sc.c[i].what == DC_WAIT &&
+		    sc.c[i].en.aux == SYS_futex)
+			h = &sc.c[i];
+	cr_assert_not_null(h, "M's hang is a candidate");
+	int named = 0;
+	for (uint32_t i = 0; i < h->nsim; i++)
+		named |= h->sim[i][1] == end;
+	cr_assert(named, "the pass names %u waits, none of them the one "
+	    "ending at %llu", h->nsim, (unsigned long long)end);
+	diag_scan_free(&sc);
+	free(pb);
+	free(b);
+	cr_assert_eq(fx_unstore(r, dir), 0);
+}
+
+/*
+ * M's hang follows a message from X1; the waits of its class since the
+ * one after X1's last message followed messages from X2, which the
+ * whole graph's similar nodes may not be (they talked to another
+ * process). The pass keeps the waits of a class by the peers of their
+ * runs, and names X1's, far before the hang.
+ */
+Test(diag_search, library_keeps_each_peers_waits)
+{
+	uint64_t end, e;
+
+	library_fixture();
+	talk_turn(X1, SK1, 100, &end);
+	naps(150);
+	for (int i = 0; i < 3; i++) {
+		talk_turn(X2, SK2, 100, &e);
+		naps(150);
+	}
+	talk_turn(X1, SK1, 50000, &e);
+	naps(100);
+	library_names(end);
+}
+
+/*
+ * M's hang is ended by X1; the waits of its class since X1's last were
+ * ended by X2, and the whole graph ranks first those the hang's waker
+ * ended. The pass keeps the latest wait of each of the last processes
+ * that ended one, and names X1's.
+ */
+Test(diag_search, library_keeps_each_wakers_last_wait)
+{
+	uint64_t end, e;
+
+	library_fixture();
+	woken_turn(X1, 100, &end);
+	naps(150);
+	for (int i = 0; i < 3; i++) {
+		woken_turn(X2, 100, &e);
+		naps(150);
+	}
+	woken_turn(X1, 50000, &e);
+	naps(100);
+	library_names(end);
 }
