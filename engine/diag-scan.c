@@ -395,6 +395,14 @@ own(unsigned type, unsigned sub)
 	    sub == TU_FLAG_READ));
 }
 
+/* Whether t is a user thread (diag_user_thread(): an interrupt's
+   pseudo-thread is a kernel one too). */
+static int
+user_thread(const struct sthr *t)
+{
+	return t->pid != 0 && !(t->flags & GRAPH_THREAD_KERNEL);
+}
+
 /* t woke, signalled or started thread tid (fork: a new one): between
    two slices, what t waited for is not what it waits for next; for the
    woken thread, another thread ended its wait. */
@@ -405,15 +413,13 @@ handoff(struct scan *s, struct sthr *t, uint64_t tid, int fork, int wake)
 
 	if (tid == t->tid)
 		return;
-	int user = p != NULL && s->t[*p].pid != 0 &&
-	    !(s->t[*p].flags & GRAPH_THREAD_KERNEL);
+	int user = p != NULL && user_thread(&s->t[*p]);
 	if (t->sem.open && (fork || user))
 		t->sem.handed = 1;
 	if (user)
 		s->t[*p].woken_at = s->last_ts;
 	if (p != NULL && wake)
-		s->t[*p].wk_pid = t->pid != 0 && !(t->flags &
-		    (GRAPH_THREAD_KERNEL | GRAPH_THREAD_IRQ)) ? t->pid : 0;
+		s->t[*p].wk_pid = user_thread(t) ? t->pid : 0;
 }
 
 /* One compact event ge of thread t, as the load pass pushes it. */

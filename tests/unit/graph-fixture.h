@@ -143,6 +143,45 @@ fx_run(struct fx *f, uint32_t prev, uint32_t tid)
 }
 
 /*
+ * m, back from its poll on pollres, waits on futex lock for wait_us, then
+ * polls again. With sk, x (asleep) makes a message ready on socket sk
+ * and wakes m, which receives it before the wait and runs again after it
+ * woken by no thread; without, x wakes m at the wait's end. Returns when
+ * m blocked; *end, when not NULL, gets when it ran again.
+ */
+static inline uint64_t
+fx_lock_wait(struct fx *f, uint32_t m, uint32_t x, uint64_t sk,
+    uint64_t lock, uint64_t pollres, uint64_t wait_us, uint64_t *end)
+{
+	uint64_t at, e;
+
+	if (sk != 0) {
+		fx_run(f, 0, x);
+		fx_nap(f, x, sk, m, m);
+	} else {
+		fx_run(f, 0, m);
+	}
+	fx_ev(f, m, TT_SYS_EXIT, SYS_poll, 1, 0, 0);
+	if (sk != 0)
+		fx_ev(f, m, TT_SOCK_RECV, sk, 1, 0, 10);
+	at = fx_block(f, m, 0, SYS_futex, lock);
+	f->ts += wait_us * 1000;
+	if (sk != 0) {
+		e = fx_run(f, 0, m);
+	} else {
+		fx_run(f, 0, x);
+		e = fx_nap(f, x, 0, m, m);
+	}
+	fx_ev(f, m, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	fx_ev(f, m, TT_SYS_ENTER, SYS_poll, pollres, 0, 0);
+	fx_ev(f, m, TT_SWITCH, 1, 0, 120, 0);
+	f->ts += 5000000;
+	if (end != NULL)
+		*end = e;
+	return at;
+}
+
+/*
  * One turn of a lock handed over: m wakes w and blocks on futex lock;
  * w, awake, holds it for wait_us (blocked on futex slow when hung), then
  * wakes m and blocks on futex idle, and m returns. Returns 0, with w still

@@ -41,20 +41,7 @@ opts(void)
 static uint64_t
 peer_iteration(uint32_t peer, uint64_t sk, uint64_t wait_us)
 {
-	fx_run(&F, 0, peer);
-	fx_ev(&F, peer, TT_SK_DATA_READY, sk, 1, 0, 0);
-	fx_ev(&F, peer, TT_WAKING, M, 0, 120, 0);
-	fx_block(&F, peer, M, SYS_nanosleep, 0);
-	fx_ev(&F, M, TT_SYS_EXIT, SYS_poll, 1, 0, 0);
-	fx_ev(&F, M, TT_SOCK_RECV, sk, 1, 0, 10);
-	uint64_t at = fx_block(&F, M, 0, SYS_futex, LOCK);
-	F.ts += wait_us * 1000;
-	fx_run(&F, 0, M);
-	fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
-	fx_ev(&F, M, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
-	fx_ev(&F, M, TT_SWITCH, 1, 0, 120, 0);
-	F.ts += 5 * MS;
-	return at;
+	return fx_lock_wait(&F, M, peer, sk, LOCK, POLLA, wait_us, NULL);
 }
 
 Test(diag_peers, similar_node_talks_to_the_same_peer)
@@ -100,17 +87,7 @@ Test(diag_peers, similar_node_talks_to_the_same_peer)
 static uint64_t
 woken_iteration(uint32_t waker, uint64_t wait_us)
 {
-	fx_run(&F, 0, M);
-	fx_ev(&F, M, TT_SYS_EXIT, SYS_poll, 1, 0, 0);
-	uint64_t at = fx_block(&F, M, 0, SYS_futex, LOCK);
-	F.ts += wait_us * 1000;
-	fx_run(&F, 0, waker);
-	fx_nap(&F, waker, 0, M, M);
-	fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
-	fx_ev(&F, M, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
-	fx_ev(&F, M, TT_SWITCH, 1, 0, 120, 0);
-	F.ts += 5 * MS;
-	return at;
+	return fx_lock_wait(&F, M, waker, 0, LOCK, POLLA, wait_us, NULL);
 }
 
 /* Two normal waits alike but for their waker: P (older), then Q; P

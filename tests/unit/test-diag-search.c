@@ -662,45 +662,6 @@ library_fixture(void)
 	F.ts += 5 * MS;
 }
 
-/* x sends a message on sk to M, which reads it and waits on LOCK for
-   wait_us, woken by no thread, then polls again; *end gets the end of
-   the wait. */
-static void
-talk_turn(uint32_t x, uint64_t sk, uint64_t wait_us, uint64_t *end)
-{
-	fx_run(&F, 0, x);
-	fx_ev(&F, x, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
-	fx_ev(&F, x, TT_SK_DATA_READY, sk, 1, 0, 0);
-	fx_ev(&F, x, TT_WAKING, M, 0, 120, 0);
-	fx_block(&F, x, M, SYS_nanosleep, 0);
-	fx_ev(&F, M, TT_SYS_EXIT, SYS_poll, 1, 0, 0);
-	fx_ev(&F, M, TT_SOCK_RECV, sk, 1, 0, 10);
-	fx_block(&F, M, 0, SYS_futex, LOCK);
-	F.ts += wait_us * 1000;
-	*end = fx_run(&F, 0, M);
-	fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
-	fx_ev(&F, M, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
-	fx_ev(&F, M, TT_SWITCH, 1, 0, 120, 0);
-	F.ts += 5 * MS;
-}
-
-/* M, run from its poll, waits on LOCK until x wakes it after wait_us;
-   *end gets the end of the wait. */
-static void
-woken_turn(uint32_t x, uint64_t wait_us, uint64_t *end)
-{
-	fx_run(&F, 0, M);
-	fx_ev(&F, M, TT_SYS_EXIT, SYS_poll, 1, 0, 0);
-	fx_block(&F, M, 0, SYS_futex, LOCK);
-	F.ts += wait_us * 1000;
-	fx_run(&F, 0, x);
-	*end = fx_nap(&F, x, 0, M, M);
-	fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
-	fx_ev(&F, M, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
-	fx_ev(&F, M, TT_SWITCH, 1, 0, 120, 0);
-	F.ts += 5 * MS;
-}
-
 /* The whole graph of the fixture in F picks for M's hang the wait that
    ended at end, and the pass names that wait among those M's hang may
    take (struct dcand's sim), so that a graph of a part of the trace
@@ -751,16 +712,16 @@ library_names(uint64_t end)
  */
 Test(diag_search, library_keeps_each_peers_waits)
 {
-	uint64_t end, e;
+	uint64_t end;
 
 	library_fixture();
-	talk_turn(X1, SK1, 100, &end);
+	fx_lock_wait(&F, M, X1, SK1, LOCK, POLLA, 100, &end);
 	naps(150);
 	for (int i = 0; i < 3; i++) {
-		talk_turn(X2, SK2, 100, &e);
+		fx_lock_wait(&F, M, X2, SK2, LOCK, POLLA, 100, NULL);
 		naps(150);
 	}
-	talk_turn(X1, SK1, 50000, &e);
+	fx_lock_wait(&F, M, X1, SK1, LOCK, POLLA, 50000, NULL);
 	naps(100);
 	library_names(end);
 }
@@ -773,16 +734,16 @@ Test(diag_search, library_keeps_each_peers_waits)
  */
 Test(diag_search, library_keeps_each_wakers_last_wait)
 {
-	uint64_t end, e;
+	uint64_t end;
 
 	library_fixture();
-	woken_turn(X1, 100, &end);
+	fx_lock_wait(&F, M, X1, 0, LOCK, POLLA, 100, &end);
 	naps(150);
 	for (int i = 0; i < 3; i++) {
-		woken_turn(X2, 100, &e);
+		fx_lock_wait(&F, M, X2, 0, LOCK, POLLA, 100, NULL);
 		naps(150);
 	}
-	woken_turn(X1, 50000, &e);
+	fx_lock_wait(&F, M, X1, 0, LOCK, POLLA, 50000, NULL);
 	naps(100);
 	library_names(end);
 }
