@@ -132,6 +132,13 @@ struct dcand {
 	   the run that ends in each one, and its end */
 	uint64_t sim[DC_NSIM][2];
 	uint32_t nsim;
+	/* a wait in one system call (not a semantic wait of slices): its
+	   entry's arguments and its thread's state at its blocking switch,
+	   so that a graph of a window that opens during it loads it from
+	   its start (struct graph_seed) */
+	int seed;
+	uint64_t en_arg[GRAPH_SEED_NARGS];
+	uint8_t sw_state;
 };
 
 /*

@@ -26,6 +26,7 @@ struct sthr {
 	/* the open system call (the load's t->sys), and the last entry */
 	int insys, nw, nw_final;
 	struct graph_event sys, nwe;
+	uint64_t sys_arg[GRAPH_SEED_NARGS];	/* the entry's arguments */
 	uint32_t seq;			/* entries so far */
 	DARR(uint64_t) pend;		/* ended waits counting on nwe */
 	DARR(size_t) pc;		/* candidates counting on sys */
@@ -33,6 +34,8 @@ struct sthr {
 	int waiting, sw_nw, sw_insys;
 	uint64_t sw_ts;
 	struct graph_event sw_sys;
+	uint64_t sw_arg[GRAPH_SEED_NARGS];
+	uint8_t sw_state;
 	/* a stretch without a wait */
 	int run_set;
 	uint64_t runfrom;

@@ -210,8 +210,12 @@ wait_ended(struct scan *s, struct sthr *t, uint64_t ts, int end)
 	add_cand(s, DC_WAIT, t->tid, t->sw_ts, ts);
 	if (t->pw && end)
 		t->pw_cand = s->c.n;
-	s->c.v[s->c.n - 1].enter_ts = t->sw_sys.ts;
-	s->c.v[s->c.n - 1].en = t->sw_sys;
+	struct dcand *c = &s->c.v[s->c.n - 1];
+	c->enter_ts = t->sw_sys.ts;
+	c->en = t->sw_sys;
+	c->seed = 1;
+	memcpy(c->en_arg, t->sw_arg, sizeof(c->en_arg));
+	c->sw_state = t->sw_state;
 	if (t->insys)	/* its entry is still open: its key may change */
 		DPUSH(t->pc, s->c.n - 1);
 }
@@ -464,6 +468,7 @@ thread_event(struct scan *s, struct sthr *t, struct graph_event *ge,
 			diag_sim_exit(s, t, DIAG_SIM_NORET);
 		t->insys = 1;
 		t->sys = *ge;
+		memcpy(t->sys_arg, ev->arg, sizeof(t->sys_arg));
 		t->nw = 1;
 		t->nw_final = 0;
 		t->nwe = *ge;
@@ -535,6 +540,10 @@ thread_event(struct scan *s, struct sthr *t, struct graph_event *ge,
 	t->sw_nw = t->nw && t->insys;
 	t->sw_insys = t->insys;
 	t->sw_sys = t->sys;
+	if (t->insys) {
+		memcpy(t->sw_arg, t->sys_arg, sizeof(t->sw_arg));
+		t->sw_state = ge->sub;
+	}
 	if (t->last_sys == TT_SYS_ENTER)
 		t->wait_after = 1;
 	if (t->ps && t->insys) {

@@ -199,7 +199,8 @@ keep(struct search *s, const struct diag *d, size_t i)
  * group's tile goes to the next tile when that one holds what its
  * making reads (cand_lo()), else to a window of its own that ends a
  * little after its wait: a wait cut by the end of its graph has no
- * answer. Steps shrink by an eighth while the tile holds more than max
+ * answer (its wait whole, with as much history before as fits). Steps
+ * shrink by an eighth while the tile holds more than max
  * events (the chunks cut by its edges count whole, and events may come
  * faster there than on average): the candidates of one group still
  * share it. 0 when the trace has no time.
@@ -247,7 +248,15 @@ tile(struct search *s, const struct dcand *c, uint64_t max, uint64_t *from,
 	f = diag_window_events(s->r, lo, t) <= max ? lo :
 	    at > first + TILE_AFTER ? at - TILE_AFTER : first;
 	if (diag_window_events(s->r, f, t) > max)
-		return 1;	/* the wait alone is more: its tile */
+		f = at;		/* its wait, and what fits before */
+	/* the wait alone is more: its tile; or, a wait in one call that
+	   is a hang whatever came before its entry (rank 0), its end and
+	   what fits before, its graph loading its start (seeds()): who
+	   ended it rather than what its making reads */
+	if (diag_window_events(s->r, f, t) > max && (!c->seed || c->rank != 0))
+		return 1;
+	if (diag_window_events(s->r, f, t) > max)
+		f = c->b;
 	for (uint64_t back = t == UINT64_MAX ? last - f : t - f;
 	    f > first && back > 0; back /= 2)
 		while (f > first && diag_window_events(s->r, f > first + back ?
@@ -310,6 +319,33 @@ windows(struct search *s, const struct wcand *v, size_t nv, uint64_t from,
 	return w;
 }
 
+/* The waits in one call of candidates c[0..n), as the pass saw them
+   (struct graph_seed): a window that opens during one of them loads it
+   from its start. How many into *ns. */
+static struct graph_seed *
+seeds(const struct dcand *c, size_t n, size_t *ns)
+{
+	struct graph_seed *v = xmalloc((n ? n : 1) * sizeof(*v));
+
+	*ns = 0;
+	for (size_t k = 0; k < n; k++) {
+		if (!c[k].seed)
+			continue;
+		struct graph_seed *x = &v[(*ns)++];
+		memset(x, 0, sizeof(*x));
+		x->enter.ts = c[k].enter_ts;
+		x->enter.tid = c[k].tid;
+		x->enter.type = TT_SYS_ENTER;
+		memcpy(x->enter.arg, c[k].en_arg, sizeof(c[k].en_arg));
+		x->sw.ts = c[k].a;
+		x->sw.tid = c[k].tid;
+		x->sw.type = TT_SWITCH;
+		x->sw.arg[0] = c[k].sw_state;
+		x->end = c[k].b;
+	}
+	return v;
+}
+
 /* The candidates v[0..n) in the graph of window [from, to]: those done
    are kept, the others go to s->next with a grown window (up to the
    bound of a window's events). */
@@ -327,8 +363,11 @@ run_group(struct search *s, const struct wcand *v, size_t n, uint64_t from,
 	for (size_t k = 0; k < n; k++)
 		cs[k] = s->c[v[k].c];
 	uint64_t (*wins)[2] = windows(s, v, n, from, to, &nw);
-	int err = graph_build_windows(s->r, s->rules,
-	    (const uint64_t (*)[2])wins, nw, &g, cause);
+	size_t ns;
+	struct graph_seed *sd = seeds(cs, n, &ns);
+	int err = graph_build_seeded(s->r, s->rules,
+	    (const uint64_t (*)[2])wins, nw, sd, ns, &g, cause);
+	free(sd);
 	free(wins);
 	uint64_t t0 = now_ns();
 	diag_stats_add_graph(s->o->stats, err == 0 ? g : NULL);

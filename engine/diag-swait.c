@@ -231,10 +231,11 @@ diag_wait_overlapping(const struct diag *d, uint32_t ti, uint64_t a,
 	uint64_t bo = 0;
 	int found = 0;
 	uint32_t i = diag_event_at(g, ti, a);
-	uint32_t last = GRAPH_NONE;
+	uint32_t last = GRAPH_NONE, seg = i < t->nev ? gthread_seg_first(t, i) :
+	    t->nev > 0 ? gthread_seg_first(t, t->nev - 1) : 0;
 
-	/* the wait in progress at a */
-	for (uint32_t j = i; j-- > 0;) {
+	/* the wait in progress at a, in its segment */
+	for (uint32_t j = i; j-- > seg;) {
 		if (t->ev[j].type == TT_SWITCH &&
 		    (t->ev[j].flags & GRAPH_EVF_WAIT)) {
 			last = j;

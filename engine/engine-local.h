@@ -443,13 +443,16 @@ size_t graph_chunk_events(struct trace_reader *r, size_t i,
  * Before the events of g's window [g->win_from, ...]: the system calls,
  * timers and work items open when it opens, loaded from a lead of lead
  * ns before it (g->lead_from), and the sockets' and pipes' owners then
- * (g->skseed, g->pipeseed). *merged says whether the lead was read from
- * the time merge: the reader is then past the window's start and *rest
- * holds the window's first events (*nrest; the caller frees *rest);
- * else the caller seeks to the window. 0, or the trace's error.
+ * (g->skseed, g->pipeseed). The waits seeds[0..nseeds) are loaded
+ * with them (graph_build_seeded()). *merged says whether the lead was
+ * read from the time merge: the reader is then past the window's start
+ * and *rest holds the window's first events (*nrest; the caller frees
+ * *rest); else the caller seeks to the window. 0, or the trace's
+ * error.
  */
 int graph_load_open_calls(struct graph *g, struct trace_reader *r,
-    uint64_t lead, struct trace_event **rest, size_t *nrest, int *merged);
+    uint64_t lead, const struct graph_seed *const *seeds, size_t nseeds,
+    struct trace_event **rest, size_t *nrest, int *merged);
 
 /* graph-build.c */
 int graph_do_build(struct graph *g, const struct rules *rules, char **cause);

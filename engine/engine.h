@@ -108,6 +108,28 @@ int graph_build_window(struct trace_reader *r, const struct rules *rules,
  */
 int graph_build_windows(struct trace_reader *r, const struct rules *rules,
     const uint64_t (*win)[2], size_t n, struct graph **out, char **cause);
+/*
+ * A wait in one system call that a pass over the trace saw begin before
+ * a window of a graph and go on into it: its thread's entry (of which
+ * the load reads the first GRAPH_SEED_NARGS arguments) and its blocking
+ * switch (arg[1], the thread taking the CPU, 0), and when it ran again.
+ */
+#define GRAPH_SEED_NARGS 4
+struct graph_seed {
+	struct trace_event enter, sw;
+	uint64_t end;
+};
+/*
+ * graph_build_windows(), and the waits seeds[0..nseeds) loaded before
+ * a window they began before and end in or after, when they began
+ * after the window before it: the entry where the window's lead does
+ * not hold it, and the switch, so that the wait is whole in the graph
+ * as in the whole build even when the window opens long after it
+ * began.
+ */
+int graph_build_seeded(struct trace_reader *r, const struct rules *rules,
+    const uint64_t (*win)[2], size_t n, const struct graph_seed *seeds,
+    size_t nseeds, struct graph **out, char **cause);
 /* The window a graph was built over: 0 and UINT64_MAX for a whole
    build; of several windows, from the first one's start to the last
    one's end. */

@@ -62,6 +62,7 @@ enum lead_kind {
 	LK_SOCK,			/* a socket received from, by socket */
 	LK_READ, LK_READ_DATA,		/* a read entered, one that returned
 					   data, by thread */
+	LK_SEED,			/* a seed's switch, by thread */
 	LK_N
 };
 
@@ -330,6 +331,7 @@ lead_pipes(struct graph *g, struct lead *l)
  */
 int
 graph_load_open_calls(struct graph *g, struct trace_reader *r, uint64_t lead,
+    const struct graph_seed *const *seeds, size_t nseeds,
     struct trace_event **rest, size_t *nrest, int *merged)
 {
 	uint64_t from = g->win_from;
@@ -367,6 +369,19 @@ graph_load_open_calls(struct graph *g, struct trace_reader *r, uint64_t lead,
 		for (size_t i = 0; i < l[1].v.n; i++)
 			lead_keep(&l[0], &l[1].v.v[i]);
 	}
+	/* the waits seeded: the entry the lead did not hold, and the
+	   switch, each ranked as the merge would meet it */
+	for (size_t i = 0; i < nseeds; i++) {
+		const struct graph_seed *sd = seeds[i];
+		struct lead_ev x = { .e = sd->enter, .key = sd->enter.tid,
+		    .kind = LK_CALL, .order = sd->enter.cpu + 1 };
+		if (sd->enter.ts < g->lead_from)
+			lead_keep(&l[0], &x);
+		x.e = sd->sw;
+		x.kind = LK_SEED;
+		x.order = sd->sw.cpu + 1;
+		lead_keep(&l[0], &x);
+	}
 	lead_pipes(g, &l[0]);
 	/* each socket's last receiver, as the build's owner of it; then
 	   the calls, timers and work still open or pending, in the merge's
@@ -379,8 +394,9 @@ graph_load_open_calls(struct graph *g, struct trace_reader *r, uint64_t lead,
 			if (ti != GRAPH_NONE)
 				*hmap_put(&g->skseed, x->key, 0, NULL) =
 				    g->th[ti].pid;
-		} else if ((x->kind == LK_CALL || x->kind == LK_TIMER ||
-		    x->kind == LK_WORK) && lead_open(&x->e)) {
+		} else if (((x->kind == LK_CALL || x->kind == LK_TIMER ||
+		    x->kind == LK_WORK) && lead_open(&x->e)) ||
+		    x->kind == LK_SEED) {
 			l[0].v.v[k++] = *x;
 		}
 	}

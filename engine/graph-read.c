@@ -379,6 +379,14 @@ int
 graph_build_windows(struct trace_reader *r, const struct rules *rules,
     const uint64_t (*win)[2], size_t n, struct graph **out, char **cause)
 {
+	return graph_build_seeded(r, rules, win, n, NULL, 0, out, cause);
+}
+
+int
+graph_build_seeded(struct trace_reader *r, const struct rules *rules,
+    const uint64_t (*win)[2], size_t n, const struct graph_seed *seeds,
+    size_t nseeds, struct graph **out, char **cause)
+{
 	const struct trace_info *in = trace_reader_info(r);
 
 	for (size_t k = 0; k < n; k++)
@@ -394,6 +402,8 @@ graph_build_windows(struct trace_reader *r, const struct rules *rules,
 	}
 	struct graph *g = graph_alloc();
 	uint64_t t0 = now_ns(), lead_from = 0;
+	const struct graph_seed **sv = xmalloc((nseeds ? nseeds : 1) *
+	    sizeof(*sv));
 
 	graph_take_hosts(g, r);
 	for (size_t i = 0; i < trace_reader_nthreads(r); i++)
@@ -416,13 +426,23 @@ graph_build_windows(struct trace_reader *r, const struct rules *rules,
 		struct trace_event *rest;
 		size_t nrest;
 		int merged;
-		int err = graph_load_open_calls(g, r, lead, &rest, &nrest, &merged);
+		/* the waits that began between the window before and this
+		   one */
+		size_t ns = 0;
+		for (size_t i = 0; i < nseeds; i++)
+			if (seeds[i].sw.ts < from && seeds[i].end >= from &&
+			    seeds[i].enter.ts <= seeds[i].sw.ts && (k == 0 ||
+			    seeds[i].enter.ts > win[k - 1][1]))
+				sv[ns++] = &seeds[i];
+		int err = graph_load_open_calls(g, r, lead, sv, ns, &rest,
+		    &nrest, &merged);
 		if (k == 0)
 			lead_from = g->lead_from;
 		if (err == 0 && !merged)
 			err = trace_reader_seek(r, from);
 		if (err) {
 			free(rest);
+			free(sv);
 			gb_abort(g->stream);
 			graph_free(g);
 			if (cause)
@@ -436,6 +456,7 @@ graph_build_windows(struct trace_reader *r, const struct rules *rules,
 			load_reader(g, r);
 		free(rest);
 	}
+	free(sv);
 	if (n > 1)
 		keep_seeds(g);
 	g->win_from = win[0][0];

@@ -747,3 +747,103 @@ Test(diag_search, library_keeps_each_wakers_last_wait)
 	naps(100);
 	library_names(end);
 }
+
+/* The first hang of report t, without the note that its answer comes
+   from a part of the trace (malloc'd). */
+static char *
+first_hang(const char *t)
+{
+	char *out = strndup(t, strstr(t, "\n\n") != NULL ?
+	    (size_t)(strstr(t, "\n\n") - t) : strlen(t));
+	char *note = strstr(out, "\n  note: answer from");
+
+	if (note != NULL)
+		*note = 0;
+	return out;
+}
+
+/*
+ * M's hang, held to a window of 300 events, holds fewer than those from
+ * what its making reads (a lead of 50 ms of naps) to its end: its window
+ * holds the whole wait and what history fits before it, so that it is
+ * the whole graph's hang, blocked in its futex, not one cut by the
+ * window's end (a thread running since then).
+ */
+Test(diag_search, held_window_holds_the_wait)
+{
+	struct diag_opts o = { .threshold_ns = 10 * MS };
+	char dir[] = "/tmp/argus-search-XXXXXX";
+
+	library_fixture();
+	fx_lock_wait(&F, M, X1, SK1, LOCK, POLLA, 100, NULL);
+	naps(150);
+	for (int i = 0; i < 3; i++) {
+		fx_lock_wait(&F, M, X2, SK2, LOCK, POLLA, 100, NULL);
+		naps(150);
+	}
+	fx_lock_wait(&F, M, X1, SK1, LOCK, POLLA, 50000, NULL);
+	naps(100);
+	struct trace_reader *r = fx_store(&F, dir);
+	cr_assert_not_null(r);
+	char *b = whole_text(r, &o, NULL);
+	char *a = search_text(r, &o, "300");
+	char *ha = first_hang(a), *hb = first_hang(b);
+	cr_assert(strncmp(hb, "hang 1: main (100) blocked for 50.0 ms", 38) == 0,
+	    "%s", b);
+	cr_assert_str_eq(ha, hb, "the search says\n%s\nthe whole graph says\n"
+	    "%s", a, b);
+	cr_assert_not_null(strstr(a, "of the trace only: it may rest on more"),
+	    "%s", a);
+	free(ha);
+	free(hb);
+	free(a);
+	free(b);
+	cr_assert_eq(fx_unstore(r, dir), 0);
+}
+
+/*
+ * M's hang holds more events than a window may (400 naps of Z while it
+ * waits): its window ends a little after it and holds what fits before
+ * its end, and the pass's wait, in one call, is loaded from its start
+ * (struct graph_seed): the same wait, ended by the same waker, as in
+ * the whole graph, not a thread running since the window opened.
+ */
+Test(diag_search, held_wait_longer_than_a_window_from_its_start)
+{
+	struct diag_opts o = { .threshold_ns = 10 * MS };
+	char dir[] = "/tmp/argus-search-XXXXXX";
+
+	library_fixture();
+	fx_lock_wait(&F, M, X1, 0, LOCK, POLLA, 100, NULL);
+	naps(150);
+	fx_run(&F, 0, M);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_poll, 1, 0, 0);
+	fx_block(&F, M, 0, SYS_futex, LOCK);
+	naps(400);
+	fx_run(&F, 0, X1);
+	fx_nap(&F, X1, 0, M, M);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	fx_ev(&F, M, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
+	fx_ev(&F, M, TT_SWITCH, 1, 0, 120, 0);
+	naps(100);
+	struct trace_reader *r = fx_store(&F, dir);
+	cr_assert_not_null(r);
+	char *b = whole_text(r, &o, NULL);
+	char *a = search_text(r, &o, "1000");
+	const char *want[] = { "hang 1: main (100) blocked for 81.6 ms",
+	    "\n  waiting: futex on futex:0x1000, result 0\n",
+	    "\n    0. main (100) blocked 81.6 ms in futex on futex:0x1000, "
+	    "result 0, running 0.0 ms; ended by peer (400) (wakeup)\n",
+	    "\n  culprits:\n    1. peer (400) ",
+	    "of the trace only: it may rest on more" };
+	for (size_t i = 0; i < sizeof(want) / sizeof(*want); i++) {
+		cr_assert(i == 4 || strstr(b, want[i]) != NULL,
+		    "the whole graph: %s\n%s", want[i], b);
+		cr_assert_not_null(strstr(a, want[i]), "the search: %s\n%s",
+		    want[i], a);
+	}
+	cr_assert(strstr(a, "\n\n") > strstr(a, want[3]), "%s", a);
+	free(a);
+	free(b);
+	cr_assert_eq(fx_unstore(r, dir), 0);
+}
