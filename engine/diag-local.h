@@ -132,13 +132,18 @@ struct dcand {
 	   the run that ends in each one, and its end */
 	uint64_t sim[DC_NSIM][2];
 	uint32_t nsim;
-	/* a wait in one system call (not a semantic wait of slices): its
-	   entry's arguments and its thread's state at its blocking switch,
-	   so that a graph of a window that opens during it loads it from
-	   its start (struct graph_seed) */
-	int seed;
-	uint64_t en_arg[GRAPH_SEED_NARGS];
-	uint8_t sw_state;
+	/* wait: when it is one in one system call (not a semantic wait of
+	   slices), it (sd[0]), and the wait in one call of its waker that
+	   ended last before the waker woke it (sd[1]), as the pass saw them,
+	   so that a graph of a window that opens during one of them loads
+	   it from its start (struct graph_seed) */
+	struct dseed {
+		uint32_t tid;
+		uint8_t state;		/* at its blocking switch */
+		uint64_t enter_ts, sw, end;
+		uint64_t arg[GRAPH_SEED_NARGS];	/* its entry's */
+	} sd[2];
+	uint32_t nsd;
 };
 
 /*

@@ -36,6 +36,7 @@ struct sthr {
 	struct graph_event sw_sys;
 	uint64_t sw_arg[GRAPH_SEED_NARGS];
 	uint8_t sw_state;
+	uint64_t sw_end;		/* when it ran again, or 0 */
 	/* a stretch without a wait */
 	int run_set;
 	uint64_t runfrom;
@@ -82,6 +83,10 @@ struct sthr {
 	uint64_t pw_runh, pw_peers, pw_run, pw_sw, pw_end;
 	uint32_t wk_pid;		/* the process of the user thread
 					   that woke it last, or 0 */
+	int wk_seed;			/* that thread's last wait in a
+					   system call, ended before it woke
+					   this one (wk_sd) */
+	struct dseed wk_sd;
 	uint32_t pw_waker;		/* wk_pid when pw ran again */
 	int pw_ran;
 	size_t pw_cand;

@@ -176,6 +176,18 @@ add_cand(struct scan *s, int what, uint32_t tid, uint64_t a, uint64_t b)
 	DPUSH(s->c, c);
 }
 
+/* The last wait of t, in a system call, as a seed of a graph. */
+static void
+seed_of(const struct sthr *t, struct dseed *x)
+{
+	x->tid = t->tid;
+	x->state = t->sw_state;
+	x->enter_ts = t->sw_sys.ts;
+	x->sw = t->sw_ts;
+	x->end = t->sw_end;
+	memcpy(x->arg, t->sw_arg, sizeof(x->arg));
+}
+
 /* The wait in progress of t ended at ts (end: it ran again). */
 static void
 wait_ended(struct scan *s, struct sthr *t, uint64_t ts, int end)
@@ -183,6 +195,7 @@ wait_ended(struct scan *s, struct sthr *t, uint64_t ts, int end)
 	uint64_t dt = ts - t->sw_ts;
 
 	t->waiting = 0;
+	t->sw_end = end ? ts : 0;
 	if (end && t->pw)
 		t->pw_end = ts;
 	if (t->cb) {
@@ -213,9 +226,10 @@ wait_ended(struct scan *s, struct sthr *t, uint64_t ts, int end)
 	struct dcand *c = &s->c.v[s->c.n - 1];
 	c->enter_ts = t->sw_sys.ts;
 	c->en = t->sw_sys;
-	c->seed = 1;
-	memcpy(c->en_arg, t->sw_arg, sizeof(c->en_arg));
-	c->sw_state = t->sw_state;
+	seed_of(t, &c->sd[c->nsd++]);
+	c->sd[0].end = ts;
+	if (end && t->wk_seed)	/* its waker's last wait */
+		c->sd[c->nsd++] = t->wk_sd;
 	if (t->insys)	/* its entry is still open: its key may change */
 		DPUSH(t->pc, s->c.n - 1);
 }
@@ -422,8 +436,14 @@ handoff(struct scan *s, struct sthr *t, uint64_t tid, int fork, int wake)
 		t->sem.handed = 1;
 	if (user)
 		s->t[*p].woken_at = s->last_ts;
-	if (p != NULL && wake)
-		s->t[*p].wk_pid = user_thread(t) ? t->pid : 0;
+	if (p != NULL && wake) {
+		struct sthr *w = &s->t[*p];
+		w->wk_pid = user_thread(t) ? t->pid : 0;
+		w->wk_seed = user_thread(t) && t->sw_insys && t->sw_end != 0 &&
+		    !t->waiting;
+		if (w->wk_seed)
+			seed_of(t, &w->wk_sd);
+	}
 }
 
 /* One compact event ge of thread t, as the load pass pushes it. */
@@ -621,8 +641,10 @@ scan_event(struct scan *s, const struct trace_event *ev)
 			diag_sim_msg(s, NULL, ev);
 		if (ev->type == TT_WAKING) {
 			uint64_t *p = hmap_get(&s->bytid, ev->arg[0]);
-			if (p != NULL)	/* no user thread woke it */
+			if (p != NULL) {	/* no user thread woke it */
 				s->t[*p].wk_pid = 0;
+				s->t[*p].wk_seed = 0;
+			}
 		}
 		return;		/* an interrupt pseudo-thread's */
 	} else if (ev->type == TT_STACK && ev->arg[0] != 0) {

@@ -253,7 +253,8 @@ tile(struct search *s, const struct dcand *c, uint64_t max, uint64_t *from,
 	   is a hang whatever came before its entry (rank 0), its end and
 	   what fits before, its graph loading its start (seeds()): who
 	   ended it rather than what its making reads */
-	if (diag_window_events(s->r, f, t) > max && (!c->seed || c->rank != 0))
+	if (diag_window_events(s->r, f, t) > max && (c->nsd == 0 ||
+	    c->rank != 0))
 		return 1;
 	if (diag_window_events(s->r, f, t) > max)
 		f = c->b;
@@ -319,30 +320,30 @@ windows(struct search *s, const struct wcand *v, size_t nv, uint64_t from,
 	return w;
 }
 
-/* The waits in one call of candidates c[0..n), as the pass saw them
-   (struct graph_seed): a window that opens during one of them loads it
-   from its start. How many into *ns. */
+/* The waits in one call of candidates c[0..n) and of their wakers, as
+   the pass saw them (struct graph_seed): a window that opens during one
+   of them loads it from its start. How many into *ns. */
 static struct graph_seed *
 seeds(const struct dcand *c, size_t n, size_t *ns)
 {
-	struct graph_seed *v = xmalloc((n ? n : 1) * sizeof(*v));
+	struct graph_seed *v = xmalloc((n ? 2 * n : 1) * sizeof(*v));
 
 	*ns = 0;
-	for (size_t k = 0; k < n; k++) {
-		if (!c[k].seed)
-			continue;
-		struct graph_seed *x = &v[(*ns)++];
-		memset(x, 0, sizeof(*x));
-		x->enter.ts = c[k].enter_ts;
-		x->enter.tid = c[k].tid;
-		x->enter.type = TT_SYS_ENTER;
-		memcpy(x->enter.arg, c[k].en_arg, sizeof(c[k].en_arg));
-		x->sw.ts = c[k].a;
-		x->sw.tid = c[k].tid;
-		x->sw.type = TT_SWITCH;
-		x->sw.arg[0] = c[k].sw_state;
-		x->end = c[k].b;
-	}
+	for (size_t k = 0; k < n; k++)
+		for (uint32_t i = 0; i < c[k].nsd; i++) {
+			const struct dseed *d = &c[k].sd[i];
+			struct graph_seed *x = &v[(*ns)++];
+			memset(x, 0, sizeof(*x));
+			x->enter.ts = d->enter_ts;
+			x->enter.tid = d->tid;
+			x->enter.type = TT_SYS_ENTER;
+			memcpy(x->enter.arg, d->arg, sizeof(d->arg));
+			x->sw.ts = d->sw;
+			x->sw.tid = d->tid;
+			x->sw.type = TT_SWITCH;
+			x->sw.arg[0] = d->state;
+			x->end = d->end;
+		}
 	return v;
 }
 

@@ -34,11 +34,11 @@
  */
 #include <criterion/criterion.h>
 #include <errno.h>
-#include <math.h>
 #include <string.h>
 
 #include "engine/diag-local.h"
 #include "graph-fixture.h"
+#include "search-fixture.h"
 
 #define MS 1000000ULL
 
@@ -52,6 +52,15 @@ enum { M = 100, W = 101, IN = 102, TK = 103, P = 200 };
 #define BUSYFD 7
 
 static int sparse;	/* M asks W only one time in ten */
+
+/* The search's text report of the fixture's trace r. */
+static char *
+search_text(struct trace_reader *r, const struct diag_opts *o,
+    const char *max)
+{
+	return search_text_at(r, o, max, F.ev[0].ts);
+}
+
 
 static void
 iteration(int hung, uint64_t wait_us, int forever, int marks, int i)
@@ -182,69 +191,6 @@ fixture(int marks, int quiet)
 	}
 	if (!quiet)
 		iteration(1, 80000, 1, marks, 140);
-}
-
-/* Text without the number of similar nodes (a window's may be
-   shorter past the one picked). */
-static char *
-normal(char *s)
-{
-	const char *key = "similar normal nodes: ";
-	char *p = s;
-
-	while ((p = strstr(p, key)) != NULL) {
-		char *q = p + strlen(key), *e = q;
-		while (*e >= '0' && *e <= '9')
-			e++;
-		memmove(q, e, strlen(e) + 1);
-		p = q;
-	}
-	return s;
-}
-
-/* The whole graph's text report of r; *n gets its number of hangs. */
-static char *
-whole_text(struct trace_reader *r, const struct diag_opts *o, unsigned *n)
-{
-	char *cause = NULL, *b = NULL;
-	size_t nb = 0;
-	struct graph *g;
-	struct diag *d;
-	FILE *f;
-
-	cr_assert_eq(graph_build(r, NULL, &g, &cause), 0, "%s", cause);
-	cr_assert_eq(diag_new(g, o, &d, &cause), 0, "%s", cause);
-	cr_assert_not_null(f = open_memstream(&b, &nb));
-	diag_write_text(d, f, graph_first_ts(g));
-	fclose(f);
-	if (n != NULL)
-		*n = (unsigned)diag_nhangs(d);
-	diag_free(d);
-	graph_free(g);
-	return b;
-}
-
-/* The search's text report of r, with first windows of 20 events and,
-   when max is not NULL, windows held to max events. */
-static char *
-search_text(struct trace_reader *r, const struct diag_opts *o,
-    const char *max)
-{
-	char *cause = NULL, *a = NULL;
-	size_t na = 0;
-	FILE *f;
-
-	cr_assert_eq(setenv("ARGUS_WINDOW_EVENTS", "20", 1), 0);
-	if (max != NULL)
-		cr_assert_eq(setenv("ARGUS_WINDOW_MAX_EVENTS", max, 1), 0);
-	cr_assert_not_null(f = open_memstream(&a, &na));
-	cr_assert_eq(diag_search(r, NULL, o, 0, F.ev[0].ts, f, NULL,
-	    NULL, &cause), 0,
-	    "%s", cause);
-	fclose(f);
-	unsetenv("ARGUS_WINDOW_EVENTS");
-	unsetenv("ARGUS_WINDOW_MAX_EVENTS");
-	return a;
 }
 
 /* The search's report and the whole graph's are the same; returns the
@@ -586,22 +532,6 @@ Test(diag_search, wait_past_its_tile_answered_whole)
 	cr_assert_eq(fx_unstore(r, dir), 0);
 }
 
-/* The lines of report a that name the similar node picked, joined. */
-static char *
-picks(const char *a)
-{
-	char *out = calloc(1, strlen(a) + 1);
-	const char *p = a;
-
-	while ((p = strstr(p, "picked #")) != NULL) {
-		const char *e = strchr(p, '\n');
-		size_t n = e != NULL ? (size_t)(e - p) + 1 : strlen(p);
-		strncat(out, p, n);
-		p += n;
-	}
-	return out;
-}
-
 /*
  * Windows held to 300 events, far fewer than the turns between M's hangs
  * and the waits of the same class before them: the pass names those
@@ -624,225 +554,6 @@ Test(diag_search, held_windows_pick_as_the_whole_graph)
 	    "%s", a, b);
 	free(pa);
 	free(pb);
-	free(a);
-	free(b);
-	cr_assert_eq(fx_unstore(r, dir), 0);
-}
-
-enum { X1 = 400, X2 = 401, Z = 402 };
-#define SK1 0x8001
-#define SK2 0x8002
-
-/* Z naps n times: events enough between M's turns that a window of 300
-   events holds one turn. */
-static void
-naps(int n)
-{
-	for (int i = 0; i < n; i++) {
-		fx_run(&F, 0, Z);
-		fx_nap(&F, Z, 0, 0, 0);
-		F.ts += MS / 5;
-	}
-}
-
-/* M, in its poll, and X1, X2, Z asleep. */
-static void
-library_fixture(void)
-{
-	fx_init(&F);
-	fx_thread(&F, M, M, "main");
-	fx_thread(&F, X1, X1, "peer");
-	fx_thread(&F, X2, X2, "other");
-	fx_thread(&F, Z, Z, "napper");
-	fx_ev(&F, M, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
-	fx_ev(&F, M, TT_SWITCH, 1, 0, 120, 0);
-	fx_block(&F, X1, 0, SYS_nanosleep, 0);
-	fx_block(&F, X2, 0, SYS_nanosleep, 0);
-	fx_block(&F, Z, 0, SYS_nanosleep, 0);
-	F.ts += 5 * MS;
-}
-
-/* The whole graph of the fixture in F picks for M's hang the wait that
-   ended at end, and the pass names that wait among those M's hang may
-   take (struct dcand's sim), so that a graph of a part of the trace
-   holds it too. */
-static void
-library_names(uint64_t end)
-{
-	struct diag_opts o = { .threshold_ns = 10 * MS };
-	char dir[] = "/tmp/argus-search-XXXXXX";
-	struct trace_reader *r = fx_store(&F, dir);
-	struct dscan sc;
-
-	cr_assert_not_null(r);
-	char *b = whole_text(r, &o, NULL);
-	char *pb = picks(b);
-	/* the first hang's pick: when it began, from the trace's start (the
-	   wait began 100 us and a few events before its end) */
-	const char *at = strstr(pb, "): at ");
-	double want = (double)(end - 100000 - F.ev[0].ts) / 1e9;
-	cr_assert(strncmp(b, "hang 1: main", 12) == 0 && at != NULL &&
-	    at < strchr(pb, '\n') && fabs(atof(at + 6) - want) < 1e-5,
-	    "%s\n(wanted the wait at %.6f s)", b, want);
-	cr_assert_eq(trace_reader_seek(r, 0), 0);
-	cr_assert_eq(diag_scan(r, NULL, &o, &sc), 0);
-	const struct dcand *h = NULL;
-	for (size_t i = 0; i < sc.nc; i++)
-		if (sc.c[i].tid == M && sc.c[i].what == DC_WAIT &&
-		    sc.c[i].en.aux == SYS_futex)
-			h = &sc.c[i];
-	cr_assert_not_null(h, "M's hang is a candidate");
-	int named = 0;
-	for (uint32_t i = 0; i < h->nsim; i++)
-		named |= h->sim[i][1] == end;
-	cr_assert(named, "the pass names %u waits, none of them the one "
-	    "ending at %llu", h->nsim, (unsigned long long)end);
-	diag_scan_free(&sc);
-	free(pb);
-	free(b);
-	cr_assert_eq(fx_unstore(r, dir), 0);
-}
-
-/*
- * M's hang follows a message from X1; the waits of its class since the
- * one after X1's last message followed messages from X2, which the
- * whole graph's similar nodes may not be (they talked to another
- * process). The pass keeps the waits of a class by the peers of their
- * runs, and names X1's, far before the hang.
- */
-Test(diag_search, library_keeps_each_peers_waits)
-{
-	uint64_t end;
-
-	library_fixture();
-	fx_lock_wait(&F, M, X1, SK1, LOCK, POLLA, 100, &end);
-	naps(150);
-	for (int i = 0; i < 3; i++) {
-		fx_lock_wait(&F, M, X2, SK2, LOCK, POLLA, 100, NULL);
-		naps(150);
-	}
-	fx_lock_wait(&F, M, X1, SK1, LOCK, POLLA, 50000, NULL);
-	naps(100);
-	library_names(end);
-}
-
-/*
- * M's hang is ended by X1; the waits of its class since X1's last were
- * ended by X2, and the whole graph ranks first those the hang's waker
- * ended. The pass keeps the latest wait of each of the last processes
- * that ended one, and names X1's.
- */
-Test(diag_search, library_keeps_each_wakers_last_wait)
-{
-	uint64_t end;
-
-	library_fixture();
-	fx_lock_wait(&F, M, X1, 0, LOCK, POLLA, 100, &end);
-	naps(150);
-	for (int i = 0; i < 3; i++) {
-		fx_lock_wait(&F, M, X2, 0, LOCK, POLLA, 100, NULL);
-		naps(150);
-	}
-	fx_lock_wait(&F, M, X1, 0, LOCK, POLLA, 50000, NULL);
-	naps(100);
-	library_names(end);
-}
-
-/* The first hang of report t, without the note that its answer comes
-   from a part of the trace (malloc'd). */
-static char *
-first_hang(const char *t)
-{
-	char *out = strndup(t, strstr(t, "\n\n") != NULL ?
-	    (size_t)(strstr(t, "\n\n") - t) : strlen(t));
-	char *note = strstr(out, "\n  note: answer from");
-
-	if (note != NULL)
-		*note = 0;
-	return out;
-}
-
-/*
- * M's hang, held to a window of 300 events, holds fewer than those from
- * what its making reads (a lead of 50 ms of naps) to its end: its window
- * holds the whole wait and what history fits before it, so that it is
- * the whole graph's hang, blocked in its futex, not one cut by the
- * window's end (a thread running since then).
- */
-Test(diag_search, held_window_holds_the_wait)
-{
-	struct diag_opts o = { .threshold_ns = 10 * MS };
-	char dir[] = "/tmp/argus-search-XXXXXX";
-
-	library_fixture();
-	fx_lock_wait(&F, M, X1, SK1, LOCK, POLLA, 100, NULL);
-	naps(150);
-	for (int i = 0; i < 3; i++) {
-		fx_lock_wait(&F, M, X2, SK2, LOCK, POLLA, 100, NULL);
-		naps(150);
-	}
-	fx_lock_wait(&F, M, X1, SK1, LOCK, POLLA, 50000, NULL);
-	naps(100);
-	struct trace_reader *r = fx_store(&F, dir);
-	cr_assert_not_null(r);
-	char *b = whole_text(r, &o, NULL);
-	char *a = search_text(r, &o, "300");
-	char *ha = first_hang(a), *hb = first_hang(b);
-	cr_assert(strncmp(hb, "hang 1: main (100) blocked for 50.0 ms", 38) == 0,
-	    "%s", b);
-	cr_assert_str_eq(ha, hb, "the search says\n%s\nthe whole graph says\n"
-	    "%s", a, b);
-	cr_assert_not_null(strstr(a, "of the trace only: it may rest on more"),
-	    "%s", a);
-	free(ha);
-	free(hb);
-	free(a);
-	free(b);
-	cr_assert_eq(fx_unstore(r, dir), 0);
-}
-
-/*
- * M's hang holds more events than a window may (400 naps of Z while it
- * waits): its window ends a little after it and holds what fits before
- * its end, and the pass's wait, in one call, is loaded from its start
- * (struct graph_seed): the same wait, ended by the same waker, as in
- * the whole graph, not a thread running since the window opened.
- */
-Test(diag_search, held_wait_longer_than_a_window_from_its_start)
-{
-	struct diag_opts o = { .threshold_ns = 10 * MS };
-	char dir[] = "/tmp/argus-search-XXXXXX";
-
-	library_fixture();
-	fx_lock_wait(&F, M, X1, 0, LOCK, POLLA, 100, NULL);
-	naps(150);
-	fx_run(&F, 0, M);
-	fx_ev(&F, M, TT_SYS_EXIT, SYS_poll, 1, 0, 0);
-	fx_block(&F, M, 0, SYS_futex, LOCK);
-	naps(400);
-	fx_run(&F, 0, X1);
-	fx_nap(&F, X1, 0, M, M);
-	fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
-	fx_ev(&F, M, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
-	fx_ev(&F, M, TT_SWITCH, 1, 0, 120, 0);
-	naps(100);
-	struct trace_reader *r = fx_store(&F, dir);
-	cr_assert_not_null(r);
-	char *b = whole_text(r, &o, NULL);
-	char *a = search_text(r, &o, "1000");
-	const char *want[] = { "hang 1: main (100) blocked for 81.6 ms",
-	    "\n  waiting: futex on futex:0x1000, result 0\n",
-	    "\n    0. main (100) blocked 81.6 ms in futex on futex:0x1000, "
-	    "result 0, running 0.0 ms; ended by peer (400) (wakeup)\n",
-	    "\n  culprits:\n    1. peer (400) ",
-	    "of the trace only: it may rest on more" };
-	for (size_t i = 0; i < sizeof(want) / sizeof(*want); i++) {
-		cr_assert(i == 4 || strstr(b, want[i]) != NULL,
-		    "the whole graph: %s\n%s", want[i], b);
-		cr_assert_not_null(strstr(a, want[i]), "the search: %s\n%s",
-		    want[i], a);
-	}
-	cr_assert(strstr(a, "\n\n") > strstr(a, want[3]), "%s", a);
 	free(a);
 	free(b);
 	cr_assert_eq(fx_unstore(r, dir), 0);
