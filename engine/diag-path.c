@@ -9,11 +9,14 @@
  * then that thread's own last wait before it woke the first, and so on.
  * A short wait for I/O the thread started itself (ended by a device's
  * interrupt) is part of its own work: the walk looks at the wait before
- * it. A thread idle since before the interval does not stop it: the walk
- * goes on to whoever woke it, and stops once a waker acted before the
- * interval, at a thread running since before it, at a thread's own
- * timer or timeout, at an interrupt from a device, at a thread met
- * again (a cycle), or at no recorded waker.
+ * it. A short wait that the waker of the wait before it ended too, with
+ * little run between (a lock handed back right after a join), is part
+ * of that wait: the step's wait is the one before, and both count as
+ * blocked. A thread idle since before the interval does not stop it:
+ * the walk goes on to whoever woke it, and stops once a waker acted
+ * before the interval, at a thread running since before it, at a
+ * thread's own timer or timeout, at an interrupt from a device, at a
+ * thread met again (a cycle), or at no recorded waker.
  *
  * The result is an array of struct diag_cstep (engine.h), the hung
  * thread first, each step's waker being the next step's thread. It reads
@@ -172,6 +175,34 @@ last_wait(const struct graph *g, uint32_t ti, uint32_t limit)
 	return GRAPH_NONE;
 }
 
+/*
+ * Whether wait dw of thread ti, ended by thread w and shorter than a
+ * quarter of [a, b], follows a wait of its own (into *pw) that w ended
+ * too, that ended in [a, b], with a run between shorter than a 64th of
+ * it: one wait on w, split by a lock taken back.
+ */
+static int
+merge_wait(const struct graph *g, uint32_t ti, const struct dwait *dw,
+    uint32_t w, uint64_t a, uint64_t b, uint64_t last_ts, struct dwait *pw)
+{
+	uint64_t wts;
+	int edge, why;
+
+	uint32_t f = dw->w.slices > 1 ? dw->first : dw->sw;
+
+	if (dw->enter != GRAPH_NONE && dw->enter < f)
+		f = dw->enter;
+	if (dw->end - dw->start >= (b - a) / 4 || dw->start <= a || f == 0)
+		return 0;
+	uint32_t sw = last_wait(g, ti, f - 1);
+	if (sw == GRAPH_NONE)
+		return 0;
+	diag_swait_at(g, ti, sw, last_ts, pw);
+	return pw->run != GRAPH_NONE && pw->end >= a && pw->end <= dw->start &&
+	    dw->start - pw->end < (b - a) / 64 &&
+	    diag_waker_of(g, ti, pw->run, &wts, &edge, &why) == w;
+}
+
 size_t
 diag_critical_path(const struct graph *g, uint32_t ti, uint64_t a,
     uint64_t b, uint64_t last_ts, struct diag_cstep *out, size_t max,
@@ -220,19 +251,31 @@ diag_critical_path(const struct graph *g, uint32_t ti, uint64_t a,
 			io += dw.end - dw.start;
 			ts = dw.start;
 		}
+		/* a short wait that the thread which ended the wait before it
+		   ended too, with little run between (a lock the thread took
+		   back from its waker right after: a runtime's lock after a
+		   join), is part of that wait: the step's wait is the one
+		   before, and both count as blocked */
+		struct dwait pw;
+		int merged = found && w != GRAPH_NONE && io == 0 &&
+		    merge_wait(g, cur, &dw, w, a, b, last_ts, &pw);
 		if (!found) {
 			s->running_ns = t > a ? t - a : 0;
 			*stop = th->nev > 0 && th->ev[0].ts > a ?
 			    DCS_RECSTART : DCS_RAN;
 			break;
 		}
-		s->wait = dw.w;
-		s->wait_enter = dw.enter;
-		s->wait_start = dw.start;
+		s->wait = merged ? pw.w : dw.w;
+		s->wait_enter = merged ? pw.enter : dw.enter;
+		s->wait_start = merged ? pw.start : dw.start;
 		s->wait_end = dw.end;
 		uint64_t lo = dw.start > a ? dw.start : a;
 		uint64_t hi = dw.end < t ? dw.end : t;
 		s->blocked_ns = hi > lo ? hi - lo : 0;
+		if (merged) {
+			lo = pw.start > a ? pw.start : a;
+			s->blocked_ns += pw.end > lo ? pw.end - lo : 0;
+		}
 		lo = dw.end > a ? dw.end : a;
 		s->running_ns = t > lo ? t - lo - (io < t - lo ? io : 0) : 0;
 		s->io_ns = io;

@@ -254,6 +254,82 @@ Test(diag_path, own_io_wait_is_part_of_the_work)
 	graph_free(g);
 }
 
+/*
+ * M asks R, the main thread of S's process, which starts X and joins
+ * it: R waits 300 ms on the join, which X ends when its sleep is over,
+ * runs 20 us, and waits again, briefly, for a lock X hands back (a
+ * runtime's lock); then it answers M. The two waits, both ended by X
+ * with little run between, are one wait on X: R is a culprit, blocked
+ * far longer than a quarter of the hang outside its idle loop, and X is
+ * where the path ends.
+ */
+Test(diag_path, wait_split_by_a_lock_of_its_waker_is_one_wait)
+{
+	struct graph *g;
+
+	fx_init(&F);
+	fx_thread(&F, M, M, "client");
+	fx_thread(&F, R, S, "service");
+	fx_thread(&F, X, S, "worker");
+	fx_block(&F, X, 0, SYS_read, 9);
+	for (int k = 0; k < 4; k++) {	/* R's idle loop */
+		fx_block(&F, R, 0, SYS_epoll_wait, LOOP);
+		F.ts += 2 * MS;
+		fx_run(&F, 0, R);
+		fx_ev(&F, R, TT_SYS_EXIT, SYS_epoll_wait, 1, 0, 0);
+	}
+	fx_block(&F, R, 0, SYS_epoll_wait, LOOP);
+	fx_run(&F, 0, M);
+	fx_ev(&F, M, TT_WAKING, R, 0, 120, 0);
+	fx_block(&F, M, R, SYS_futex, 0x7100);
+	fx_ev(&F, R, TT_SYS_EXIT, SYS_epoll_wait, 1, 0, 0);
+	fx_ev(&F, R, TT_WAKING, X, 0, 120, 0);
+	fx_block(&F, R, X, SYS_futex, 0x7200);		/* the join */
+	fx_ev(&F, X, TT_SYS_EXIT, SYS_read, 8, 0, 0);
+	fx_block(&F, X, 0, SYS_nanosleep, 0);
+	F.ts += 300 * MS;
+	fx_timer_wake(&F, TIMER, X);
+	fx_run(&F, 0, X);
+	fx_ev(&F, X, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
+	fx_ev(&F, X, TT_WAKING, R, 0, 120, 0);
+	fx_ev(&F, X, TT_SWITCH, 0, R, 120, 0);		/* preempted */
+	fx_ev(&F, R, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	F.ts += 20000;
+	fx_block(&F, R, X, SYS_futex, 0x7300);		/* the lock */
+	F.ts += 100000;
+	fx_ev(&F, X, TT_WAKING, R, 0, 120, 0);
+	fx_block(&F, X, R, SYS_futex, 0x7400);
+	fx_ev(&F, R, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	F.ts += 5 * MS;
+	fx_ev(&F, R, TT_WAKING, M, 0, 120, 0);
+	fx_block(&F, R, M, SYS_epoll_wait, LOOP);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	fx_block(&F, M, 0, SYS_nanosleep, 0);
+	F.ts += 5 * MS;
+	struct diag *d = diagnose(&g);
+	cr_assert_geq(diag_nhangs(d), 1);
+	cr_assert_eq(diag_ncpath(d, 0), 3, "client, service, worker: %zu",
+	    diag_ncpath(d, 0));
+	const struct diag_cstep *r = diag_cpath(d, 0, 1);
+	const struct diag_cstep *x = diag_cpath(d, 0, 2);
+	cr_expect_eq(r->th.tid, R);
+	cr_expect_geq(r->blocked_ns, 300 * MS, "%llu ns",
+	    (unsigned long long)r->blocked_ns);
+	cr_expect_eq(r->culprit, DCW_BLOCKED, "%s",
+	    diag_cwhy_name(r->culprit));
+	cr_expect_eq(x->th.tid, X);
+	cr_expect_eq(x->culprit, DCW_ROOT);
+	int worker = 0, service = 0;
+	for (size_t i = 0; i < diag_nculprits(d, 0); i++) {
+		worker |= diag_culprit(d, 0, i)->th.tid == X;
+		service |= diag_culprit(d, 0, i)->th.tid == R;
+	}
+	cr_expect(worker && service, "both the joining service and the "
+	    "worker are culprits");
+	diag_free(d);
+	graph_free(g);
+}
+
 /* --critical-path: the report holds the path and nothing of the diff. */
 Test(diag_path, report_of_the_path_alone)
 {
