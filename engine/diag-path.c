@@ -185,10 +185,9 @@ static int
 merge_wait(const struct graph *g, uint32_t ti, const struct dwait *dw,
     uint32_t w, uint64_t a, uint64_t b, uint64_t last_ts, struct dwait *pw)
 {
+	uint32_t f = dw->w.slices > 1 ? dw->first : dw->sw;
 	uint64_t wts;
 	int edge, why;
-
-	uint32_t f = dw->w.slices > 1 ? dw->first : dw->sw;
 
 	if (dw->enter != GRAPH_NONE && dw->enter < f)
 		f = dw->enter;
@@ -251,11 +250,7 @@ diag_critical_path(const struct graph *g, uint32_t ti, uint64_t a,
 			io += dw.end - dw.start;
 			ts = dw.start;
 		}
-		/* a short wait that the thread which ended the wait before it
-		   ended too, with little run between (a lock the thread took
-		   back from its waker right after: a runtime's lock after a
-		   join), is part of that wait: the step's wait is the one
-		   before, and both count as blocked */
+		/* a short wait split from the one before (merge_wait()) */
 		struct dwait pw;
 		int merged = found && w != GRAPH_NONE && io == 0 &&
 		    merge_wait(g, cur, &dw, w, a, b, last_ts, &pw);

@@ -437,12 +437,12 @@ handoff(struct scan *s, struct sthr *t, uint64_t tid, int fork, int wake)
 	if (user)
 		s->t[*p].woken_at = s->last_ts;
 	if (p != NULL && wake) {
-		struct sthr *w = &s->t[*p];
-		w->wk_pid = user_thread(t) ? t->pid : 0;
-		w->wk_seed = user_thread(t) && t->sw_insys && t->sw_end != 0 &&
-		    !t->waiting;
-		if (w->wk_seed)
-			seed_of(t, &w->wk_sd);
+		struct sthr *woken = &s->t[*p];
+		woken->wk_pid = user_thread(t) ? t->pid : 0;
+		woken->wk_seed = user_thread(t) && t->sw_insys &&
+		    t->sw_end != 0 && !t->waiting;
+		if (woken->wk_seed)
+			seed_of(t, &woken->wk_sd);
 	}
 }
 
