@@ -156,6 +156,52 @@ request_to_a_sleeper(void)
 	fx_ev(&F, X, TT_SYS_EXIT, SYS_nanosleep, 0, 0, 0);
 }
 
+/* M the client, R (named r) of S's process idle in its event loop after
+   a few turns, X a worker of it. */
+static void
+service_fixture(const char *r)
+{
+	fx_init(&F);
+	fx_thread(&F, M, M, "client");
+	fx_thread(&F, R, S, r);
+	fx_thread(&F, X, S, "worker");
+	for (int k = 0; k < 4; k++) {	/* R's loop: its idle wait */
+		fx_block(&F, R, 0, SYS_epoll_wait, LOOP);
+		F.ts += 2 * MS;
+		fx_run(&F, 0, R);
+		fx_ev(&F, R, TT_SYS_EXIT, SYS_epoll_wait, 1, 0, 0);
+	}
+}
+
+/* R answers M and goes back to its loop; the diagnosis, whose first
+   hang's critical path is M, R, X. */
+static struct diag *
+answered_by_r(struct graph **g)
+{
+	fx_ev(&F, R, TT_WAKING, M, 0, 120, 0);
+	fx_block(&F, R, M, SYS_epoll_wait, LOOP);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	fx_block(&F, M, 0, SYS_nanosleep, 0);
+	F.ts += 5 * MS;
+	struct diag *d = diagnose(g);
+	cr_assert_geq(diag_nhangs(d), 1);
+	cr_assert_eq(diag_ncpath(d, 0), 3, "client, R, worker: %zu",
+	    diag_ncpath(d, 0));
+	cr_expect_eq(diag_cpath(d, 0, 1)->th.tid, R);
+	cr_expect_eq(diag_cpath(d, 0, 2)->th.tid, X);
+	return d;
+}
+
+/* Whether thread tid is among the first hang's culprits. */
+static int
+culprit_named(const struct diag *d, uint32_t tid)
+{
+	for (size_t i = 0; i < diag_nculprits(d, 0); i++)
+		if (diag_culprit(d, 0, i)->th.tid == tid)
+			return 1;
+	return 0;
+}
+
 /*
  * M waits for a reply (futex, the reply handed by R); R, idle in its
  * event loop since before the hang, is woken by a plain wake-up from X,
@@ -167,45 +213,20 @@ Test(diag_path, path_goes_through_an_idle_relay_to_its_root)
 {
 	struct graph *g;
 
-	fx_init(&F);
-	fx_thread(&F, M, M, "client");
-	fx_thread(&F, R, S, "relay");
-	fx_thread(&F, X, S, "worker");
-	/* R's loop turns a few times: its idle wait */
-	for (int k = 0; k < 4; k++) {
-		fx_block(&F, R, 0, SYS_epoll_wait, LOOP);
-		F.ts += 2 * MS;
-		fx_run(&F, 0, R);
-		fx_ev(&F, R, TT_SYS_EXIT, SYS_epoll_wait, 1, 0, 0);
-	}
+	service_fixture("relay");
 	fx_block(&F, R, 0, SYS_epoll_wait, LOOP);
 	request_to_a_sleeper();
 	fx_ev(&F, X, TT_WAKING, R, 0, 120, 0);
 	fx_block(&F, X, R, SYS_read, 9);
 	fx_ev(&F, R, TT_SYS_EXIT, SYS_epoll_wait, 1, 0, 0);
-	fx_ev(&F, R, TT_WAKING, M, 0, 120, 0);
-	fx_block(&F, R, M, SYS_epoll_wait, LOOP);
-	fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
-	fx_block(&F, M, 0, SYS_nanosleep, 0);
-	F.ts += 5 * MS;
-	struct diag *d = diagnose(&g);
-	cr_assert_geq(diag_nhangs(d), 1);
-	cr_assert_eq(diag_ncpath(d, 0), 3, "client, relay, worker: %zu",
-	    diag_ncpath(d, 0));
+	struct diag *d = answered_by_r(&g);
 	const struct diag_cstep *r = diag_cpath(d, 0, 1);
 	const struct diag_cstep *x = diag_cpath(d, 0, 2);
-	cr_expect_eq(r->th.tid, R);
 	cr_expect_eq(r->culprit, DCW_NONE, "the relay idles in its loop");
-	cr_expect_eq(x->th.tid, X);
 	cr_expect_eq(x->culprit, DCW_ROOT);
 	cr_expect_eq(diag_cpath_stop(d, 0), DCS_TIMER);
-	int worker = 0, relay = 0;
-	for (size_t i = 0; i < diag_nculprits(d, 0); i++) {
-		worker |= diag_culprit(d, 0, i)->th.tid == X;
-		relay |= diag_culprit(d, 0, i)->th.tid == R;
-	}
-	cr_expect(worker, "the worker that slept is a culprit");
-	cr_expect(!relay, "the relay is not");
+	cr_expect(culprit_named(d, X), "the worker that slept is a culprit");
+	cr_expect(!culprit_named(d, R), "the relay is not");
 	diag_free(d);
 	graph_free(g);
 }
@@ -267,17 +288,8 @@ Test(diag_path, wait_split_by_a_lock_of_its_waker_is_one_wait)
 {
 	struct graph *g;
 
-	fx_init(&F);
-	fx_thread(&F, M, M, "client");
-	fx_thread(&F, R, S, "service");
-	fx_thread(&F, X, S, "worker");
+	service_fixture("service");
 	fx_block(&F, X, 0, SYS_read, 9);
-	for (int k = 0; k < 4; k++) {	/* R's idle loop */
-		fx_block(&F, R, 0, SYS_epoll_wait, LOOP);
-		F.ts += 2 * MS;
-		fx_run(&F, 0, R);
-		fx_ev(&F, R, TT_SYS_EXIT, SYS_epoll_wait, 1, 0, 0);
-	}
 	fx_block(&F, R, 0, SYS_epoll_wait, LOOP);
 	fx_run(&F, 0, M);
 	fx_ev(&F, M, TT_WAKING, R, 0, 120, 0);
@@ -301,31 +313,16 @@ Test(diag_path, wait_split_by_a_lock_of_its_waker_is_one_wait)
 	fx_block(&F, X, R, SYS_futex, 0x7400);
 	fx_ev(&F, R, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
 	F.ts += 5 * MS;
-	fx_ev(&F, R, TT_WAKING, M, 0, 120, 0);
-	fx_block(&F, R, M, SYS_epoll_wait, LOOP);
-	fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
-	fx_block(&F, M, 0, SYS_nanosleep, 0);
-	F.ts += 5 * MS;
-	struct diag *d = diagnose(&g);
-	cr_assert_geq(diag_nhangs(d), 1);
-	cr_assert_eq(diag_ncpath(d, 0), 3, "client, service, worker: %zu",
-	    diag_ncpath(d, 0));
+	struct diag *d = answered_by_r(&g);
 	const struct diag_cstep *r = diag_cpath(d, 0, 1);
 	const struct diag_cstep *x = diag_cpath(d, 0, 2);
-	cr_expect_eq(r->th.tid, R);
 	cr_expect_geq(r->blocked_ns, 300 * MS, "%llu ns",
 	    (unsigned long long)r->blocked_ns);
 	cr_expect_eq(r->culprit, DCW_BLOCKED, "%s",
 	    diag_cwhy_name(r->culprit));
-	cr_expect_eq(x->th.tid, X);
 	cr_expect_eq(x->culprit, DCW_ROOT);
-	int worker = 0, service = 0;
-	for (size_t i = 0; i < diag_nculprits(d, 0); i++) {
-		worker |= diag_culprit(d, 0, i)->th.tid == X;
-		service |= diag_culprit(d, 0, i)->th.tid == R;
-	}
-	cr_expect(worker && service, "both the joining service and the "
-	    "worker are culprits");
+	cr_expect(culprit_named(d, X) && culprit_named(d, R), "both the "
+	    "joining service and the worker are culprits");
 	diag_free(d);
 	graph_free(g);
 }
