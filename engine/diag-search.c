@@ -253,11 +253,12 @@ tile(struct search *s, const struct dcand *c, uint64_t max, uint64_t *from,
 	   is a hang whatever came before its entry (rank 0), its end and
 	   what fits before, its graph loading its start (seeds()): who
 	   ended it rather than what its making reads */
-	if (diag_window_events(s->r, f, t) > max && (c->nsd == 0 ||
-	    c->rank != 0))
-		return 1;
-	if (diag_window_events(s->r, f, t) > max)
+	if (diag_window_events(s->r, f, t) > max) {
+		if (c->nsd == 0 || c->rank != 0 ||
+		    diag_window_events(s->r, c->b, t) > max)
+			return 1;
 		f = c->b;
+	}
 	for (uint64_t back = t == UINT64_MAX ? last - f : t - f;
 	    f > first && back > 0; back /= 2)
 		while (f > first && diag_window_events(s->r, f > first + back ?
