@@ -107,9 +107,15 @@ struct dhang {
 /* A hang found by the streaming search (diag-scan.c), to be made again
    in the graph of a window around it (diag_listed_hangs()). */
 enum { DC_MARK, DC_RUN, DC_WAIT, DC_POLL, DC_LONGEST };
-#define DC_NSIM 6	/* SIM_KEEP before of the run's peers and
-			   SIM_KEEP of none (diag-scan-sim.c), one after,
-			   one to spare */
+/* The ranks of a candidate's similar nodes, as diag-similar.c ranks
+   them: its class before it ended by its peer, or by another; after it
+   by its peer, or by another; a class of other peers (runs that talked
+   to none). */
+enum { DS_PEER, DS_BEFORE, DS_AFTER_PEER, DS_AFTER, DS_LOOSE, DS_NPRIO };
+#define DC_NSIM 7	/* SIM_KEEP before of the run's peers and
+			   SIM_KEEP of none (diag-scan-sim.c), the first
+			   after and the first after its peer ended, one
+			   to spare */
 
 struct dcand {
 	int what;		/* DC_*; DC_LONGEST: the longest wait of a
@@ -131,6 +137,8 @@ struct dcand {
 	   the whole trace may take as its similar node (diag-scan-sim.c):
 	   the run that ends in each one, and its end */
 	uint64_t sim[DC_NSIM][2];
+	uint8_t simprio[DC_NSIM];	/* each one's rank, as the graph
+					   may rank it (DS_*) */
 	uint32_t nsim;
 	/* wait: when it is one in one system call (not a semantic wait of
 	   slices), it (sd[0]), and the wait in one call of its waker that
@@ -626,7 +634,8 @@ struct diag_simwin {
 /*
  * The windows of the graph of the tile o->from, o->to for candidates
  * c[0..nc): the tile, and a window around each of their similar nodes
- * outside it (struct dcand's sim, in order, each taken while the events
+ * outside it (struct dcand's sim, the ranks the graph may give them
+ * first (simprio), each taken while the events
  * of all of them stay within what the tile leaves of o->max and a
  * quarter of it, o->least at least), joined where they would overlap
  * or where a window's lead reaches into the one before. In time order;

@@ -20,6 +20,23 @@ struct kstat {
 
 #define SIM_NPEER 8	/* the peers a run keeps, at most */
 
+/* The latest wait of a loose class of a thread: its call and resource,
+   of runs of some peers or of any (loose_key() in diag-scan-sim.c). A
+   thread waits in a few such classes: it keeps the last SIM_NLOOSE. */
+#define SIM_NLOOSE 8
+struct simloose {
+	uint64_t key;		/* 0: none */
+	uint64_t end;
+	uint32_t waker;
+};
+
+/* A table of latest waits (struct simlast), open addressing by key;
+   one that fills starts again. */
+struct simtab {
+	struct simlast *v;
+	uint32_t cap, n;
+};
+
 struct sthr {
 	uint32_t tid, pid, flags;	/* GRAPH_THREAD_KERNEL, _IRQ */
 	char comm[TRACE_COMM_LEN];
@@ -82,7 +99,8 @@ struct sthr {
 	uint32_t nrpeer;
 	uint64_t pw_runh, pw_peers, pw_run, pw_sw, pw_end;
 	uint32_t wk_pid;		/* the process of the user thread
-					   that woke it last, or 0 */
+					   that woke it last since its last
+					   wait began, or 0 */
 	int wk_seed;			/* that thread's last wait in a
 					   system call, ended before it woke
 					   this one (wk_sd) */
@@ -96,6 +114,10 @@ struct sthr {
 	int last_ok;			/* its last class and its record */
 	uint64_t last_key;
 	uint32_t last_rec;
+	struct simloose lz[SIM_NLOOSE];	/* the latest waits of its last
+					   loose classes */
+	struct simtab bywaker;		/* those of its classes, one a
+					   waker ended */
 	struct simpend *spend;		/* its waits not in their records
 					   yet: they go in SIM_PEND at a
 					   time, or when a candidate needs
@@ -106,9 +128,13 @@ struct sthr {
 #define SIM_PEND 16
 #define SIM_QLEN 16	/* senders kept of the data a socket holds */
 #define SIM_KEEP 2	/* the waits a class keeps */
+#define SIM_LOOSE 0x6c6f6f7365ULL	/* tells a loose record's key */
+#define SIM_WAKER 0x77616b6572ULL	/* a record of one waker's */
+#define SIM_ANY 0x616e79ULL	/* a loose record of runs of any peers */
 #define SIM_WAITERS 8	/* candidates waiting on one class, at most */
 #define SIM_MAXCAP 4096	/* a thread's table of records, at most (256 KiB,
 			   2048 classes) */
+#define SIM_LASTCAP 8192	/* a table of latest waits, at most (256 KiB) */
 
 /* A wait of a thread ended, to go in the record of its class: its
    class and its run's peers, the run that ends in it, its switch and
@@ -117,6 +143,9 @@ struct sthr {
 struct simpend {
 	uint64_t base, peers;	/* its class, and its run's peers (their
 				   hash; 0: none) */
+	uint64_t loose;		/* its call and resource (the loose records
+				   keep who ended the latest: the peer of
+				   a hang no one woke) */
 	uint64_t run, sw, end;
 	int64_t ret;
 	size_t cand;
@@ -137,7 +166,7 @@ struct simw {
    of each of the last SIM_KEEP processes that ended one, in one cache
    line. */
 struct simrec {
-	uint64_t key;		/* its class | 1; 0: a free slot */
+	uint64_t key;		/* its class (1 for 0); 0: a free slot */
 	uint32_t waiter;	/* the first candidate waiting for the next
 				   one (struct simwaiter) + 1, or 0 */
 	uint8_t n, unused[3];
@@ -145,6 +174,15 @@ struct simrec {
 };
 
 _Static_assert(sizeof(struct simrec) == 64, "a class record fills a line");
+
+/* The latest wait of a class that one process ended (waker_key() in
+   diag-scan-sim.c). */
+struct simlast {
+	uint64_t key;		/* 1 for 0; 0: a free slot */
+	struct simw w;
+};
+
+
 
 /* The senders of the data a socket holds, oldest first (a ring from
    head; the oldest go when it is full): each receive takes one, as the
@@ -154,11 +192,14 @@ struct simq {
 	uint8_t head, len;
 };
 
-/* A candidate waiting for the first wait of its class after its own. */
+/* A candidate waiting for the first wait of its class after its own,
+   and for the first one its peer ended (the graph ranks those first). */
 struct simwaiter {
 	size_t cand;
 	int64_t ret;
 	uint32_t next;		/* the next one of the class + 1, or 0 */
+	uint32_t peer;		/* the process the hang waits on, or 0 */
+	int took;		/* it has its nearest one */
 };
 
 struct scan {

@@ -27,6 +27,21 @@
  * events: 606 of 848 either way. The peers gave 610 against 576, on
  * this class.)
  *
+ * The graph ranks first, of one class, the waits that the hang's peer
+ * ended: the process that ended the hang's wait, or when none did (a
+ * timeout, a lost wake-up), the one that ended the latest wait of its
+ * call and resource before it (struct simloose: a thread's last few
+ * loose classes). A wake-up that came before a wait began did not end
+ * it. A record keeps the latest of the last SIM_KEEP wakers only: the
+ * latest of an older waker goes, when it leaves the record, to a table
+ * by class and waker (struct simtab), where a hang of that peer finds
+ * it. A candidate waiting for a wait after it takes the first that
+ * differs, and goes on waiting for the first its peer ended. Each wait
+ * it takes carries the rank the graph may give it (DS_*), so that a
+ * graph short of room holds the windows of the best ranked first
+ * (diag-simwin.c). A class record of runs of peers whose hash differs
+ * from another's in its lowest bit only is another record (live()).
+ *
  * The pass meets tens of millions of waits, each in a table of its own
  * thread among hundreds: a lookup a wait would miss the cache each
  * time. So a thread's waits wait in struct simpend, SIM_PEND at a time,
@@ -201,16 +216,36 @@ differs(const struct scan *s, const struct dcand *c, int32_t hret,
 }
 
 static void
-add_sim(struct dcand *c, uint64_t run, uint64_t end)
+add_sim(struct dcand *c, uint64_t run, uint64_t end, unsigned prio)
 {
 	for (uint32_t i = 0; i < c->nsim; i++)
-		if (c->sim[i][0] == run)
+		if (c->sim[i][0] == run) {
+			if (prio < c->simprio[i])
+				c->simprio[i] = (uint8_t)prio;
 			return;
-	if (c->nsim < DC_NSIM) {
-		c->sim[c->nsim][0] = run;
-		c->sim[c->nsim][1] = end;
+		}
+	uint32_t k = c->nsim;
+	if (k == DC_NSIM) {	/* full: in place of the lowest ranked */
+		for (uint32_t i = 0; i < c->nsim; i++)
+			if (k == DC_NSIM || c->simprio[i] > c->simprio[k])
+				k = i;
+		if (c->simprio[k] <= prio)
+			return;
+	} else {
 		c->nsim++;
 	}
+	c->sim[k][0] = run;
+	c->sim[k][1] = end;
+	c->simprio[k] = (uint8_t)prio;
+}
+
+/* Key as a table keeps it: 0 marks a free slot (keys that differ in
+   their lowest bit only, as those of runs of two peers of neighbouring
+   pids may, stay apart). */
+static uint64_t
+live(uint64_t key)
+{
+	return key != 0 ? key : 1;
 }
 
 static size_t
@@ -253,7 +288,7 @@ grow(struct sthr *t)
 static struct simrec *
 rec(struct sthr *t, uint64_t key)
 {
-	key |= 1;	/* 0 marks a free slot */
+	key = live(key);
 	if (t->last_ok && t->last_key == key)
 		return &t->rt[t->last_rec];
 	if ((t->rn + 1) * 2 > t->rcap && t->rcap >= SIM_MAXCAP) {
@@ -281,7 +316,7 @@ rec(struct sthr *t, uint64_t key)
 static const struct simrec *
 find(const struct sthr *t, uint64_t key)
 {
-	key |= 1;
+	key = live(key);
 	if (t->rcap == 0)
 		return NULL;
 	size_t mask = t->rcap - 1, i = slot_of(key, mask);
@@ -290,24 +325,104 @@ find(const struct sthr *t, uint64_t key)
 	return t->rt[i].key == key ? &t->rt[i] : NULL;
 }
 
-/* Candidate c (its wait x) takes the waits of r that differ from it. */
+/* The key of the record of a class (base) of runs of peers (their hash,
+   or 0). */
+static uint64_t
+class_key(uint64_t base, uint64_t peers)
+{
+	return peers != 0 ? mix(base, peers) : base;
+}
+
+/* The key of the latest wait of class key that process waker ended. */
+static uint64_t
+waker_key(uint64_t key, uint32_t waker)
+{
+	return mix(mix(key, SIM_WAKER), waker);
+}
+
+/* The key of the loose record of a call and resource (loose) of runs of
+   peers (their hash, 0 for none, SIM_ANY for any). */
+static uint64_t
+loose_key(uint64_t loose, uint64_t peers)
+{
+	return mix(mix(loose, SIM_LOOSE), peers);
+}
+
+/* The slot of key in table tb, made when new (make) or NULL; a full
+   table starts again. */
+static struct simlast *
+last(struct simtab *tb, uint64_t key, int make)
+{
+	key = live(key);
+	if (make && (tb->n + 1) * 2 > tb->cap) {
+		if (tb->cap >= SIM_LASTCAP) {
+			memset(tb->v, 0, tb->cap * sizeof(*tb->v));
+			tb->n = 0;
+		} else {
+			uint32_t cap = tb->cap ? tb->cap * 2 : 16;
+			struct simlast *n = xcalloc(cap, sizeof(*n));
+			for (uint32_t i = 0; i < tb->cap; i++) {
+				if (tb->v[i].key == 0)
+					continue;
+				size_t k = slot_of(tb->v[i].key, cap - 1);
+				while (n[k].key != 0)
+					k = (k + 1) & (cap - 1);
+				n[k] = tb->v[i];
+			}
+			free(tb->v);
+			tb->v = n;
+			tb->cap = cap;
+		}
+	}
+	if (tb->cap == 0)
+		return NULL;
+	size_t mask = tb->cap - 1, i = slot_of(key, mask);
+	while (tb->v[i].key != 0 && tb->v[i].key != key)
+		i = (i + 1) & mask;
+	if (tb->v[i].key == key)
+		return &tb->v[i];
+	if (!make)
+		return NULL;
+	tb->v[i].key = key;
+	tb->n++;
+	return &tb->v[i];
+}
+
+/* Candidate c (its wait x) takes the waits of r that differ from it:
+   of its class (loose: of runs of no peers, when its run had some),
+   the peer's ranked first. */
 static void
 take(const struct scan *s, struct dcand *c, const struct simpend *x,
-    const struct simrec *r)
+    const struct simrec *r, uint32_t peer, int loose)
 {
 	for (uint32_t i = 0; r != NULL && i < r->n; i++) {
 		const struct simw *w = &r->w[i];
 		if (differs(s, c, ret32(x->ret), (uint64_t)w->dur * 1000,
 		    w->ret))
-			add_sim(c, w->end - (uint64_t)w->back * 1000, w->end);
+			add_sim(c, w->end - (uint64_t)w->back * 1000, w->end,
+			    loose ? DS_LOOSE : peer != 0 && w->waker == peer ?
+			    DS_PEER : DS_BEFORE);
 	}
 }
 
-/* The candidates waiting in r for a wait of its class after theirs:
-   those this one (run, sw, end, ret) differs from take it. */
+/* Candidate c (its wait x) takes the latest wait l when it differs from
+   it, ranked prio. */
 static void
-wake(struct scan *s, struct simrec *r, uint64_t run, uint64_t sw,
-    uint64_t end, int64_t ret)
+take_last(const struct scan *s, struct dcand *c, const struct simpend *x,
+    const struct simlast *l, unsigned prio)
+{
+	if (l != NULL && differs(s, c, ret32(x->ret),
+	    (uint64_t)l->w.dur * 1000, l->w.ret))
+		add_sim(c, l->w.end - (uint64_t)l->w.back * 1000, l->w.end,
+		    prio);
+}
+
+/* The candidates waiting in r for a wait of its class after theirs:
+   those this one (run, sw, end, ret, ended by waker) differs from take
+   it, when it is their first, or the first their peer ended; they wait
+   no more once their peer's came. */
+static void
+wake(struct scan *s, struct simrec *r, const struct simpend *x)
 {
 	uint32_t *link = &r->waiter;
 	unsigned n = 0;
@@ -319,22 +434,79 @@ wake(struct scan *s, struct simrec *r, uint64_t run, uint64_t sw,
 		}
 		struct simwaiter *w = &s->waiters.v[*link - 1];
 		struct dcand *c = &s->c.v[w->cand];
-		if (c->a < sw && differs(s, c, ret32(w->ret), end - sw,
-		    ret32(ret))) {
-			add_sim(c, run, end);
-			*link = w->next;	/* it has its nearest one */
-		} else {
-			link = &w->next;
+		int peer = w->peer == 0 || x->waker == w->peer;
+		if (c->a < x->sw && (peer || !w->took) && differs(s, c,
+		    ret32(w->ret), x->end - x->sw, ret32(x->ret))) {
+			add_sim(c, x->run, x->end, w->peer != 0 && peer ?
+			    DS_AFTER_PEER : DS_AFTER);
+			w->took = 1;
 		}
+		if (w->took && peer)
+			*link = w->next;	/* it has its nearest ones */
+		else
+			link = &w->next;
 	}
 }
 
-/* The key of the record of a class (base) of runs of peers (their hash,
-   or 0). */
-static uint64_t
-class_key(uint64_t base, uint64_t peers)
+/* The process candidate wait x waits on, as the graph tells it
+   (diag-similar.c's hang_peer()): the one that ended it, or the one
+   that ended the latest wait before it of its call and resource whose
+   run talked to its peers or to none (when it talked to some; else any
+   such wait): of the loose classes of t (loose_key()), or 0. */
+static uint32_t
+peer_of(struct sthr *t, const struct simpend *x)
 {
-	return peers != 0 ? mix(base, peers) : base;
+	uint64_t ka = loose_key(x->loose, x->peers != 0 ? x->peers : SIM_ANY);
+	uint64_t kb = x->peers != 0 ? loose_key(x->loose, 0) : ka;
+	const struct simloose *best = NULL;
+
+	if (x->waker != 0)
+		return x->waker;
+	for (int i = 0; i < SIM_NLOOSE; i++) {
+		const struct simloose *l = &t->lz[i];
+		if ((l->key == ka || l->key == kb) &&
+		    (best == NULL || l->end > best->end))
+			best = l;
+	}
+	return best != NULL ? best->waker : 0;
+}
+
+/* The latest wait (end, waker) of loose class key into thread t's, in
+   place of its oldest when new. */
+static void
+put_loose(struct sthr *t, uint64_t key, uint64_t end, uint32_t waker)
+{
+	struct simloose *o = &t->lz[0];
+
+	for (int i = 0; i < SIM_NLOOSE; i++) {
+		struct simloose *l = &t->lz[i];
+		if (l->key == key) {
+			o = l;
+			break;
+		}
+		if (l->end < o->end)
+			o = l;
+	}
+	*o = (struct simloose){ .key = key, .end = end, .waker = waker };
+}
+
+/* Wait x into the loose classes of thread t: those of its call and
+   resource, of its run's peers and of any. */
+static void
+put_loose_all(struct sthr *t, const struct simpend *x)
+{
+	put_loose(t, loose_key(x->loose, x->peers), x->end, x->waker);
+	put_loose(t, loose_key(x->loose, SIM_ANY), x->end, x->waker);
+}
+
+/* Whether record r keeps a wait that process waker ended. */
+static int
+has_waker(const struct simrec *r, uint32_t waker)
+{
+	for (uint32_t i = 0; r != NULL && i < r->n; i++)
+		if (r->w[i].waker == waker)
+			return 1;
+	return 0;
 }
 
 /*
@@ -351,18 +523,35 @@ static void
 put(struct scan *s, struct sthr *t, const struct simpend *x)
 {
 	uint64_t key = class_key(x->base, x->peers);
+	uint32_t peer = 0;
 
 	if (x->cand != 0) {
-		take(s, &s->c.v[x->cand - 1], x, find(t, key));
-		if (x->peers != 0)
-			take(s, &s->c.v[x->cand - 1], x, find(t, x->base));
+		const struct simrec *a = find(t, key);
+		const struct simrec *b = x->peers != 0 ? find(t, x->base) :
+		    NULL;
+		struct dcand *c = &s->c.v[x->cand - 1];
+		peer = peer_of(t, x);
+		take(s, c, x, a, peer, 0);
+		take(s, c, x, b, peer, 1);
+		/* the latest of its classes that its peer ended: the
+		   graph ranks those first */
+		if (peer != 0 && !has_waker(a, peer))
+			take_last(s, c, x, last(&t->bywaker, waker_key(key,
+			    peer), 0), DS_PEER);
+		if (peer != 0 && x->peers != 0 && !has_waker(b, peer))
+			take_last(s, c, x, last(&t->bywaker,
+			    waker_key(x->base, peer), 0), DS_LOOSE);
 	}
+	struct simw nw = { .end = x->end, .dur = us32(x->end - x->sw),
+	    .back = us32(x->end - x->run), .ret = ret32(x->ret),
+	    .waker = x->waker };
+	put_loose_all(t, x);
 	struct simrec *r = rec(t, key);
 
-	wake(s, r, x->run, x->sw, x->end, x->ret);
+	wake(s, r, x);
 	if (x->cand != 0 && s->waiters.n < UINT32_MAX - 1) {
 		struct simwaiter w = { .cand = x->cand - 1, .ret = x->ret,
-		    .next = r->waiter };
+		    .next = r->waiter, .peer = peer };
 		DPUSH(s->waiters, w);
 		r->waiter = (uint32_t)s->waiters.n;
 	}
@@ -371,14 +560,17 @@ put(struct scan *s, struct sthr *t, const struct simpend *x)
 	for (uint32_t i = 0; i < r->n && k == r->n; i++)
 		if (r->w[i].waker == x->waker)
 			k = i;
-	if (k == SIM_KEEP)
+	if (k == SIM_KEEP) {
+		/* the oldest waker's latest, out of its record: kept by
+		   waker */
 		k--;
-	else if (k == r->n)
+		if (r->w[k].waker != 0)
+			last(&t->bywaker, waker_key(key, r->w[k].waker),
+			    1)->w = r->w[k];
+	} else if (k == r->n)
 		r->n++;
 	memmove(&r->w[1], &r->w[0], k * sizeof(r->w[0]));
-	r->w[0] = (struct simw){ .end = x->end, .dur = us32(x->end - x->sw),
-	    .back = us32(x->end - x->run), .ret = ret32(x->ret),
-	    .waker = x->waker };
+	r->w[0] = nw;
 }
 
 /* Thread t's pending waits into their records, in order, their home
@@ -389,8 +581,8 @@ flush(struct scan *s, struct sthr *t)
 {
 	if (t->rcap > 0)
 		for (uint32_t i = 0; i < t->nspend; i++)
-			__builtin_prefetch(&t->rt[slot_of(class_key(
-			    t->spend[i].base, t->spend[i].peers) | 1,
+			__builtin_prefetch(&t->rt[slot_of(live(class_key(
+			    t->spend[i].base, t->spend[i].peers)),
 			    t->rcap - 1)]);
 	for (uint32_t i = 0; i < t->nspend; i++)
 		put(s, t, &t->spend[i]);
@@ -406,12 +598,14 @@ diag_sim_exit(struct scan *s, struct sthr *t, int64_t ret)
 	}
 	t->pw = 0;
 	uint64_t res = diag_res_key(&t->sys), nr = t->sys.aux;
-	uint64_t base = mix(mix(mix(t->tid, nr), res), t->pw_runh);
+	uint64_t loose = mix(mix(t->tid, nr), res);
+	uint64_t base = mix(loose, t->pw_runh);
 	if (t->spend == NULL)
 		t->spend = xmalloc(SIM_PEND * sizeof(*t->spend));
 	t->spend[t->nspend++] = (struct simpend){
 		.waker = t->pw_waker,
 		.peers = t->pw_peers, .base = base,
+		.loose = loose,
 		.run = t->pw_run, .sw = t->pw_sw, .end = t->pw_end,
 		.ret = ret, .cand = t->pw_cand };
 	if (t->pw_cand != 0 || t->nspend == SIM_PEND)
@@ -430,6 +624,7 @@ diag_sim_free(struct scan *s)
 {
 	for (size_t i = 0; i < s->nt; i++) {
 		free(s->t[i].rt);
+		free(s->t[i].bywaker.v);
 		free(s->t[i].spend);
 	}
 	free(s->waiters.v);

@@ -538,6 +538,9 @@ thread_event(struct scan *s, struct sthr *t, struct graph_event *ge,
 	}
 	if (!wait)
 		return;
+	/* a wake-up before a wait did not end it */
+	t->wk_pid = 0;
+	t->wk_seed = 0;
 	diag_sim_switch(s, t, ge->ts);
 	/* a wait in a call that may wait in slices, of a named thread
 	   (diag-swait.c); any other wait ends the semantic wait before */

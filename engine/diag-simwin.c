@@ -128,6 +128,31 @@ total(const struct diag_rate *dr, const uint64_t (*w)[2], size_t n)
 	return t;
 }
 
+/* Window [a - pad, b + after] with windows w[0..*nw) (of cap, t the
+   spare of as many) when, joined, gaps filled and all, they stay within
+   room past the tile's events. */
+static void
+take_window(const struct diag_rate *dr, const struct diag_simwin *o,
+    uint64_t a, uint64_t b, double tile, double room, uint64_t (**w)[2],
+    uint64_t (**t)[2], size_t *nw, size_t *cap)
+{
+	if (*nw == *cap) {
+		*cap *= 2;
+		*w = xreallocarray(*w, *cap, sizeof(**w));
+		*t = xreallocarray(*t, *cap, sizeof(**t));
+	}
+	memcpy(*t, *w, *nw * sizeof(**w));
+	(*t)[*nw][0] = a > o->pad ? a - o->pad : 0;
+	(*t)[*nw][1] = b + o->after < b ? UINT64_MAX : b + o->after;
+	size_t nt = join(*t, *nw + 1, o->last);
+	if (total(dr, (const uint64_t (*)[2])*t, nt) - tile > room)
+		return;
+	uint64_t (*x)[2] = *w;
+	*w = *t;
+	*t = x;
+	*nw = nt;
+}
+
 uint64_t (*
 diag_sim_windows(const struct diag_rate *dr, const struct dcand *const *c,
     size_t nc, const struct diag_simwin *o, size_t *n))[2]
@@ -144,30 +169,18 @@ diag_sim_windows(const struct diag_rate *dr, const struct dcand *const *c,
 		room = (double)o->least;
 	w[0][0] = o->from;
 	w[0][1] = o->to;
-	for (size_t k = 0; k < nc; k++)
-		for (uint32_t i = 0; i < c[k]->nsim; i++) {
-			uint64_t a = c[k]->sim[i][0], b = c[k]->sim[i][1];
-			if (a >= o->from && b <= o->to)
-				continue;
-			if (nw == cap) {
-				cap *= 2;
-				w = xreallocarray(w, cap, sizeof(*w));
-				t = xreallocarray(t, cap, sizeof(*t));
+	/* the nodes the graph may rank first, of every candidate, first:
+	   room for those the graph of the whole trace picks (DS_*) */
+	for (unsigned prio = 0; prio < DS_NPRIO; prio++)
+		for (size_t k = 0; k < nc; k++)
+			for (uint32_t i = 0; i < c[k]->nsim; i++) {
+				uint64_t a = c[k]->sim[i][0];
+				uint64_t b = c[k]->sim[i][1];
+				if (c[k]->simprio[i] == prio &&
+				    (a < o->from || b > o->to))
+					take_window(dr, o, a, b, tile, room,
+					    &w, &t, &nw, &cap);
 			}
-			/* taken when the windows joined, gaps filled and
-			   all, stay within the room */
-			memcpy(t, w, nw * sizeof(*w));
-			t[nw][0] = a > o->pad ? a - o->pad : 0;
-			t[nw][1] = b + o->after < b ? UINT64_MAX : b + o->after;
-			size_t nt = join(t, nw + 1, o->last);
-			if (total(dr, (const uint64_t (*)[2])t, nt) - tile >
-			    room)
-				continue;
-			uint64_t (*x)[2] = w;
-			w = t;
-			t = x;
-			nw = nt;
-		}
 	free(t);
 	*n = nw;
 	return w;

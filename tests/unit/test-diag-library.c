@@ -23,7 +23,7 @@
 
 static struct fx F;
 
-enum { M = 100, X1 = 400, X2 = 401, Z = 402 };
+enum { M = 100, X1 = 400, X2 = 401, Z = 402, X3 = 403, X4 = 404 };
 #define LOCK 0x1000
 #define POLLA 0x4000
 #define SK1 0x8001
@@ -69,9 +69,9 @@ library_fixture(void)
 /* The whole graph of the fixture in F picks for M's hang the wait that
    ended at end, and the pass names that wait among those M's hang may
    take (struct dcand's sim), so that a graph of a part of the trace
-   holds it too. */
+   holds it too; ranked prio (DS_*) when not -1. */
 static void
-library_names(uint64_t end)
+library_names_as(uint64_t end, int prio)
 {
 	struct diag_opts o = { .threshold_ns = 10 * MS };
 	char dir[] = "/tmp/argus-search-XXXXXX";
@@ -98,13 +98,24 @@ library_names(uint64_t end)
 	cr_assert_not_null(h, "M's hang is a candidate");
 	int named = 0;
 	for (uint32_t i = 0; i < h->nsim; i++)
-		named |= h->sim[i][1] == end;
+		if (h->sim[i][1] == end) {
+			named = 1;
+			cr_assert(prio < 0 || h->simprio[i] == prio,
+			    "the pass ranks it %u, not %d", h->simprio[i],
+			    prio);
+		}
 	cr_assert(named, "the pass names %u waits, none of them the one "
 	    "ending at %llu", h->nsim, (unsigned long long)end);
 	diag_scan_free(&sc);
 	free(pb);
 	free(b);
 	cr_assert_eq(fx_unstore(r, dir), 0);
+}
+
+static void
+library_names(uint64_t end)
+{
+	library_names_as(end, -1);
 }
 
 /* M's turns: one after a message from X1 (its wait ends at *end), three
@@ -158,6 +169,89 @@ Test(diag_library, keeps_each_wakers_last_wait)
 	fx_lock_wait(&F, M, X1, 0, LOCK, POLLA, 50000, NULL);
 	naps(100);
 	library_names(end);
+}
+
+/* Threads X3 and X4 (403, 404), asleep, for more wakers than a class
+   record keeps. */
+static void
+more_wakers(void)
+{
+	fx_thread(&F, X3, X3, "third");
+	fx_thread(&F, X4, X4, "fourth");
+	fx_block(&F, X3, 0, SYS_nanosleep, 0);
+	fx_block(&F, X4, 0, SYS_nanosleep, 0);
+}
+
+/*
+ * M's hang is ended by X1; since X1's last wait of its class, X2, X3
+ * and X4 ended the others, more processes than a class's record keeps
+ * the waits of. The pass keeps the latest wait that X1 ended of its
+ * own, and names it first (the graph ranks it first).
+ */
+Test(diag_library, keeps_the_wakers_wait_past_other_wakers)
+{
+	uint64_t end;
+
+	library_fixture();
+	more_wakers();
+	fx_lock_wait(&F, M, X1, 0, LOCK, POLLA, 100, &end);
+	naps(150);
+	for (uint32_t x = X2; x <= X4; x++) {
+		fx_lock_wait(&F, M, x, 0, LOCK, POLLA, 100, NULL);
+		naps(150);
+	}
+	fx_lock_wait(&F, M, X1, 0, LOCK, POLLA, 50000, NULL);
+	naps(100);
+	library_names_as(end, DS_PEER);
+}
+
+/*
+ * M hangs first, ended by X1; after it X2 ends a wait of its class, then
+ * X1. The graph ranks first, of the waits after a hang, those its waker
+ * ended: the pass waits past X2's for X1's and names it.
+ */
+Test(diag_library, waits_for_the_wakers_wait_after)
+{
+	uint64_t end;
+
+	library_fixture();
+	naps(50);
+	fx_lock_wait(&F, M, X1, 0, LOCK, POLLA, 50000, NULL);
+	naps(150);
+	fx_lock_wait(&F, M, X2, 0, LOCK, POLLA, 100, NULL);
+	naps(150);
+	fx_lock_wait(&F, M, X1, 0, LOCK, POLLA, 100, &end);
+	naps(100);
+	library_names_as(end, DS_AFTER_PEER);
+}
+
+/*
+ * M's hang is ended by no thread (it runs again woken by none, as a
+ * trace that lost the wake-up shows it), after X2 woke its poll. The
+ * graph takes as its peer the process that ended the latest wait of its
+ * call and resource before it, X1, not X2, whose wake-up came before
+ * the wait: the pass ranks X1's wait as the peer's.
+ */
+Test(diag_library, a_wake_up_before_a_wait_did_not_end_it)
+{
+	uint64_t end;
+
+	library_fixture();
+	fx_lock_wait(&F, M, X2, 0, LOCK, POLLA, 100, NULL);
+	naps(150);
+	fx_lock_wait(&F, M, X1, 0, LOCK, POLLA, 100, &end);
+	naps(150);
+	fx_run(&F, 0, X2);		/* X2 wakes M's poll */
+	fx_nap(&F, X2, 0, M, M);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_poll, 1, 0, 0);
+	fx_block(&F, M, 0, SYS_futex, LOCK);
+	F.ts += 50 * MS;
+	fx_run(&F, 0, M);		/* woken by none */
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	fx_ev(&F, M, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
+	fx_ev(&F, M, TT_SWITCH, 1, 0, 120, 0);
+	naps(100);
+	library_names_as(end, DS_PEER);
 }
 
 /* The first hang of report t, to the blank line or the report's notes

@@ -173,3 +173,37 @@ Test(diag_simwin, a_joined_window_counts_its_gap)
 	cr_assert_leq(held((const uint64_t (*)[2])w, n) - tile, 430.0);
 	free(w);
 }
+
+/*
+ * Room for one window, and two candidates: the first's similar node is
+ * one the graph ranks low (of runs that talked to none), the second's
+ * one its peer ended. The second's is taken: the nodes the graph may
+ * rank first, of every candidate, come first.
+ */
+Test(diag_simwin, the_peers_node_first)
+{
+	struct dcand c[2];
+	const struct dcand *cp[2] = { &c[0], &c[1] };
+	uint64_t from = T1 - 500 * MS;
+	double tile = diag_rate_events(DR, from, UINT64_MAX);
+	struct diag_simwin o = { .from = from, .to = UINT64_MAX,
+	    .pad = 5 * MS, .after = 5 * MS, .least = 1, .last = T1,
+	    .max = (uint64_t)tile + 50 };
+	uint64_t end[2] = { T0 + 300 * MS, T0 + 900 * MS };
+	size_t n;
+
+	memset(c, 0, sizeof(c));
+	for (int k = 0; k < 2; k++) {
+		c[k].sim[0][0] = end[k] - 10 * MS;
+		c[k].sim[0][1] = end[k];
+		c[k].nsim = 1;
+	}
+	c[0].simprio[0] = DS_LOOSE;
+	c[1].simprio[0] = DS_PEER;
+	uint64_t (*w)[2] = diag_sim_windows(DR, cp, 2, &o, &n);
+	cr_assert_eq(n, 2, "the tile and one window, not %zu", n);
+	cr_assert(w[0][0] < end[1] && w[0][1] >= end[1],
+	    "the peer's node's window, not [%llu, %llu]",
+	    (unsigned long long)w[0][0], (unsigned long long)w[0][1]);
+	free(w);
+}
