@@ -390,19 +390,24 @@ last(struct simtab *tb, uint64_t key, int make)
 
 /* Candidate c (its wait x) takes the waits of r that differ from it:
    of its class (loose: of runs of no peers, when its run had some),
-   the peer's ranked first. */
-static void
+   the peer's ranked first. Whether it took one its peer ended. */
+static int
 take(const struct scan *s, struct dcand *c, const struct simpend *x,
     const struct simrec *r, uint32_t peer, int loose)
 {
+	int took = 0;
+
 	for (uint32_t i = 0; r != NULL && i < r->n; i++) {
 		const struct simw *w = &r->w[i];
+		int mine = peer != 0 && w->waker == peer;
 		if (differs(s, c, ret32(x->ret), (uint64_t)w->dur * 1000,
-		    w->ret))
+		    w->ret)) {
 			add_sim(c, w->end - (uint64_t)w->back * 1000, w->end,
-			    loose ? DS_LOOSE : peer != 0 && w->waker == peer ?
-			    DS_PEER : DS_BEFORE);
+			    loose ? DS_LOOSE : mine ? DS_PEER : DS_BEFORE);
+			took |= mine;
+		}
 	}
+	return took;
 }
 
 /* Candidate c (its wait x) takes the latest wait l when it differs from
@@ -499,16 +504,6 @@ put_loose_all(struct sthr *t, const struct simpend *x)
 	put_loose(t, loose_key(x->loose, SIM_ANY), x->end, x->waker);
 }
 
-/* Whether record r keeps a wait that process waker ended. */
-static int
-has_waker(const struct simrec *r, uint32_t waker)
-{
-	for (uint32_t i = 0; r != NULL && i < r->n; i++)
-		if (r->w[i].waker == waker)
-			return 1;
-	return 0;
-}
-
 /*
  * Wait x of thread t into the record of its class; when it made a
  * candidate, the candidate takes the latest waits of the class before it
@@ -531,14 +526,13 @@ put(struct scan *s, struct sthr *t, const struct simpend *x)
 		    NULL;
 		struct dcand *c = &s->c.v[x->cand - 1];
 		peer = peer_of(t, x);
-		take(s, c, x, a, peer, 0);
-		take(s, c, x, b, peer, 1);
-		/* the latest of its classes that its peer ended: the
-		   graph ranks those first */
-		if (peer != 0 && !has_waker(a, peer))
+		/* the waits of its class, and of runs of no peers; when
+		   none its peer ended differs, the latest its peer ended
+		   out of their records (the graph ranks those first) */
+		if (!take(s, c, x, a, peer, 0) && peer != 0)
 			take_last(s, c, x, last(&t->bywaker, waker_key(key,
 			    peer), 0), DS_PEER);
-		if (peer != 0 && x->peers != 0 && !has_waker(b, peer))
+		if (!take(s, c, x, b, peer, 1) && peer != 0 && x->peers != 0)
 			take_last(s, c, x, last(&t->bywaker,
 			    waker_key(x->base, peer), 0), DS_LOOSE);
 	}
