@@ -638,7 +638,9 @@ struct diag_simwin {
  * first (simprio), each taken while the events
  * of all of them stay within what the tile leaves of o->max and a
  * quarter of it, o->least at least), joined where they would overlap
- * or where a window's lead reaches into the one before. In time order;
+ * or where a window's lead, o->pad at most, reaches into the one before
+ * (a tile's whole lead would fill the gap to the windows before it). In
+ * time order;
  * how many into *n; the array is the caller's to free.
  */
 uint64_t (*diag_sim_windows(const struct diag_rate *dr,

@@ -94,11 +94,18 @@ by_start(const void *x, const void *y)
 	return a[0] < b[0] ? -1 : a[0] > b[0];
 }
 
-/* Windows w[0..n) sorted and joined where they overlap or where the lead
-   graph_build_windows() gives one (a quarter of it, to last when it has
-   no end) reaches into the one before; how many are left. */
+/*
+ * Windows w[0..n) sorted and joined where they overlap or where the lead
+ * graph_build_windows() gives one (a quarter of it, to last when it has
+ * no end) reaches into the one before, that lead counted up to pad at
+ * most; how many are left. A short gap costs less loaded than a break
+ * in every thread; but a tile's lead reaches a quarter of the tile back,
+ * and filling it would spend the room of the windows of similar nodes
+ * on what lies between them and the tile (the lead is cut at the window
+ * before, and decoded for the calls open, not loaded).
+ */
 static size_t
-join(uint64_t (*w)[2], size_t n, uint64_t last)
+join(uint64_t (*w)[2], size_t n, uint64_t last, uint64_t pad)
 {
 	size_t k = 0;
 
@@ -106,6 +113,8 @@ join(uint64_t (*w)[2], size_t n, uint64_t last)
 	for (size_t i = 1; i < n; i++) {
 		uint64_t end = w[i][1] < last ? w[i][1] : last;
 		uint64_t lead = end > w[i][0] ? (end - w[i][0]) / 4 : 0;
+		if (lead > pad)
+			lead = pad;
 		if (w[k][1] == UINT64_MAX || w[i][0] <= w[k][1] + lead + 1) {
 			if (w[i][1] > w[k][1])
 				w[k][1] = w[i][1];
@@ -144,7 +153,7 @@ take_window(const struct diag_rate *dr, const struct diag_simwin *o,
 	memcpy(*t, *w, *nw * sizeof(**w));
 	(*t)[*nw][0] = a > o->pad ? a - o->pad : 0;
 	(*t)[*nw][1] = b + o->after < b ? UINT64_MAX : b + o->after;
-	size_t nt = join(*t, *nw + 1, o->last);
+	size_t nt = join(*t, *nw + 1, o->last, o->pad);
 	if (total(dr, (const uint64_t (*)[2])*t, nt) - tile > room)
 		return;
 	uint64_t (*x)[2] = *w;

@@ -135,10 +135,11 @@ Test(diag_simwin, windows_stay_within_the_room_the_tile_leaves)
 }
 
 /*
- * Two similar nodes of 100 ms, 20 ms apart: their windows join (the
- * second's lead, a quarter of it, reaches into the first), and the
- * joined window holds the gap too, so a room for the two windows alone
- * but not the gap takes the first only.
+ * Two similar nodes of 100 ms, their windows (20 ms of pad before, 1 ms
+ * after) 19 ms apart: they join (the second's lead, a quarter of it but
+ * the pad at most, reaches into the first), and the joined window holds
+ * the gap too, so a room for the two windows alone but not the gap takes
+ * the first only.
  */
 Test(diag_simwin, a_joined_window_counts_its_gap)
 {
@@ -146,31 +147,62 @@ Test(diag_simwin, a_joined_window_counts_its_gap)
 	const struct dcand *cp[1] = { &c };
 	uint64_t from = T1 - 1000 * MS;
 	double tile = diag_rate_events(DR, from, T1);
-	uint64_t e1 = T0 + 300 * MS, e2 = e1 + 122 * MS;
-	struct diag_simwin o = { .from = from, .to = T1, .pad = MS,
+	uint64_t e1 = T0 + 300 * MS, e2 = e1 + 140 * MS;
+	struct diag_simwin o = { .from = from, .to = T1, .pad = 20 * MS,
 	    .after = MS, .least = 1, .last = T1 };
 	size_t n;
 
 	memset(&c, 0, sizeof(c));
-	c.sim[0][0] = e1 - 100 * MS;	/* a window of 102 ms */
+	c.sim[0][0] = e1 - 100 * MS;	/* a window of 121 ms */
 	c.sim[0][1] = e1;
-	c.sim[1][0] = e2 - 100 * MS;	/* 20 ms after the first's end */
+	c.sim[1][0] = e2 - 100 * MS;	/* 19 ms after the first's end */
 	c.sim[1][1] = e2;
 	c.nsim = 2;
-	/* both: 224 ms joined, about 450 events */
-	o.max = (uint64_t)tile + 500;
+	/* both: 261 ms joined, about 520 events */
+	o.max = (uint64_t)tile + 560;
 	uint64_t (*w)[2] = diag_sim_windows(DR, cp, 1, &o, &n);
 	cr_assert_eq(n, 2, "one joined window and the tile, not %zu", n);
-	cr_assert_eq(w[0][0], e1 - 101 * MS);
+	cr_assert_eq(w[0][0], e1 - 120 * MS);
 	cr_assert_eq(w[0][1], e2 + MS);
 	free(w);
-	/* room for the two alone (204 ms, about 410 events) but not
+	/* room for the two alone (242 ms, about 485 events) but not
 	   joined */
-	o.max = (uint64_t)tile + 430;
+	o.max = (uint64_t)tile + 500;
 	w = diag_sim_windows(DR, cp, 1, &o, &n);
 	cr_assert_eq(n, 2, "%zu", n);
 	cr_assert_eq(w[0][1], e1 + MS, "the first window alone");
-	cr_assert_leq(held((const uint64_t (*)[2])w, n) - tile, 430.0);
+	cr_assert_leq(held((const uint64_t (*)[2])w, n) - tile, 500.0);
+	free(w);
+}
+
+/*
+ * A similar node 100 ms before a tile of 1 s, whose lead (a quarter of
+ * it) reaches 250 ms back: room for the node's window (12 ms, about 25
+ * events) but not for the gap to the tile (about 200 more). The window
+ * is taken apart from the tile: the lead counts the pad at most, or the
+ * gap filled would spend the room of the windows of similar nodes.
+ */
+Test(diag_simwin, a_tiles_lead_does_not_fill_the_gap)
+{
+	struct dcand c;
+	const struct dcand *cp[1] = { &c };
+	uint64_t from = T1 - 1000 * MS, end = from - 100 * MS;
+	double tile = diag_rate_events(DR, from, T1);
+	struct diag_simwin o = { .from = from, .to = T1, .pad = MS,
+	    .after = MS, .least = 1, .last = T1,
+	    .max = (uint64_t)tile + 60 };
+	size_t n;
+
+	memset(&c, 0, sizeof(c));
+	c.sim[0][0] = end - 10 * MS;
+	c.sim[0][1] = end;
+	c.nsim = 1;
+	uint64_t (*w)[2] = diag_sim_windows(DR, cp, 1, &o, &n);
+	cr_assert_eq(n, 2, "the window and the tile, not %zu", n);
+	cr_assert_eq(w[0][0], end - 11 * MS);
+	cr_assert_eq(w[0][1], end + MS);
+	cr_assert_eq(w[1][0], from);
+	cr_assert_leq(held((const uint64_t (*)[2])w, n) - tile, 60.0);
 	free(w);
 }
 
