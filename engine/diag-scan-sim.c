@@ -457,7 +457,8 @@ wake(struct scan *s, struct simrec *r, const struct simpend *x)
    (diag-similar.c's hang_peer()): the one that ended it, or the one
    that ended the latest wait before it of its call and resource whose
    run talked to its peers or to none (when it talked to some; else any
-   such wait): of the loose classes of t (loose_key()), or 0. */
+   such wait) and that one ended: of the loose classes of t
+   (loose_key()), or 0. */
 static uint32_t
 peer_of(struct sthr *t, const struct simpend *x)
 {
@@ -496,10 +497,14 @@ put_loose(struct sthr *t, uint64_t key, uint64_t end, uint32_t waker)
 }
 
 /* Wait x into the loose classes of thread t: those of its call and
-   resource, of its run's peers and of any. */
+   resource, of its run's peers and of any; when some process ended it
+   (a hang no one woke takes the waker of the latest one a process
+   woke, as hang_peer() goes back past those none did). */
 static void
 put_loose_all(struct sthr *t, const struct simpend *x)
 {
+	if (x->waker == 0)
+		return;
 	put_loose(t, loose_key(x->loose, x->peers), x->end, x->waker);
 	put_loose(t, loose_key(x->loose, SIM_ANY), x->end, x->waker);
 }

@@ -254,6 +254,42 @@ Test(diag_library, a_wake_up_before_a_wait_did_not_end_it)
 	library_names_as(end, DS_PEER);
 }
 
+/* M blocks in its lock for ms milliseconds and runs again woken by no
+   thread; its poll after. */
+static void
+lock_wait_woken_by_none(uint64_t ms)
+{
+	fx_block(&F, M, 0, SYS_futex, LOCK);
+	F.ts += ms * MS;
+	fx_run(&F, 0, M);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	fx_ev(&F, M, TT_SYS_ENTER, SYS_poll, POLLA, 0, 0);
+	fx_ev(&F, M, TT_SWITCH, 1, 0, 120, 0);
+}
+
+/*
+ * X1 ends a lock wait of M; M's next one, short, is ended by no thread,
+ * and so is its hang. The graph takes as the hang's peer the process
+ * that ended the latest wait of its call and resource that one ended,
+ * going back past those none did: X1, whose wait the pass ranks as the
+ * peer's.
+ */
+Test(diag_library, the_peer_of_a_hang_no_one_woke_is_one_that_woke)
+{
+	uint64_t end;
+
+	library_fixture();
+	fx_lock_wait(&F, M, X1, 0, LOCK, POLLA, 100, &end);
+	naps(150);
+	lock_wait_woken_by_none(1);
+	naps(150);
+	fx_run(&F, 0, M);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_poll, 1, 0, 0);
+	lock_wait_woken_by_none(50);
+	naps(100);
+	library_names_as(end, DS_PEER);
+}
+
 /* The first hang of report t, to the blank line or the report's notes
    after it, without the note that its answer comes from a part of the
    trace (malloc'd). */
