@@ -16,7 +16,11 @@
  * the walk goes on to whoever woke it, and stops once a waker acted
  * before the interval, at a thread running since before it, at a
  * thread's own timer or timeout, at an interrupt from a device, at a
- * thread met again (a cycle), or at no recorded waker.
+ * thread met again (a cycle), or at no recorded waker. A futex wait
+ * that its own timer woke but that returned 0 was taken off its queue
+ * by another thread's wake in the meantime, whose wake-up event the
+ * timer's made needless: that thread, when it was the one of the
+ * process on a CPU then, ended it (lost_wake()).
  *
  * The result is an array of struct diag_cstep (engine.h), the hung
  * thread first, each step's waker being the next step's thread. It reads
@@ -24,6 +28,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 
 #include "diag-local.h"
 
@@ -73,6 +78,73 @@ cedge_of(unsigned k)
 	case GE_WORK: case GE_TASK: case GE_RUNLOOP: return DCE_WORK;
 	default: return DCE_WAKEUP;
 	}
+}
+
+/* The event index of thread ti's system call's exit after it ran again
+   at run, before it leaves the CPU; GRAPH_NONE when none. */
+static uint32_t
+exit_after(const struct gthread *t, uint32_t run)
+{
+	for (uint32_t i = run + 1; i < t->nev; i++) {
+		if (t->ev[i].type == TT_SYS_EXIT)
+			return i;
+		if (t->ev[i].type == TT_SWITCH || t->ev[i].type == TT_SYS_ENTER)
+			break;
+	}
+	return GRAPH_NONE;
+}
+
+/*
+ * Thread ti's wait, woken by its own timer at t1 (it ran again at event
+ * run): when it is a futex wait that returned 0, not its timeout, a
+ * FUTEX_WAKE took it off the queue between t1 and its return, and the
+ * waker's wake-up event never came (the thread was runnable already).
+ * The waker was on a CPU then: the only other user thread of ti's
+ * process that was (*wts the last time it ran then); GRAPH_NONE when
+ * none or several were, when one's state then is not known (events
+ * before but no switch: running since before the graph began, or in a
+ * call its lead found open), or the wait is no such one. A thread with
+ * no event yet was not on a CPU (asleep since before, or not born).
+ */
+static uint32_t
+lost_wake(const struct graph *g, uint32_t ti, uint32_t run, uint64_t t1,
+    uint64_t *wts)
+{
+	const struct gthread *t = &g->th[ti];
+	uint32_t x = exit_after(t, run), found = GRAPH_NONE;
+	uint64_t at = 0;
+
+	if (x == GRAPH_NONE || t->ev[x].aux != SYS_futex || t->ev[x].key != 0)
+		return GRAPH_NONE;
+	uint64_t t2 = t->ev[x].ts;
+	for (uint32_t j = 0; j < g->nth; j++) {
+		const struct gthread *o = &g->th[j];
+		if (j == ti || o->pid != t->pid || !diag_user_thread(g, j))
+			continue;
+		uint64_t last = 0;
+		uint32_t k = diag_event_at(g, j, t2 + 1), seen = k;
+		while (k-- > 0) {
+			const struct graph_event *e = &o->ev[k];
+			if (e->type == GRAPH_EV_RUN)
+				last = t2;	/* on a CPU at t2 */
+			else if (e->type == TT_SWITCH && e->ts >= t1)
+				last = e->ts;	/* left it after t1 */
+			else if (e->type != TT_SWITCH)
+				continue;
+			break;
+		}
+		if (k == UINT32_MAX && seen > 0)
+			return GRAPH_NONE;	/* not known */
+		if (last == 0)
+			continue;
+		if (found != GRAPH_NONE)
+			return GRAPH_NONE;	/* which one is not known */
+		found = j;
+		at = last;
+	}
+	if (found != GRAPH_NONE)
+		*wts = at;
+	return found;
 }
 
 uint32_t
@@ -138,6 +210,13 @@ diag_waker_of(const struct graph *g, uint32_t ti, uint32_t run, uint64_t *wts,
 			via = cedge_of(pick->kind);
 		if (pick->kind == GE_TIMER && (st == ti ||
 		    !diag_user_thread(g, st))) {
+			uint64_t t1 = g->th[g->vx[wake->src].thread].ev[
+			    wake->src_ev].ts;
+			uint32_t w = lost_wake(g, ti, run, t1, wts);
+			if (w != GRAPH_NONE) {
+				*edge = DCE_WAKEUP;
+				return w;
+			}
 			*stop = DCS_TIMER;	/* its own timer */
 			*edge = DCE_TIMER;
 			return GRAPH_NONE;

@@ -5,12 +5,13 @@
  * last slice was; a slice another thread ended by a signal ends it), the
  * critical path (wake-ups walked back from the end of a hang, through a
  * thread idle since before it and past a thread's own short I/O, to a
- * thread's own timer or its run) and
+ * thread's own timer or its run, or to the one thread on a CPU when a
+ * futex wait its timer woke returned 0) and
  * the culprits the path names that the diff did not.
  *
  * Threads: M the client that hangs; S a server thread of another
  * process; R a relay of S's process, idle in its event loop; X another
- * thread of S's process.
+ * thread of S's process; W and W2 threads of M's process.
  */
 #include <errno.h>
 #include <signal.h>
@@ -402,4 +403,93 @@ Test(diag_path, events_lost_during_the_hang_are_reported)
 	free(buf);
 	diag_free(d);
 	graph_free(g);
+}
+
+/*
+ * M waits on futex word 0x7100 in 40 slices of 5 ms, each ended by its
+ * timeout; its last slice, on a timer of its own, is woken by that timer
+ * and returns 0: a FUTEX_WAKE took it off the queue in the meantime, and
+ * that wake made no wake-up event (M was runnable already). W, a thread
+ * of M's process, runs on CPU 1 the whole time, then sleeps; W2, of M's
+ * process too, with other 1 does the same on CPU 2, with other 2 makes a
+ * call at the start, never seen to switch (running since before the
+ * trace, or in a call: not known).
+ */
+enum { W = 101, W2 = 102 };
+
+static void
+lost_wake_fixture(int other)
+{
+	int two = other == 1;
+
+	fx_init(&F);
+	fx_thread(&F, M, M, "main");
+	fx_thread(&F, W, M, "worker");
+	fx_thread(&F, W2, M, "other");
+	F.cpu = 1;
+	fx_run(&F, 0, W);
+	F.cpu = 2;
+	if (two)
+		fx_run(&F, 0, W2);
+	if (other == 2)
+		fx_ev(&F, W2, TT_SYS_ENTER, SYS_getpid, 0, 0, 0);
+	F.cpu = 0;
+	for (int k = 0; k < 40; k++)
+		fx_timed_slice(&F, M, 0x7100);
+	fx_run(&F, 0, M);
+	fx_ev(&F, M, TT_TIMER_START, TIMER, 0xfff, 5, 1);
+	fx_block(&F, M, 0, SYS_futex, 0x7100);
+	F.ts += 3 * MS;
+	fx_timer_wake(&F, TIMER, M);
+	fx_run(&F, 0, M);
+	fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
+	fx_block(&F, M, 0, SYS_read, 5);
+	F.ts += 5 * MS;
+	for (int k = 1; k <= 1 + two; k++) {
+		F.cpu = k;
+		fx_block(&F, k == 1 ? W : W2, 0, SYS_nanosleep, 0);
+	}
+	F.cpu = 0;
+}
+
+/* The one thread of M's process on a CPU then made that wake: it ended
+   the wait, and is the culprit. */
+Test(diag_path, a_wake_lost_to_the_timer_came_from_the_thread_running)
+{
+	struct graph *g;
+
+	lost_wake_fixture(0);
+	struct diag *d = diagnose(&g);
+	cr_assert_eq(diag_nhangs(d), 1);
+	cr_expect_eq(diag_hang(d, 0)->kind, DIAG_YIELD);
+	cr_assert_geq(diag_ncpath(d, 0), 2);
+	cr_expect_eq(diag_cpath(d, 0, 0)->waker.tid, W,
+	    "the worker ended it, not %u", diag_cpath(d, 0, 0)->waker.tid);
+	int worker = 0;
+	for (size_t i = 0; i < diag_nculprits(d, 0); i++) {
+		const struct diag_culprit *c = diag_culprit(d, 0, i);
+		worker |= c->th.tid == W && c->kind == DIAG_BUSY;
+	}
+	cr_expect(worker, "the worker, running, is the culprit");
+	diag_free(d);
+	graph_free(g);
+}
+
+/* Two threads of M's process on a CPU, or one and another whose state
+   is not known: which one woke it is not known, and the path ends at
+   M's own timer. */
+Test(diag_path, a_wake_lost_to_the_timer_names_none_when_unsure)
+{
+	for (int other = 1; other <= 2; other++) {
+		struct graph *g;
+		lost_wake_fixture(other);
+		struct diag *d = diagnose(&g);
+		cr_assert_eq(diag_nhangs(d), 1);
+		cr_assert_geq(diag_ncpath(d, 0), 1);
+		cr_expect_eq(diag_cpath(d, 0, 0)->waker.tid, 0,
+		    "other %d: ended by %u", other,
+		    diag_cpath(d, 0, 0)->waker.tid);
+		diag_free(d);
+		graph_free(g);
+	}
 }
