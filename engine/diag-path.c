@@ -19,8 +19,8 @@
  * thread met again (a cycle), or at no recorded waker. A futex wait
  * that its own timer woke but that returned 0 was taken off its queue
  * by another thread's wake in the meantime, whose wake-up event the
- * timer's made needless: that thread, when it was the one of the
- * process on a CPU then, ended it (lost_wake()).
+ * timer's made needless: that thread, when it was the one on a CPU then
+ * (of the process, for a private futex), ended it (lost_wake()).
  *
  * The result is an array of struct diag_cstep (engine.h), the hung
  * thread first, each step's waker being the next step's thread. It reads
@@ -80,14 +80,24 @@ cedge_of(unsigned k)
 	}
 }
 
-/* The event index of thread ti's system call's exit after it ran again
-   at run, before it leaves the CPU; GRAPH_NONE when none. */
+/* The event index of thread t's system call's exit after it ran again
+   at run, before it leaves the CPU, and of its entry before (*enter);
+   GRAPH_NONE when none. */
 static uint32_t
-exit_after(const struct gthread *t, uint32_t run)
+call_around(const struct gthread *t, uint32_t run, uint32_t *enter)
 {
+	*enter = GRAPH_NONE;
+	for (uint32_t i = run; i-- > 0 && i + DIAG_SCAN > run;) {
+		if (t->ev[i].type == TT_SYS_EXIT)
+			break;
+		if (t->ev[i].type == TT_SYS_ENTER) {
+			*enter = i;
+			break;
+		}
+	}
 	for (uint32_t i = run + 1; i < t->nev; i++) {
 		if (t->ev[i].type == TT_SYS_EXIT)
-			return i;
+			return *enter != GRAPH_NONE ? i : GRAPH_NONE;
 		if (t->ev[i].type == TT_SWITCH || t->ev[i].type == TT_SYS_ENTER)
 			break;
 	}
@@ -99,8 +109,9 @@ exit_after(const struct gthread *t, uint32_t run)
  * run): when it is a futex wait that returned 0, not its timeout, a
  * FUTEX_WAKE took it off the queue between t1 and its return, and the
  * waker's wake-up event never came (the thread was runnable already).
- * The waker was on a CPU then: the only other user thread of ti's
- * process that was (*wts the last time it ran then); GRAPH_NONE when
+ * The waker was on a CPU then: the only other user thread that was, of
+ * ti's process when the futex is private (*wts the last time it ran
+ * then); GRAPH_NONE when
  * none or several were, when one's state then is not known (events
  * before but no switch: running since before the graph began, or in a
  * call its lead found open), or the wait is no such one. A thread with
@@ -111,15 +122,18 @@ lost_wake(const struct graph *g, uint32_t ti, uint32_t run, uint64_t t1,
     uint64_t *wts)
 {
 	const struct gthread *t = &g->th[ti];
-	uint32_t x = exit_after(t, run), found = GRAPH_NONE;
+	uint32_t en, x = call_around(t, run, &en), found = GRAPH_NONE;
 	uint64_t at = 0;
 
-	if (x == GRAPH_NONE || t->ev[x].aux != SYS_futex || t->ev[x].key != 0)
+	if (x == GRAPH_NONE || t->ev[x].aux != SYS_futex || t->ev[x].key != 0 ||
+	    t->ev[en].aux != SYS_futex)
 		return GRAPH_NONE;
 	uint64_t t2 = t->ev[x].ts;
+	int own = (t->ev[en].flags & GRAPH_EVF_PRIVATE) != 0;
 	for (uint32_t j = 0; j < g->nth; j++) {
 		const struct gthread *o = &g->th[j];
-		if (j == ti || o->pid != t->pid || !diag_user_thread(g, j))
+		if (j == ti || (own && o->pid != t->pid) ||
+		    !diag_user_thread(g, j))
 			continue;
 		uint64_t last = 0;
 		uint32_t k = diag_event_at(g, j, t2 + 1), seen = k;

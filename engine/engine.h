@@ -195,6 +195,9 @@ const uint32_t *graph_thread_vertices(const struct graph *g, uint32_t thread,
 				   of its wait: a contended lock taken (a
 				   wait for the word's "locked, waiters"
 				   value 2, or a priority-inheritance lock) */
+#define GRAPH_EVF_PRIVATE 0x40	/* TT_SYS_ENTER of futex: a private one
+				   (FUTEX_PRIVATE_FLAG), which only threads
+				   of the caller's process wake */
 
 /*
  * One event in compact form. type is enum trace_type or GRAPH_EV_RUN.

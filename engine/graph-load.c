@@ -604,6 +604,8 @@ graph_load_event(struct graph *g, const struct trace_event *ev)
 		ge.aux = (uint32_t)ev->arg[0];
 		if (ge.aux == SYS_futex && futex_locks(ev->arg[2], ev->arg[3]))
 			ge.flags |= GRAPH_EVF_LOCK;
+		if (ge.aux == SYS_futex && (ev->arg[2] & FUTEX_PRIVATE_FLAG))
+			ge.flags |= GRAPH_EVF_PRIVATE;
 		t->sys = t->nev;
 		break;
 	case TT_SYS_EXIT:

@@ -413,12 +413,13 @@ Test(diag_path, events_lost_during_the_hang_are_reported)
  * of M's process, runs on CPU 1 the whole time, then sleeps; W2, of M's
  * process too, with other 1 does the same on CPU 2, with other 2 makes a
  * call at the start, never seen to switch (running since before the
- * trace, or in a call: not known).
+ * trace, or in a call: not known). Q, of another process, runs on CPU 3:
+ * it may have made that wake only when the futex is not private.
  */
-enum { W = 101, W2 = 102 };
+enum { W = 101, W2 = 102, Q = 300 };
 
 static void
-lost_wake_fixture(int other)
+lost_wake_fixture(int other, int private)
 {
 	int two = other == 1;
 
@@ -426,6 +427,9 @@ lost_wake_fixture(int other)
 	fx_thread(&F, M, M, "main");
 	fx_thread(&F, W, M, "worker");
 	fx_thread(&F, W2, M, "other");
+	fx_thread(&F, Q, Q, "elsewhere");
+	F.cpu = 3;
+	fx_run(&F, 0, Q);
 	F.cpu = 1;
 	fx_run(&F, 0, W);
 	F.cpu = 2;
@@ -438,27 +442,32 @@ lost_wake_fixture(int other)
 		fx_timed_slice(&F, M, 0x7100);
 	fx_run(&F, 0, M);
 	fx_ev(&F, M, TT_TIMER_START, TIMER, 0xfff, 5, 1);
-	fx_block(&F, M, 0, SYS_futex, 0x7100);
+	/* FUTEX_WAIT_BITSET, private or not */
+	fx_ev(&F, M, TT_SYS_ENTER, SYS_futex, 0x7100,
+	    private ? 0x89 : 0x9, 0);
+	fx_ev(&F, M, TT_SWITCH, 1, 0, 120, 0);
 	F.ts += 3 * MS;
 	fx_timer_wake(&F, TIMER, M);
 	fx_run(&F, 0, M);
 	fx_ev(&F, M, TT_SYS_EXIT, SYS_futex, 0, 0, 0);
 	fx_block(&F, M, 0, SYS_read, 5);
 	F.ts += 5 * MS;
-	for (int k = 1; k <= 1 + two; k++) {
+	for (int k = 1; k <= 3; k++) {
 		F.cpu = k;
-		fx_block(&F, k == 1 ? W : W2, 0, SYS_nanosleep, 0);
+		if (k != 2 || two)
+			fx_block(&F, k == 1 ? W : k == 2 ? W2 : Q, 0,
+			    SYS_nanosleep, 0);
 	}
 	F.cpu = 0;
 }
 
-/* The one thread of M's process on a CPU then made that wake: it ended
-   the wait, and is the culprit. */
+/* The one thread of M's process on a CPU then made that wake (the futex
+   is private): it ended the wait, and is the culprit. */
 Test(diag_path, a_wake_lost_to_the_timer_came_from_the_thread_running)
 {
 	struct graph *g;
 
-	lost_wake_fixture(0);
+	lost_wake_fixture(0, 1);
 	struct diag *d = diagnose(&g);
 	cr_assert_eq(diag_nhangs(d), 1);
 	cr_expect_eq(diag_hang(d, 0)->kind, DIAG_YIELD);
@@ -476,13 +485,13 @@ Test(diag_path, a_wake_lost_to_the_timer_came_from_the_thread_running)
 }
 
 /* Two threads of M's process on a CPU, or one and another whose state
-   is not known: which one woke it is not known, and the path ends at
-   M's own timer. */
+   is not known, or, the futex not private, W and Q: which one woke it is
+   not known, and the path ends at M's own timer. */
 Test(diag_path, a_wake_lost_to_the_timer_names_none_when_unsure)
 {
-	for (int other = 1; other <= 2; other++) {
+	for (int other = 0; other <= 2; other++) {
 		struct graph *g;
-		lost_wake_fixture(other);
+		lost_wake_fixture(other, other != 0);
 		struct diag *d = diagnose(&g);
 		cr_assert_eq(diag_nhangs(d), 1);
 		cr_assert_geq(diag_ncpath(d, 0), 1);
