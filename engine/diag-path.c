@@ -111,11 +111,11 @@ call_around(const struct gthread *t, uint32_t run, uint32_t *enter)
  * waker's wake-up event never came (the thread was runnable already).
  * The waker was on a CPU then: the only other user thread that was, of
  * ti's process when the futex is private (*wts the last time it ran
- * then); GRAPH_NONE when
- * none or several were, when one's state then is not known (events
- * before but no switch: running since before the graph began, or in a
- * call its lead found open), or the wait is no such one. A thread with
- * no event yet was not on a CPU (asleep since before, or not born).
+ * then). GRAPH_NONE when none or several were, when one's state then is
+ * not known (events before but no switch: running since before the
+ * graph began, or in a call its lead found open), or when the wait is
+ * no such one. A thread with no event yet was not on a CPU (asleep
+ * since before, or not born).
  */
 static uint32_t
 lost_wake(const struct graph *g, uint32_t ti, uint32_t run, uint64_t t1,
