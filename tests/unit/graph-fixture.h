@@ -414,4 +414,18 @@ fx_nvtx(const struct graph *g, uint32_t tid)
 	return n;
 }
 
+
+/* Whether thread tid is among the culprits of hang h of d, of kind
+   (enum diag_kind), or of any with kind -1. */
+static inline int
+fx_culprit(const struct diag *d, size_t h, uint32_t tid, int kind)
+{
+	for (size_t i = 0; i < diag_nculprits(d, h); i++) {
+		const struct diag_culprit *c = diag_culprit(d, h, i);
+		if (c->th.tid == tid && (kind < 0 || (int)c->kind == kind))
+			return 1;
+	}
+	return 0;
+}
+
 #endif

@@ -197,10 +197,7 @@ answered_by_r(struct graph **g)
 static int
 culprit_named(const struct diag *d, uint32_t tid)
 {
-	for (size_t i = 0; i < diag_nculprits(d, 0); i++)
-		if (diag_culprit(d, 0, i)->th.tid == tid)
-			return 1;
-	return 0;
+	return fx_culprit(d, 0, tid, -1);
 }
 
 /*
@@ -474,12 +471,8 @@ Test(diag_path, a_wake_lost_to_the_timer_came_from_the_thread_running)
 	cr_assert_geq(diag_ncpath(d, 0), 2);
 	cr_expect_eq(diag_cpath(d, 0, 0)->waker.tid, W,
 	    "the worker ended it, not %u", diag_cpath(d, 0, 0)->waker.tid);
-	int worker = 0;
-	for (size_t i = 0; i < diag_nculprits(d, 0); i++) {
-		const struct diag_culprit *c = diag_culprit(d, 0, i);
-		worker |= c->th.tid == W && c->kind == DIAG_BUSY;
-	}
-	cr_expect(worker, "the worker, running, is the culprit");
+	cr_expect(fx_culprit(d, 0, W, DIAG_BUSY),
+	    "the worker, running, is the culprit");
 	diag_free(d);
 	graph_free(g);
 }

@@ -394,12 +394,8 @@ Test(diag_real, timed_slices_woken_are_a_yield_hang)
 	cr_expect_eq(x->yields, 40);
 	cr_expect_str_eq(x->wait.syscall, "futex");
 	cr_expect_geq(x->end_ns - x->start_ns, 200 * MS);
-	int worker = 0;
-	for (size_t i = 0; i < diag_nculprits(d, 0); i++) {
-		const struct diag_culprit *c = diag_culprit(d, 0, i);
-		worker |= c->th.tid == W && c->kind == DIAG_BUSY;
-	}
-	cr_expect(worker, "the worker, running, is the culprit");
+	cr_expect(fx_culprit(d, 0, W, DIAG_BUSY),
+	    "the worker, running, is the culprit");
 	diag_free(d);
 	graph_free(g);
 }
